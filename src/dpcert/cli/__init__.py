@@ -1,0 +1,1 @@
+"""The ``dpcert`` command line."""

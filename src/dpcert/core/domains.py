@@ -1,0 +1,215 @@
+"""Domains: the sets of values a transformation or measurement accepts and produces.
+
+A domain answers ``member(x)``.  Calling a component on data outside its input domain raises
+:class:`~dpcert.errors.OutOfDomain` before any computation, so the assumptions that privacy proofs
+rely on (finite values, bounds, sizes) are always checked, not hoped for.
+
+Examples
+--------
+>>> import dpcert as dp
+>>> d = dp.VectorDomain(dp.AtomDomain(float, bounds=(0.0, 12.0)))
+>>> d.member([1.0, 12.0]), d.member([13.0]), d.member([float("nan")])
+(True, False, False)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpcert._numbers import is_real_number
+from dpcert._validate import check_bounds, check_int
+from dpcert.errors import InvalidParameter, OutOfDomain
+
+__all__ = ["AtomDomain", "Domain", "VectorDomain"]
+
+_ATOM_TYPES: tuple[type, ...] = (bool, int, float, str)
+
+
+class Domain:
+    """Base class of domains."""
+
+    def member(self, x: Any) -> bool:
+        """Whether ``x`` belongs to this domain."""
+        return self.why_not(x) is None
+
+    def why_not(self, x: Any) -> str | None:
+        """None if ``x`` is a member, else a short reason it is not."""
+        raise NotImplementedError
+
+    def check_member(self, x: Any, name: str = "data") -> None:
+        """Raise :class:`OutOfDomain` (with the reason) unless ``x`` is a member."""
+        reason = self.why_not(x)
+        if reason is not None:
+            raise OutOfDomain(f"{name} is not in {self!r}: {reason}")
+
+
+@dataclass(frozen=True)
+class AtomDomain(Domain):
+    """Single values of one type: ``bool``, ``int``, ``float`` or ``str``.
+
+    Parameters
+    ----------
+    type : type
+        The carrier type.
+    bounds : tuple, optional
+        Closed bounds ``(lower, upper)`` for numeric types.
+    nan : bool
+        Whether NaN is allowed (floats only).  Infinite values are never members of a float
+        domain, since no privacy proof here covers them.
+    """
+
+    type: type
+    bounds: tuple[Any, Any] | None = None
+    nan: bool = False
+
+    def __post_init__(self) -> None:
+        if self.type not in _ATOM_TYPES:
+            raise InvalidParameter(
+                f"type={self.type!r} must be one of bool, int, float, str"
+            )
+        if self.bounds is not None:
+            if self.type not in (int, float):
+                raise InvalidParameter(f"bounds={self.bounds!r} only apply to int or float")
+            if not (isinstance(self.bounds, tuple) and len(self.bounds) == 2):
+                raise InvalidParameter(f"bounds={self.bounds!r} must be a pair (lower, upper)")
+            lo, hi = check_bounds(*self.bounds)
+            if self.type is int and not all(
+                isinstance(b, (int, np.integer)) and not isinstance(b, bool) for b in (lo, hi)
+            ):
+                raise InvalidParameter(f"bounds={self.bounds!r} of an int domain must be ints")
+            cast = float if self.type is float else int
+            object.__setattr__(self, "bounds", (cast(lo), cast(hi)))
+        if self.nan and self.type is not float:
+            raise InvalidParameter(f"nan={self.nan!r} only applies to float domains")
+
+    def why_not(self, x: Any) -> str | None:
+        if self.type is float:
+            if not isinstance(x, (float, np.floating)):
+                return f"{x!r} is not a float"
+            f = float(x)
+            if math.isnan(f):
+                return None if self.nan else "NaN is not allowed"
+            if math.isinf(f):
+                return f"{x!r} is not finite"
+        elif self.type is int:
+            if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+                return f"{x!r} is not an int"
+        elif self.type is bool:
+            if not isinstance(x, (bool, np.bool_)):
+                return f"{x!r} is not a bool"
+        elif not isinstance(x, str):
+            return f"{x!r} is not a str"
+        if self.bounds is not None and not self.bounds[0] <= x <= self.bounds[1]:
+            return f"{x!r} is outside bounds {self.bounds}"
+        return None
+
+    def check_array(self, arr: np.ndarray[Any, Any]) -> str | None:
+        """Vectorised membership of every element of a NumPy array (None when all are members)."""
+        if self.type is float:
+            if arr.dtype.kind != "f":
+                return f"elements have dtype {arr.dtype}, not float"
+            if arr.size == 0:
+                return None
+            if not self.nan and np.isnan(arr).any():
+                return "NaN is not allowed"
+            if np.isinf(arr).any():
+                return "infinite values are not allowed"
+        elif self.type is int:
+            if arr.dtype.kind not in "iu":
+                if arr.dtype.kind == "O" and all(
+                    isinstance(v, int) and not isinstance(v, bool) for v in arr.tolist()
+                ):
+                    pass
+                else:
+                    return f"elements have dtype {arr.dtype}, not int"
+        elif self.type is bool:
+            if arr.dtype.kind != "b":
+                return f"elements have dtype {arr.dtype}, not bool"
+        elif arr.dtype.kind not in "UO" or not all(isinstance(v, str) for v in arr.tolist()):
+            return "elements are not all str"
+        if self.bounds is not None and arr.size:
+            finite = arr[~np.isnan(arr)] if arr.dtype.kind == "f" else arr
+            if finite.size and (finite.min() < self.bounds[0] or finite.max() > self.bounds[1]):
+                return f"some elements are outside bounds {self.bounds}"
+        return None
+
+    @property
+    def numeric(self) -> bool:
+        """Whether the carrier type is int or float."""
+        return self.type in (int, float)
+
+    def __repr__(self) -> str:
+        parts = [self.type.__name__]
+        if self.bounds is not None:
+            parts.append(f"bounds={self.bounds}")
+        if self.nan:
+            parts.append("nan=True")
+        return f"AtomDomain({', '.join(parts)})"
+
+
+@dataclass(frozen=True)
+class VectorDomain(Domain):
+    """Vectors (lists, tuples or 1-D NumPy arrays) whose elements lie in ``element``.
+
+    ``size``, when given, is the known length (bounded DP / change-one neighbours).
+    """
+
+    element: AtomDomain
+    size: int | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.element, AtomDomain):
+            raise InvalidParameter(f"element={self.element!r} must be an AtomDomain")
+        if self.size is not None:
+            object.__setattr__(self, "size", check_int(self.size, "size", minimum=0))
+
+    def to_array(self, x: Any) -> np.ndarray[Any, Any]:
+        """``x`` as a 1-D NumPy array of the element type (no membership check)."""
+        if isinstance(x, np.ndarray):
+            return x
+        t = self.element.type
+        if t is str:
+            arr = np.empty(len(x), dtype=object)
+            arr[:] = list(x)
+            return arr
+        if t is int:
+            try:
+                return np.asarray(x, dtype=np.int64)
+            except (OverflowError, TypeError, ValueError):
+                arr = np.empty(len(x), dtype=object)
+                arr[:] = list(x)
+                return arr
+        dtype = np.float64 if t is float else np.bool_
+        return np.asarray(x, dtype=dtype)
+
+    def why_not(self, x: Any) -> str | None:
+        if isinstance(x, np.ndarray):
+            if x.ndim != 1:
+                return f"array has {x.ndim} dimensions, not 1"
+            arr = x
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                r = self.element.why_not(v)
+                if r is not None:
+                    return r
+            arr = None
+        else:
+            return f"{type(x).__name__} is not a vector (list, tuple or 1-D ndarray)"
+        if self.size is not None and len(x) != self.size:
+            return f"length {len(x)} != size {self.size}"
+        if arr is not None:
+            return self.element.check_array(arr)
+        return None
+
+    def __repr__(self) -> str:
+        s = f", size={self.size}" if self.size is not None else ""
+        return f"VectorDomain({self.element!r}{s})"
+
+
+def scalar_is_number(x: Any) -> bool:
+    """Whether ``x`` is a real number (helper for metrics)."""
+    return is_real_number(x)

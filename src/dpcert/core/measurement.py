@@ -1,0 +1,119 @@
+"""Private measurements: randomized maps from a (domain, metric) to a privacy measure.
+
+A :class:`Measurement` is private in the sense that for inputs ``d_in`` apart under
+``input_metric``, the output distributions are ``privacy_map(d_in)`` apart under
+``output_measure``.  ``M >> f`` post-processes the output with any function and keeps the map.
+
+Examples
+--------
+>>> import dpcert as dp
+>>> space = (dp.VectorDomain(dp.AtomDomain(float)), dp.SymmetricDistance())
+>>> m = space >> dp.t.then_clamp(0.0, 12.0) >> dp.t.then_sum() >> dp.m.then_laplace(25.0)
+>>> 0.48 <= float(m.map(1)) <= 0.4801
+True
+>>> m.check(1, 0.49), m.check(1, 0.47)
+(True, False)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from dpcert.core.domains import Domain
+from dpcert.core.measures import Measure
+from dpcert.core.metrics import Metric
+from dpcert.core.transformation import _frozen_params, _jsonable
+
+__all__ = ["Measurement"]
+
+
+@dataclass(frozen=True, eq=False)
+class Measurement:
+    """A private measurement.
+
+    Parameters
+    ----------
+    input_domain, input_metric
+        The space of inputs and how distance between inputs is measured.
+    output_measure
+        The privacy measure the map is stated in (``PureDP()``, ``ZCDP()``, ...).
+    function
+        The randomized map; called only on members of ``input_domain``.
+    privacy_map
+        ``d_in ↦ d_out``: the privacy loss for inputs ``d_in`` apart (monotone in ``d_in``).
+    name, params
+        A label and the constructor's parameters, for certificates and reports.
+    event_map
+        Optional ``d_in ↦ accounting event`` so accountants can compose this measurement
+        tightly (see :mod:`dpcert.accounting`).
+    accuracy_map
+        Optional ``alpha ↦ a``, for additive-noise measurements: the half-width ``a`` such that
+        ``P(|noise| > a) ≤ alpha`` (per coordinate); see :meth:`accuracy`.
+    """
+
+    input_domain: Domain
+    input_metric: Metric
+    output_measure: Measure
+    function: Callable[[Any], Any]
+    privacy_map: Callable[[Any], Any]
+    name: str = "measurement"
+    params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    event_map: Callable[[Any], Any] | None = None
+    accuracy_map: Callable[[Any], Any] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", _frozen_params(self.params))
+
+    def __call__(self, data: Any) -> Any:
+        """Run the measurement, after checking ``data`` is in the input domain."""
+        self.input_domain.check_member(data)
+        return self.function(data)
+
+    def map(self, d_in: Any) -> Any:
+        """The privacy loss (in ``output_measure``) for inputs at most ``d_in`` apart."""
+        d = self.input_metric.validate_d_in(d_in)
+        return self.output_measure.validate_distance(self.privacy_map(d), "d_out")
+
+    def check(self, d_in: Any, d_out: Any) -> bool:
+        """Whether the measurement is ``d_out``-private for inputs ``d_in`` apart."""
+        return self.output_measure.compare(self.map(d_in), d_out)
+
+    def event(self, d_in: Any = 1) -> Any:
+        """This measurement as an accounting event at ``d_in`` (see :mod:`dpcert.accounting`)."""
+        d = self.input_metric.validate_d_in(d_in)
+        if self.event_map is not None:
+            return self.event_map(d)
+        from dpcert.accounting.events import event_from_distance
+
+        return event_from_distance(self.output_measure, self.map(d))
+
+    def accuracy(self, alpha: Any) -> Any:
+        """Half-width ``a`` with ``P(|noise| > a) ≤ alpha`` (additive-noise measurements only)."""
+        from dpcert._validate import check_probability
+        from dpcert.errors import InvalidParameter
+
+        if self.accuracy_map is None:
+            raise InvalidParameter(f"{self.name} has no additive-noise accuracy statement")
+        return self.accuracy_map(check_probability(alpha, "alpha", open_low=True, open_high=True))
+
+    def __rshift__(self, postprocess: Any) -> Measurement:
+        from dpcert.core.chaining import chain_postprocess
+
+        return chain_postprocess(self, postprocess)
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-friendly description (name, parameters, spaces)."""
+        return {
+            "kind": "measurement",
+            "name": self.name,
+            "params": {k: _jsonable(v) for k, v in self.params.items()},
+            "input": f"{self.input_domain!r} / {type(self.input_metric).__name__}",
+            "output_measure": type(self.output_measure).__name__,
+        }
+
+    def __repr__(self) -> str:
+        return (f"Measurement({self.name}: {self.input_domain!r}/"
+                f"{type(self.input_metric).__name__} -> {type(self.output_measure).__name__})")

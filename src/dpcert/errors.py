@@ -1,0 +1,68 @@
+"""The exceptions dpcert raises.
+
+Every error derives from :class:`DPCertError`, so ``except DPCertError`` catches anything dpcert
+raises on purpose.  Most also derive from the matching builtin (``ValueError`` or ``TypeError``)
+so that code written against the standard library keeps working.
+
+Examples
+--------
+>>> import dpcert as dp
+>>> try:
+...     dp.m.make_laplace(dp.AtomDomain(float), dp.AbsoluteDistance(), scale=-1.0)
+... except dp.errors.InvalidParameter as e:
+...     print(e)
+scale=-1.0 must be > 0
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BudgetExceeded",
+    "DPCertError",
+    "DomainMismatch",
+    "EntropyError",
+    "InvalidParameter",
+    "MeasureMismatch",
+    "MetricMismatch",
+    "OutOfDomain",
+    "UnsupportedEvent",
+]
+
+
+class DPCertError(Exception):
+    """Root of every exception raised by dpcert."""
+
+
+class InvalidParameter(DPCertError, ValueError):
+    """A parameter is out of range, of the wrong type, NaN or infinite.
+
+    The message names the argument and the value that was given, e.g. ``scale=-1.0 must be > 0``.
+    """
+
+
+class OutOfDomain(DPCertError, ValueError):
+    """A dataset handed to a transformation or measurement is not in its input domain."""
+
+
+class DomainMismatch(DPCertError, TypeError):
+    """Two components were chained whose domains do not agree."""
+
+
+class MetricMismatch(DPCertError, TypeError):
+    """Two components were chained whose metrics do not agree."""
+
+
+class MeasureMismatch(DPCertError, TypeError):
+    """Components or budgets were combined that are stated in different privacy measures."""
+
+
+class BudgetExceeded(DPCertError):
+    """A privacy spend was refused because it would exceed the budget that remains."""
+
+
+class EntropyError(DPCertError):
+    """The operating system's cryptographic random number generator could not be read."""
+
+
+class UnsupportedEvent(DPCertError, TypeError):
+    """An accountant was handed an event it cannot account for exactly (nothing is guessed)."""

@@ -1,0 +1,137 @@
+"""The seed-004 acceptance example, chaining rules and the contracts of the first components."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import dpcert as dp
+from dpcert import errors
+from dpcert.testing import check_measurement_contract, check_transformation_contract
+
+FLOATS = (dp.VectorDomain(dp.AtomDomain(float)), dp.SymmetricDistance())
+
+
+def seed004() -> dp.Measurement:
+    m = FLOATS >> dp.t.then_clamp(0.0, 12.0) >> dp.t.then_sum() >> dp.m.then_laplace(25.0)
+    assert isinstance(m, dp.Measurement)
+    return m
+
+
+def test_seed004_acceptance() -> None:
+    m = seed004()
+    assert 0.48 <= float(m.map(1)) <= 0.4801
+    assert m.check(1, 0.49) and not m.check(1, 0.47)
+    release = m([12.0, 10.0, 8.0, 7.0])
+    assert isinstance(release, float) and math.isfinite(release)
+    assert m.output_measure == dp.PureDP()
+
+
+def test_bad_inputs_raise_the_right_errors() -> None:
+    with pytest.raises(dp.errors.InvalidParameter, match="scale") as e:
+        dp.m.make_laplace(dp.AtomDomain(float), dp.AbsoluteDistance(), scale=-1.0)
+    assert isinstance(e.value, ValueError)
+    with pytest.raises(dp.errors.OutOfDomain):
+        seed004()([float("nan")])
+    with pytest.raises(dp.errors.OutOfDomain):
+        seed004()([float("inf")])
+    with pytest.raises(dp.errors.OutOfDomain):
+        seed004()("not a vector")
+    ints = (dp.VectorDomain(dp.AtomDomain(int)), dp.SymmetricDistance())
+    with pytest.raises(dp.errors.DPCertError) as e2:
+        _ = ints >> dp.t.then_clamp(0, 12) >> dp.t.then_sum() >> dp.m.then_laplace(1.0) \
+            >> dp.t.then_count()
+    assert isinstance(e2.value, TypeError | ValueError)
+
+
+def test_mismatched_spaces_name_both_sides() -> None:
+    clamp = dp.t.make_clamp(*FLOATS, 0.0, 1.0)
+    sum_int = dp.t.make_sum(dp.VectorDomain(dp.AtomDomain(int, bounds=(0, 1))),
+                            dp.SymmetricDistance())
+    with pytest.raises(errors.DomainMismatch, match=r"AtomDomain\(float.*AtomDomain\(int") as e:
+        clamp >> sum_int
+    assert isinstance(e.value, TypeError)
+    lap_l1 = dp.m.make_laplace(dp.AtomDomain(float), dp.AbsoluteDistance(), 1.0)
+    sum_f = dp.t.make_sum(dp.VectorDomain(dp.AtomDomain(float, bounds=(0.0, 1.0))),
+                          dp.ChangeOneDistance())
+    with pytest.raises(errors.MetricMismatch, match="ChangeOneDistance"):
+        clamp >> sum_f
+    assert (clamp >> dp.t.then_sum() >> lap_l1).map(1) > 1
+    with pytest.raises(errors.DomainMismatch):
+        _ = (dp.AtomDomain(float), "metric") >> dp.t.then_sum()  # type: ignore[operator]
+    with pytest.raises(errors.MetricMismatch):
+        dp.m.make_laplace(dp.VectorDomain(dp.AtomDomain(float)), dp.L2Distance(), 1.0)
+
+
+def test_postprocessing_keeps_map() -> None:
+    m = seed004()
+    rounded = m >> round
+    assert rounded.map(1) == m.map(1)
+    assert isinstance(rounded([1.0]), int)
+    with pytest.raises(errors.InvalidParameter):
+        m >> m  # type: ignore[operator]
+
+
+def test_sum_needs_bounds_and_clamp_checks_types() -> None:
+    with pytest.raises(errors.InvalidParameter, match="clamp first"):
+        dp.t.make_sum(*FLOATS)
+    with pytest.raises(errors.InvalidParameter, match="bounds reversed"):
+        dp.t.make_clamp(*FLOATS, 12.0, 0.0)
+    ints = (dp.VectorDomain(dp.AtomDomain(int)), dp.SymmetricDistance())
+    with pytest.raises(errors.InvalidParameter, match=r"lower=0\.5"):
+        dp.t.make_clamp(*ints, 0.5, 2)
+
+
+def test_sum_is_exact_for_adversarial_floats() -> None:
+    # naive left-to-right float summation returns 0.0 here; the exact sum is 2.0
+    data = np.array([1e16, 1.0, 1.0, -1e16] * 1000 + [1.0, 1.0])
+    t = (dp.VectorDomain(dp.AtomDomain(float)), dp.SymmetricDistance()) >> \
+        dp.t.then_clamp(-1e16, 1e16) >> dp.t.then_sum()
+    assert t(data) == 2002.0
+    ints = (dp.VectorDomain(dp.AtomDomain(int)), dp.SymmetricDistance())
+    big = ints >> dp.t.then_clamp(-(2**62), 2**62) >> dp.t.then_sum()
+    assert big(np.array([2**62] * 8, dtype=np.int64)) == 2**65
+
+
+def test_contracts_of_first_components() -> None:
+    ds = [0, 1, 2, 3, 10]
+    for lo, hi, metric in ((0.0, 12.0, dp.SymmetricDistance()), (-5.0, 3.0, dp.ChangeOneDistance()),
+                           (0.0, 1.0, dp.InsertDeleteDistance())):
+        space = (dp.VectorDomain(dp.AtomDomain(float)), metric)
+        check_transformation_contract(dp.t.make_clamp(*space, lo, hi), ds)
+        check_transformation_contract(space >> dp.t.then_clamp(lo, hi) >> dp.t.then_sum(), ds)
+        check_transformation_contract(dp.t.make_count(*space), ds)
+    check_measurement_contract(seed004(), ds)
+    for dom in (dp.AtomDomain(float), dp.AtomDomain(int)):
+        for scale in (0.5, 3, Fraction(1, 3), 1e6):
+            check_measurement_contract(
+                dp.m.make_laplace(dom, dp.AbsoluteDistance(), scale), [0, 1, 2.5, 7])
+            check_measurement_contract(
+                dp.m.make_gaussian(dom, dp.AbsoluteDistance(), scale), [0, 1, 2.5, 7])
+
+
+def test_laplace_maps_exact() -> None:
+    m = dp.m.make_laplace(dp.AtomDomain(int), dp.AbsoluteDistance(), 0.1)
+    assert m.map(1) == 10
+    f = dp.m.make_laplace(dp.AtomDomain(float), dp.AbsoluteDistance(), 25.0)
+    k = f.params["lattice_exponent"]
+    assert f.map(12) == (12 + Fraction(2) ** k) / 25
+    assert Fraction(2) ** k <= Fraction(25) / 2**40
+    vec = dp.m.make_laplace(dp.VectorDomain(dp.AtomDomain(float), size=10), dp.L1Distance(), 1.0)
+    assert vec.map(1) == 1 + 10 * Fraction(2) ** vec.params["lattice_exponent"]
+    g = dp.m.make_gaussian(dp.VectorDomain(dp.AtomDomain(int)), dp.L2Distance(), 2)
+    assert g.map(2) == Fraction(4, 8)
+
+
+def test_binary_search() -> None:
+    pre = FLOATS >> dp.t.then_clamp(0.0, 12.0) >> dp.t.then_sum()
+    scale = dp.binary_search(lambda s: (pre >> dp.m.then_laplace(s)).check(1, 1.0))
+    assert (pre >> dp.m.then_laplace(scale)).check(1, 1.0)
+    assert not (pre >> dp.m.then_laplace(scale * (1 - 1e-9))).check(1, 1.0)
+    assert dp.binary_search(lambda n: n * n >= 50, T=int) == 8
+    assert dp.binary_search(lambda n: n * n <= 50, (0, 100), T=int) == 7
+    with pytest.raises(errors.InvalidParameter):
+        dp.binary_search(lambda x: True, (0.0, 1.0))

@@ -1,0 +1,132 @@
+"""Domains and metrics, with property tests that metric distances match the stability maps."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import dpcert as dp
+from dpcert import errors
+
+
+def test_atom_domain_members() -> None:
+    d = dp.AtomDomain(float)
+    assert d.member(1.0) and d.member(np.float64(2.0))
+    assert not d.member(math.nan) and not d.member(math.inf) and not d.member(1)
+    assert dp.AtomDomain(float, nan=True).member(math.nan)
+    b = dp.AtomDomain(int, bounds=(0, 10))
+    assert b.member(0) and b.member(10) and not b.member(11) and not b.member(True)
+    assert dp.AtomDomain(str).member("x") and not dp.AtomDomain(str).member(1)
+    assert dp.AtomDomain(bool).member(True) and not dp.AtomDomain(bool).member(1)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [dict(type=list), dict(type=float, bounds=(2.0, 1.0)), dict(type=float, bounds=(0.0, math.inf)),
+     dict(type=str, bounds=("a", "b")), dict(type=int, nan=True), dict(type=int, bounds=(0.5, 2))],
+)
+def test_atom_domain_rejects_bad_parameters(kwargs: dict[str, object]) -> None:
+    with pytest.raises(errors.InvalidParameter):
+        dp.AtomDomain(**kwargs)  # type: ignore[arg-type]
+
+
+def test_vector_domain_members_vectorised() -> None:
+    d = dp.VectorDomain(dp.AtomDomain(float, bounds=(0.0, 1.0)))
+    assert d.member(np.array([0.0, 0.5, 1.0]))
+    assert not d.member(np.array([0.0, 2.0]))
+    assert not d.member(np.array([[0.0]]))
+    assert not d.member(np.array([1, 2]))  # ints are not floats
+    assert not d.member(np.array([np.nan]))
+    assert d.member([0.1, 0.2]) and not d.member([0.1, 7.0]) and not d.member("abc")
+    sized = dp.VectorDomain(dp.AtomDomain(int), size=2)
+    assert sized.member([1, 2]) and not sized.member([1, 2, 3])
+    with pytest.raises(errors.OutOfDomain, match="NaN"):
+        dp.VectorDomain(dp.AtomDomain(float)).check_member([float("nan")])
+
+
+def test_metrics_examples() -> None:
+    u, v = [12, 10, 8, 7], [10, 10, 8, 7]
+    assert dp.SymmetricDistance().distance(u, v) == 2
+    assert dp.ChangeOneDistance().distance(u, v) == 1
+    assert dp.HammingDistance().distance(u, v) == 1
+    assert dp.HammingDistance().distance([1, 2], [2, 1]) == 2
+    assert dp.ChangeOneDistance().distance([1, 2], [2, 1]) == 0
+    assert dp.ChangeOneDistance().distance([1], [1, 2]) == math.inf
+    assert dp.InsertDeleteDistance().distance([1, 2, 3], [2, 3, 4]) == 2
+    assert dp.InsertDeleteDistance().distance([1, 2], [2, 1]) == 2
+    assert dp.DiscreteDistance().distance("a", "a") == 0
+    assert dp.DiscreteDistance().distance("a", "b") == 1
+    assert dp.AbsoluteDistance().distance(0.1, 0.3) == abs(Fraction(0.1) - Fraction(0.3))
+    assert dp.L1Distance().distance([1, 2], [2, 0]) == 3
+    assert dp.L2Distance().distance([0, 0], [3, 4]) == 5
+    l2 = dp.L2Distance().distance([0], [0.1])
+    assert Fraction(l2) >= Fraction(0.1)
+    assert dp.L2Distance().distance([0, 0], [1, 1]) >= math.sqrt(2)
+    with pytest.raises(errors.InvalidParameter):
+        dp.L1Distance().distance([1], [1, 2])
+
+
+# --- property tests: distances of random neighbours never exceed what the maps assume ---------
+
+values = st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=0, max_size=20)
+
+
+@st.composite
+def neighbours(draw: st.DrawFn) -> tuple[list[float], list[float], int]:
+    """A dataset, and one obtained from it by k random insertions/deletions."""
+    u = draw(values)
+    v = list(u)
+    k = draw(st.integers(0, 4))
+    for _ in range(k):
+        if v and draw(st.booleans()):
+            v.pop(draw(st.integers(0, len(v) - 1)))
+        else:
+            v.insert(draw(st.integers(0, len(v))), draw(st.floats(-1e6, 1e6)))
+    return u, v, k
+
+
+@settings(max_examples=200, deadline=None)
+@given(neighbours())
+def test_symmetric_distance_vs_moves(case: tuple[list[float], list[float], int]) -> None:
+    u, v, k = case
+    d = dp.SymmetricDistance().distance(u, v)
+    assert d <= k and d % 2 == (len(u) + len(v)) % 2
+    assert dp.InsertDeleteDistance().distance(u, v) <= k
+    assert dp.InsertDeleteDistance().distance(u, v) >= d
+
+
+@settings(max_examples=200, deadline=None)
+@given(neighbours(), st.floats(-100, 0), st.floats(0, 100))
+def test_sum_stability_matches_metric(case: tuple[list[float], list[float], int],
+                                      lo: float, hi: float) -> None:
+    u, v, _ = case
+    space = (dp.VectorDomain(dp.AtomDomain(float)), dp.SymmetricDistance())
+    t = space >> dp.t.then_clamp(lo, hi) >> dp.t.then_sum()
+    d_in = dp.SymmetricDistance().distance(u, v)
+    exact_u = sum((Fraction(min(max(x, lo), hi)) for x in u), Fraction(0))
+    exact_v = sum((Fraction(min(max(x, lo), hi)) for x in v), Fraction(0))
+    assert abs(exact_u - exact_v) <= t.map(d_in)
+    # the released float is the correctly rounded exact sum
+    assert t(u) == float(exact_u)
+    c = space >> dp.t.then_count()
+    assert dp.AbsoluteDistance().distance(c(u), c(v)) <= c.map(d_in)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(-50, 50), min_size=1, max_size=15), st.data())
+def test_change_one_sum_stability(u: list[int], data: st.DataObject) -> None:
+    v = list(u)
+    i = data.draw(st.integers(0, len(u) - 1))
+    v[i] = data.draw(st.integers(-50, 50))
+    d_in = dp.ChangeOneDistance().distance(u, v)
+    assert d_in <= dp.HammingDistance().distance(u, v) <= 1
+    space = (dp.VectorDomain(dp.AtomDomain(int), size=len(u)), dp.ChangeOneDistance())
+    t = space >> dp.t.then_clamp(-10, 10) >> dp.t.then_sum()
+    assert abs(t(u) - t(v)) <= t.map(d_in)
+    assert Counter(u) != Counter(v) or d_in == 0
