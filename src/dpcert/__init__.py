@@ -4,7 +4,7 @@
 >>> space = (dp.VectorDomain(dp.AtomDomain(float)), dp.SymmetricDistance())
 >>> m = space >> dp.t.then_clamp(0.0, 12.0) >> dp.t.then_sum() >> dp.m.then_laplace(25.0)
 >>> print(dp.PureDP().describe(m.map(1)))
-ε = 0.4800000000000001
+ε = 0.4800000000005821
 
 The sub-packages are reachable as short aliases: ``dp.t`` (transformations), ``dp.m``
 (mechanisms), ``dp.c`` (combinators); ``dp.errors`` holds the exceptions.
@@ -85,9 +85,14 @@ _LAZY = {
     "verify": "dpcert.verify",
     "frame": "dpcert.frame",
 }
+# The engine's names, reachable as dp.Session, dp.count(), dp.sum(...) (Polars needed).
+_FRAME_NAMES = ("Session", "count", "count_distinct", "mean", "quantile", "sum", "variance")
 
 
 def __getattr__(name: str) -> Any:
+    if name in _FRAME_NAMES:
+        frame = importlib.import_module("dpcert.frame")
+        return getattr(frame, name)
     if name in _LAZY:
         mod = importlib.import_module(_LAZY[name])
         globals()[name] = mod
@@ -96,4 +101,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*__all__, *_LAZY])
+    return sorted([*__all__, *_LAZY, *_FRAME_NAMES])

@@ -74,12 +74,11 @@ def binary_search(predicate: Callable[[Any], bool], bounds: tuple[Any, Any] | No
             mid = lo / 2 + hi / 2
             if mid in (lo, hi) or not math.isfinite(mid):
                 break
-        if _safe(predicate, mid) == smallest:
-            hi = mid if smallest else hi
-            lo = lo if smallest else mid
+        holds = _safe(predicate, mid)
+        if holds == smallest:  # smallest: move hi down; largest: move hi down when it fails
+            hi = mid
         else:
-            lo = mid if smallest else lo
-            hi = hi if smallest else mid
+            lo = mid
     return hi if smallest else lo
 
 

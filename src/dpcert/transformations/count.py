@@ -9,7 +9,7 @@ Examples
 >>> import dpcert as dp
 >>> t = dp.t.make_count(dp.VectorDomain(dp.AtomDomain(str)), dp.SymmetricDistance())
 >>> t(["a", "b", "b"]), t.map(3)
-(3, 3)
+(3, Fraction(3, 1))
 """
 
 from __future__ import annotations

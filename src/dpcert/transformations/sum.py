@@ -20,7 +20,7 @@ Examples
 (37.0, Fraction(12, 1))
 >>> bounded = (dp.VectorDomain(dp.AtomDomain(int), size=4), dp.ChangeOneDistance())
 >>> (bounded >> dp.t.then_clamp(0, 12) >> dp.t.then_sum()).map(1)
-12
+Fraction(12, 1)
 """
 
 from __future__ import annotations
