@@ -89,8 +89,8 @@ def round_up(value: Fraction | int | float) -> float:
     --------
     >>> round_up(Fraction(1, 3)) >= 1 / 3
     True
-    >>> round_up(Fraction(12, 25))
-    0.48
+    >>> round_up(Fraction(12, 25))  # the float 0.48 is just below 12/25
+    0.48000000000000004
     """
     if isinstance(value, float):
         return value

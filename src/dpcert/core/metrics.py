@@ -71,6 +71,10 @@ class Metric:
         """The distance between ``a`` and ``b``."""
         raise NotImplementedError
 
+    def compare(self, a: Any, b: Any) -> bool:
+        """Whether distance ``a`` is at most ``b`` (componentwise for structured distances)."""
+        return bool(a <= b)
+
     def validate_d_in(self, d: Any, name: str = "d_in") -> Any:
         """Check an input distance bound for this metric and return it in exact form."""
         from dpcert._validate import check_int, check_nonnegative

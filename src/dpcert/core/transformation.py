@@ -77,7 +77,8 @@ class Transformation:
 
     def check(self, d_in: Any, d_out: Any) -> bool:
         """Whether inputs ``d_in`` apart are guaranteed to give outputs ``d_out`` apart."""
-        return bool(self.map(d_in) <= self.output_metric.validate_d_in(d_out, "d_out"))
+        return self.output_metric.compare(
+            self.map(d_in), self.output_metric.validate_d_in(d_out, "d_out"))
 
     def __rshift__(self, other: Any) -> Transformation | Measurement:
         from dpcert.core.chaining import chain

@@ -22,6 +22,7 @@ True
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any
 
@@ -92,12 +93,21 @@ def make_gaussian(input_domain: Domain, input_metric: Metric, scale: Any, *,
             return float(lattice_gaussian(float(x), sigma, k=kk))
 
     def event_map(d_in: Any) -> Any:
-        from dpcert.accounting.events import DiscreteGaussianEvent, GaussianEvent
+        # Scalars: integer inputs (or lattice points) differ by an integer number of units, at
+        # most floor((d_in + allowance) / unit).  Vectors: the L2 distance is not an integer, so
+        # the event is the zCDP guarantee itself.
+        from dpcert.accounting.events import ComposedEvent, DiscreteGaussianEvent, ZCDPEvent
 
         d = Fraction(d_in)
-        if space.integer:
-            return DiscreteGaussianEvent(sigma=sigma, sensitivity=d)
-        return GaussianEvent(sigma=sigma, sensitivity=d + allowance)
+        if d == 0:
+            return ComposedEvent(())
+        if space.vector:
+            return ZCDPEvent(rho=privacy_map(d))
+        unit = Fraction(2) ** kk
+        shift = math.floor((d + allowance) / unit)
+        if shift == 0:
+            return ComposedEvent(())
+        return DiscreteGaussianEvent(sigma=sigma / unit, sensitivity=shift)
 
     def accuracy_map(alpha: Fraction) -> Any:
         from dpcert.mechanisms.accuracy import discrete_gaussian_accuracy

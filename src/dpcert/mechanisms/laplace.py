@@ -24,6 +24,7 @@ Fraction(1, 2)
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any
 
@@ -95,12 +96,16 @@ def make_laplace(input_domain: Domain, input_metric: Metric, scale: Any, *,
             return float(lattice_laplace(float(x), b, k=kk))
 
     def event_map(d_in: Any) -> Any:
-        from dpcert.accounting.events import DiscreteLaplaceEvent, LaplaceEvent
+        # In lattice units the two noisy inputs are integers whose distance is an integer at
+        # most (d_in + allowance) / unit, hence at most its floor.
+        from dpcert.accounting.events import ComposedEvent, DiscreteLaplaceEvent
 
+        unit = Fraction(2) ** kk
         d = Fraction(d_in)
-        if space.integer:
-            return DiscreteLaplaceEvent(scale=b, sensitivity=d)
-        return LaplaceEvent(scale=b, sensitivity=d + allowance)
+        shift = math.floor((d + allowance) / unit) if d > 0 else 0
+        if shift == 0:
+            return ComposedEvent(())
+        return DiscreteLaplaceEvent(scale=b / unit, sensitivity=shift)
 
     def accuracy_map(alpha: Fraction) -> Any:
         from dpcert.mechanisms.accuracy import discrete_laplace_accuracy

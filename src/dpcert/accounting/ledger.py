@@ -1,0 +1,330 @@
+"""A persistent privacy-budget ledger that cannot overspend (SQLite, standard library).
+
+Every dataset has a total budget in one measure (``PureDP(ε)``, ``ApproxDP(ε, δ)`` or ``ZCDP(ρ)``).
+A release is *charged before it is revealed*: :meth:`Ledger.spend` runs in one ``BEGIN IMMEDIATE``
+transaction that re-reads every charge, checks the new total against the budget with exact
+``Fraction`` arithmetic, and commits the charge; only then may the caller compute and reveal.
+A crash after the charge loses budget, never privacy.  Concurrent processes serialise on the
+SQLite write lock (WAL journal), so they can never overspend together.
+
+Rows are stored as exact ``"num/den"`` text.  Each charge carries a SHA-256 hash chained over the
+dataset row and all earlier charges; the chain is verified when the ledger is opened and on every
+read or spend, and a mismatch raises :class:`LedgerIntegrityError` (accidental edits and
+truncations are caught; this is not a defence against a deliberate forger with write access).
+The schema version is stored; a ledger written by a newer dpcert is refused.  Proof sketch:
+``docs/proofs/ledger.md``.
+
+Examples
+--------
+>>> import dpcert as dp, tempfile, os
+>>> from dpcert.accounting.ledger import Ledger
+>>> path = os.path.join(tempfile.mkdtemp(), "budget.sqlite")
+>>> led = Ledger(path)
+>>> led.create("census", dp.PureDP(1.0))
+>>> for _ in range(4):
+...     _ = led.spend("census", dp.PureDP(0.25), note="count")
+>>> led.remaining("census")
+Fraction(0, 1)
+>>> led.spend("census", dp.PureDP(0.25))  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+dpcert.errors.BudgetExceeded: dataset 'census': ... the budget ε = 1.0; remaining ε = 0.0
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
+from dpcert.errors import BudgetExceeded, DPCertError, InvalidParameter, MeasureMismatch
+
+__all__ = ["SCHEMA_VERSION", "BudgetStatus", "Ledger", "LedgerIntegrityError", "Spend"]
+
+#: Version of the on-disk schema written by this dpcert.
+SCHEMA_VERSION = 1
+
+_KINDS: dict[str, type[Measure]] = {"PureDP": PureDP, "ApproxDP": ApproxDP, "ZCDP": ZCDP}
+
+Amount = Fraction | tuple[Fraction, Fraction]
+
+
+class LedgerIntegrityError(DPCertError):
+    """The ledger file is corrupt, was edited outside dpcert, or has a newer schema."""
+
+
+@dataclass(frozen=True)
+class Spend:
+    """One charge recorded in the ledger."""
+
+    id: int
+    dataset: str
+    amount: Amount
+    note: str | None
+    time: float
+
+
+@dataclass(frozen=True)
+class BudgetStatus:
+    """Total, spent and remaining budget of one dataset (exact)."""
+
+    dataset: str
+    measure: str
+    total: Amount
+    spent: Amount
+    remaining: Amount
+
+
+def _amount_of(m: Measure, what: str) -> tuple[str, Amount]:
+    for name, cls in _KINDS.items():
+        if type(m) is cls:
+            return name, m.require_value(what)
+    raise MeasureMismatch(
+        f"{what}={m!r}: the ledger keeps budgets in PureDP, ApproxDP or ZCDP"
+    )
+
+
+def _enc(a: Amount) -> str:
+    if isinstance(a, tuple):
+        return json.dumps([str(a[0]), str(a[1])])
+    return json.dumps(str(a))
+
+
+def _dec(s: str) -> Amount:
+    v = json.loads(s)
+    if isinstance(v, list):
+        return Fraction(v[0]), Fraction(v[1])
+    return Fraction(v)
+
+
+def _add(a: Amount, b: Amount) -> Amount:
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return a[0] + b[0], a[1] + b[1]
+    assert isinstance(a, Fraction) and isinstance(b, Fraction)
+    return a + b
+
+
+def _sub(a: Amount, b: Amount) -> Amount:
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return a[0] - b[0], a[1] - b[1]
+    assert isinstance(a, Fraction) and isinstance(b, Fraction)
+    return a - b
+
+
+def _le(a: Amount, b: Amount) -> bool:
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return a[0] <= b[0] and a[1] <= b[1]
+    assert isinstance(a, Fraction) and isinstance(b, Fraction)
+    return a <= b
+
+
+def _zero(kind: str) -> Amount:
+    return (Fraction(0), Fraction(0)) if kind == "ApproxDP" else Fraction(0)
+
+
+def describe(kind: str, a: Amount) -> str:
+    """A human rendering of an amount in a measure (floats rounded up)."""
+    from dpcert._numbers import round_up
+
+    if isinstance(a, tuple):
+        return f"ε = {round_up(a[0])}, δ = {round_up(a[1])}"
+    sym = "ρ" if kind == "ZCDP" else "ε"
+    return f"{sym} = {round_up(a)}"
+
+
+def _hash(*parts: Any) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(repr(p).encode("utf-8"))
+        h.update(b"\x1f")
+    return h.hexdigest()
+
+
+class Ledger:
+    """A budget ledger stored in the SQLite file at ``path`` (created if missing).
+
+    Not a frozen dataclass: it is a handle on a file.  Each call opens its own connection, so a
+    ``Ledger`` may be shared across threads and many processes may use the same file.
+    """
+
+    def __init__(self, path: str, *, timeout: float = 60.0) -> None:
+        self.path = str(path)
+        self.timeout = float(timeout)
+        with self._tx() as con:
+            self._init_schema(con)
+            for (name,) in con.execute("SELECT name FROM datasets").fetchall():
+                self._load(con, name)
+
+    # -- plumbing ---------------------------------------------------------------------------
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        try:
+            con = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+        except sqlite3.Error as e:
+            raise LedgerIntegrityError(f"cannot open ledger path={self.path!r}: {e}") from e
+        try:
+            con.execute("PRAGMA journal_mode=WAL")
+            con.execute("PRAGMA synchronous=FULL")
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                yield con
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            con.execute("COMMIT")
+        except sqlite3.DatabaseError as e:
+            raise LedgerIntegrityError(f"ledger path={self.path!r} is not usable: {e}") from e
+        finally:
+            con.close()
+
+    def _init_schema(self, con: sqlite3.Connection) -> None:
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not tables:
+            con.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            con.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            con.execute(
+                "CREATE TABLE datasets (name TEXT PRIMARY KEY, measure TEXT NOT NULL, "
+                "total TEXT NOT NULL, created REAL NOT NULL, hash TEXT NOT NULL)"
+            )
+            con.execute(
+                "CREATE TABLE spends (id INTEGER PRIMARY KEY AUTOINCREMENT, dataset TEXT NOT "
+                "NULL REFERENCES datasets(name), amount TEXT NOT NULL, note TEXT, time REAL NOT "
+                "NULL, hash TEXT NOT NULL)"
+            )
+            return
+        if "meta" not in tables:
+            raise LedgerIntegrityError(f"path={self.path!r} is not a dpcert ledger")
+        row = con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is None:
+            raise LedgerIntegrityError(f"ledger path={self.path!r} has no schema version")
+        version = int(row[0])
+        if version > SCHEMA_VERSION:
+            raise LedgerIntegrityError(
+                f"ledger path={self.path!r} has schema version {version}, newer than this "
+                f"dpcert understands ({SCHEMA_VERSION}); upgrade dpcert"
+            )
+
+    def _load(self, con: sqlite3.Connection,
+              dataset: str) -> tuple[str, Amount, list[Spend], str]:
+        """Read and verify one dataset: (kind, total, spends, last hash)."""
+        row = con.execute(
+            "SELECT measure, total, created, hash FROM datasets WHERE name = ?", (dataset,)
+        ).fetchone()
+        if row is None:
+            raise InvalidParameter(f"dataset={dataset!r} is not in the ledger {self.path!r}")
+        kind, total_s, created, h = row
+        if kind not in _KINDS or h != _hash(dataset, kind, total_s, created):
+            raise LedgerIntegrityError(f"dataset={dataset!r}: its budget row was altered")
+        total = _dec(total_s)
+        spends = []
+        for sid, amount_s, note, t, sh in con.execute(
+            "SELECT id, amount, note, time, hash FROM spends WHERE dataset = ? ORDER BY id",
+            (dataset,),
+        ):
+            expect = _hash(h, sid, dataset, amount_s, note, t)
+            if sh != expect:
+                raise LedgerIntegrityError(
+                    f"dataset={dataset!r}: charge id={sid} fails its checksum (ledger altered)"
+                )
+            h = sh
+            spends.append(Spend(sid, dataset, _dec(amount_s), note, t))
+        return kind, total, spends, h
+
+    # -- public API -------------------------------------------------------------------------
+    def create(self, dataset: str, total: Measure) -> None:
+        """Register ``dataset`` with the budget ``total`` (e.g. ``PureDP(1.0)``)."""
+        if not isinstance(dataset, str) or not dataset:
+            raise InvalidParameter(f"dataset={dataset!r} must be a non-empty string")
+        kind, amount = _amount_of(total, "total")
+        with self._tx() as con:
+            if con.execute("SELECT 1 FROM datasets WHERE name = ?", (dataset,)).fetchone():
+                raise InvalidParameter(f"dataset={dataset!r} already has a budget")
+            created = time.time()
+            enc = _enc(amount)
+            con.execute(
+                "INSERT INTO datasets VALUES (?, ?, ?, ?, ?)",
+                (dataset, kind, enc, created, _hash(dataset, kind, enc, created)),
+            )
+
+    def spend(self, dataset: str, amount: Measure, note: str | None = None) -> Spend:
+        """Charge ``amount`` to ``dataset`` atomically; raise :class:`BudgetExceeded` if it does
+        not fit in what remains (nothing is recorded then).  Reveal results only after this
+        returns."""
+        kind_a, value = _amount_of(amount, "amount")
+        if note is not None and not isinstance(note, str):
+            raise InvalidParameter(f"note={note!r} must be a string")
+        with self._tx() as con:
+            kind, total, spends, last = self._load(con, dataset)
+            if kind != kind_a:
+                raise MeasureMismatch(
+                    f"dataset={dataset!r} has a {kind} budget; amount={amount!r} is {kind_a}"
+                )
+            spent = _zero(kind)
+            for s in spends:
+                spent = _add(spent, s.amount)
+            remaining = _sub(total, spent)
+            if not _le(value, remaining):
+                raise BudgetExceeded(
+                    f"dataset {dataset!r}: spending {describe(kind, value)} would exceed the "
+                    f"budget {describe(kind, total)}; remaining {describe(kind, remaining)}"
+                )
+            t = time.time()
+            enc = _enc(value)
+            cur = con.execute(
+                "INSERT INTO spends (dataset, amount, note, time, hash) VALUES (?, ?, ?, ?, '')",
+                (dataset, enc, note, t),
+            )
+            sid = int(cur.lastrowid or 0)
+            con.execute("UPDATE spends SET hash = ? WHERE id = ?",
+                        (_hash(last, sid, dataset, enc, note, t), sid))
+        return Spend(sid, dataset, value, note, t)
+
+    def status(self, dataset: str) -> BudgetStatus:
+        """Total, spent and remaining budget of ``dataset`` (verified)."""
+        with self._tx() as con:
+            kind, total, spends, _ = self._load(con, dataset)
+        spent = _zero(kind)
+        for s in spends:
+            spent = _add(spent, s.amount)
+        return BudgetStatus(dataset, kind, total, spent, _sub(total, spent))
+
+    def remaining(self, dataset: str) -> Amount:
+        """The exact budget left: ``Fraction`` (ε or ρ) or ``(ε, δ)``."""
+        return self.status(dataset).remaining
+
+    def history(self, dataset: str) -> list[Spend]:
+        """Every charge to ``dataset``, oldest first (verified)."""
+        with self._tx() as con:
+            return self._load(con, dataset)[2]
+
+    def datasets(self) -> list[str]:
+        """Names of the datasets with a budget."""
+        with self._tx() as con:
+            return [r[0] for r in con.execute("SELECT name FROM datasets ORDER BY name")]
+
+    def run(self, dataset: str, measurement: Any, data: Any, d_in: Any = 1,
+            note: str | None = None) -> Any:
+        """Charge ``measurement.map(d_in)`` to ``dataset``, then run it on ``data``.
+
+        The charge commits before the measurement runs (charge before reveal).
+        """
+        d_out = measurement.map(d_in)
+        measure = measurement.output_measure
+        if isinstance(measure, ApproxDP):
+            amount: Measure = ApproxDP(*d_out)
+        elif isinstance(measure, (PureDP, ZCDP)):
+            amount = type(measure)(d_out)
+        else:
+            raise MeasureMismatch(f"measurement in {type(measure).__name__} cannot be charged")
+        self.spend(dataset, amount, note=note if note is not None else measurement.name)
+        return measurement(data)
+
+    def __repr__(self) -> str:
+        return f"Ledger({self.path!r})"

@@ -1,0 +1,85 @@
+"""``dpcert budget``: create and inspect privacy-budget ledgers.
+
+::
+
+    dpcert budget init LEDGER DATASET --epsilon E [--delta D] | --rho R
+    dpcert budget show LEDGER DATASET
+    dpcert budget history LEDGER DATASET
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+from typing import Any
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``budget`` sub-command to the ``dpcert`` parser."""
+    p = subparsers.add_parser("budget", help="manage privacy-budget ledgers",
+                              description="Create and inspect privacy-budget ledgers.")
+    sub = p.add_subparsers(dest="budget_command", metavar="ACTION", required=True)
+    init = sub.add_parser("init", help="give a dataset a total budget")
+    init.add_argument("ledger")
+    init.add_argument("dataset")
+    group = init.add_mutually_exclusive_group(required=True)
+    group.add_argument("--epsilon", type=str, help="total ε (pure DP, or with --delta)")
+    group.add_argument("--rho", type=str, help="total ρ (zCDP)")
+    init.add_argument("--delta", type=str, help="total δ (approximate DP)")
+    for name, text in (("show", "total, spent and remaining budget"),
+                       ("history", "every charge, oldest first")):
+        s = sub.add_parser(name, help=text)
+        s.add_argument("ledger")
+        s.add_argument("dataset")
+    p.set_defaults(func=run)
+
+
+def _num(text: str, name: str) -> Any:
+    from fractions import Fraction
+
+    from dpcert.errors import InvalidParameter
+
+    try:
+        return Fraction(text)
+    except (ValueError, ZeroDivisionError) as e:
+        raise InvalidParameter(f"--{name}={text!r} is not a number") from e
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``dpcert budget ...``; returns the exit code."""
+    from dpcert.accounting.ledger import Ledger, describe
+    from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
+    from dpcert.errors import InvalidParameter
+
+    ledger = Ledger(args.ledger)
+    if args.budget_command == "init":
+        total: Measure
+        if args.rho is not None:
+            if args.delta is not None:
+                raise InvalidParameter("--delta does not apply to a --rho budget")
+            total = ZCDP(_num(args.rho, "rho"))
+        elif args.delta is not None:
+            total = ApproxDP(_num(args.epsilon, "epsilon"), _num(args.delta, "delta"))
+        else:
+            total = PureDP(_num(args.epsilon, "epsilon"))
+        ledger.create(args.dataset, total)
+        print(f"dataset {args.dataset!r}: budget {total!r} in {args.ledger}")
+        return 0
+    if args.budget_command == "show":
+        st = ledger.status(args.dataset)
+        print(f"dataset:   {st.dataset}")
+        print(f"measure:   {st.measure}")
+        print(f"total:     {describe(st.measure, st.total)}")
+        print(f"spent:     {describe(st.measure, st.spent)}")
+        print(f"remaining: {describe(st.measure, st.remaining)}")
+        return 0
+    st = ledger.status(args.dataset)
+    rows = ledger.history(args.dataset)
+    if not rows:
+        print(f"dataset {args.dataset!r}: no charges")
+    for s in rows:
+        when = _dt.datetime.fromtimestamp(s.time, _dt.UTC).isoformat(timespec="seconds")
+        print(f"{s.id:>5}  {when}  {describe(st.measure, s.amount)}  {s.note or ''}".rstrip())
+    return 0

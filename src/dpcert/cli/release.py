@@ -1,0 +1,212 @@
+"""``dpcert release SPEC.toml``: a DP release of a CSV/Parquet table described by a TOML spec.
+
+Writes, into the spec's output directory: ``<query>.csv`` per query, ``results.json``,
+``certificate.json`` and ``report.md`` (with ``report.png`` when matplotlib is installed).
+``--dry-run`` reads only the schema and prints the budget and accuracy that would result.
+Spec errors name the line of the spec they come from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from dpcert.errors import DPCertError, InvalidParameter
+
+__all__ = ["load_spec", "register", "run"]
+
+
+class SpecError(InvalidParameter):
+    """A problem in a release spec, with its line number."""
+
+
+def _line_of(text: str, needle: str, after: int = 0) -> int:
+    """1-based line of the first line at or after line ``after`` that contains ``needle``."""
+    lines = text.splitlines()
+    for i in range(max(after - 1, 0), len(lines)):
+        if needle in lines[i].split("#", 1)[0]:
+            return i + 1
+    return max(after, 1)
+
+
+def _query_lines(text: str) -> list[int]:
+    return [i + 1 for i, ln in enumerate(text.splitlines()) if ln.strip() == "[[query]]"]
+
+
+def _budget(spec: dict[str, Any], where: str) -> Any:
+    import dpcert as dp
+
+    keys = set(spec) - {"ledger", "dataset"}
+    try:
+        if "rho" in spec or "zcdp" in spec:
+            return dp.ZCDP(spec.get("rho", spec.get("zcdp")))
+        if "epsilon" in spec and "delta" in spec:
+            return dp.ApproxDP(spec["epsilon"], spec["delta"])
+        if "epsilon" in spec:
+            return dp.PureDP(spec["epsilon"])
+    except DPCertError as e:
+        raise SpecError(f"{where}: {e}") from e
+    raise SpecError(f"{where}: budget needs rho, or epsilon (and delta); got keys {sorted(keys)}")
+
+
+def load_spec(path: Path) -> tuple[dict[str, Any], str]:
+    """Parse a spec file; returns the dict and its text."""
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise SpecError(f"cannot read spec {path}: {e}") from e
+    try:
+        return tomllib.loads(text), text
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(f"{path}: {e}") from e
+
+
+def _aggregate(spec: dict[str, Any], where: str) -> Any:
+    import dpcert as dp
+
+    kind = spec.get("kind")
+    try:
+        if kind == "count":
+            agg: Any = dp.count()
+        elif kind == "count_distinct":
+            agg = dp.count_distinct()
+        elif kind in ("sum", "mean", "variance"):
+            agg = getattr(dp, kind)(spec["column"], tuple(spec["bounds"]))
+        elif kind == "quantile":
+            agg = dp.quantile(spec["column"], spec["q"], tuple(spec["bounds"]))
+        else:
+            raise SpecError(f"{where}: unknown aggregate kind={kind!r} (count, count_distinct, "
+                            "sum, mean, variance, quantile)")
+    except KeyError as e:
+        raise SpecError(f"{where}: aggregate {kind!r} needs {e.args[0]!r}") from e
+    except SpecError:
+        raise
+    except DPCertError as e:
+        raise SpecError(f"{where}: {e}") from e
+    if "alias" in spec:
+        agg = agg.alias(spec["alias"])
+    return agg
+
+
+def build(spec_path: Path) -> tuple[Any, list[tuple[str, Any, Any]], dict[str, Any]]:
+    """The session and its queries (name, query, budget) from a spec; reads only the schema."""
+    import dpcert as dp
+
+    spec, text = load_spec(spec_path)
+    base = spec_path.parent
+    data = spec.get("data")
+    if not isinstance(data, dict) or "path" not in data:
+        raise SpecError(f"{spec_path}:{_line_of(text, '[data]')}: [data] needs path = ...")
+    data_path = (base / data["path"]).resolve()
+    if not data_path.exists():
+        raise SpecError(f"{spec_path}:{_line_of(text, 'path')}: data file {data_path} not found")
+    budget_spec = spec.get("budget", {})
+    total = _budget(budget_spec, f"{spec_path}:{_line_of(text, '[budget]')}")
+    ledger = budget_spec.get("ledger")
+    try:
+        sess = dp.Session(str(data_path), data.get("privacy_unit"), budget=total,
+                          ledger=str(base / ledger) if ledger else None,
+                          dataset=budget_spec.get("dataset"))
+    except DPCertError as e:
+        line = _line_of(text, "privacy_unit")
+        raise SpecError(f"{spec_path}:{line}: {e}") from e
+    queries = []
+    starts = _query_lines(text)
+    for i, q in enumerate(spec.get("query", [])):
+        at = starts[i] if i < len(starts) else 1
+        name = q.get("name", f"query{i + 1}")
+        where = f"{spec_path}:{at} (query {name!r})"
+        try:
+            qq = sess.query()
+            if "filter" in q:
+                qq = qq.filter(q["filter"])
+            if "group_by" in q:
+                qq = qq.group_by(*q["group_by"], keys=q.get("keys"))
+            aggs = q.get("aggregates", [])
+            if not aggs:
+                raise SpecError(f"{where}: no aggregates")
+            qq = qq.agg(*[_aggregate(a, f"{spec_path}:{_line_of(text, 'kind', at + j)}")
+                          for j, a in enumerate(aggs)])
+            if data.get("privacy_unit"):
+                qq = qq.bound_contributions(q.get("max_groups", 1),
+                                            q.get("max_rows_per_group", 1))
+            b = _budget(q.get("budget", {}), f"{spec_path}:{_line_of(text, 'budget', at)}")
+            from dpcert.frame.polars_backend import check_schema
+
+            check_schema(sess._lf, qq.plan())
+        except SpecError:
+            raise
+        except DPCertError as e:
+            raise SpecError(f"{where}: {e}") from e
+        queries.append((name, qq, b))
+    if not queries:
+        raise SpecError(f"{spec_path}: no [[query]] sections")
+    return sess, queries, spec
+
+
+def _progress(i: int, n: int, msg: str) -> None:
+    bar = "#" * (20 * i // max(n, 1))
+    print(f"\r[{bar:<20}] {i}/{n} {msg:<40}", end="" if i < n else "\n", file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run (or dry-run) a release spec."""
+    spec_path = Path(args.spec)
+    sess, queries, spec = build(spec_path)
+    alpha = args.alpha
+    if args.dry_run:
+        print(f"dry run: {len(queries)} queries, dataset budget {sess.budget!r}")
+        total = sess.budget.zero()
+        from dpcert.frame.calibrate import calibrate
+
+        for name, q, b in queries:
+            cal = calibrate(q.plan(), b)
+            total = sess.budget.compose([total, cal.total])
+            print(f"\n{name}: would spend {b.describe(cal.total)}")
+            print(q.accuracy(alpha, b))
+        ok = sess.budget.compare(total, sess.budget.require_value())
+        print(f"\ntotal: {sess.budget.describe(total)}"
+              f" ({'within' if ok else 'EXCEEDS'} the dataset budget)")
+        return 0 if ok else 4
+    out_dir = (spec_path.parent / spec.get("output", {}).get("dir", "out")).resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results: dict[str, Any] = {}
+    certs: dict[str, Any] = {}
+    n = len(queries)
+    t0 = time.perf_counter()
+    for i, (name, q, b) in enumerate(queries):
+        _progress(i, n, f"{name}: charging and computing")
+        rel = q.release(b, alpha=alpha)
+        results[name] = rel.to_polars()
+        certs[name] = rel.certificate
+    _progress(n, n, f"done in {time.perf_counter() - t0:.1f} s")
+    # write everything only after every release succeeded (nothing half-written)
+    for name, table in results.items():
+        table.write_csv(out_dir / f"{name}.csv")
+    (out_dir / "results.json").write_text(json.dumps(
+        {k: v.to_dicts() for k, v in results.items()}, indent=2, default=str))
+    (out_dir / "certificate.json").write_text(json.dumps(certs, indent=2, default=str))
+    from dpcert.report.markdown import write_report
+
+    report = write_report(out_dir, results, certs, sess)
+    for name, table in results.items():
+        print(f"\n{name}")
+        print(table)
+    print(f"\nspent {sess.budget.describe(sess.spent)} of {sess.budget!r}; wrote {report}")
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add the ``release`` sub-command."""
+    p = sub.add_parser("release", help="DP release of a table from a TOML spec")
+    p.add_argument("spec", help="path of the release spec (TOML)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the budget and accuracy; read only the schema")
+    p.add_argument("--alpha", type=float, default=0.05,
+                   help="1 - confidence level of the intervals (default 0.05)")
+    p.set_defaults(func=run)

@@ -1,0 +1,244 @@
+"""Conversions between privacy measures, and composition theorems for (ε, δ)-DP.
+
+All conversions return *upper* bounds.  Where exp/log are needed they are evaluated in binary64
+and widened upwards (relative 1e-10 + absolute 1e-12, see :mod:`dpcert.accounting._convert`), and
+the result is returned as an exact ``Fraction`` at least that large.
+
+* :func:`make_pureDP_to_zCDP`: ε-DP ⇒ (ε²/2)-zCDP (Bun & Steinke 2016, Prop. 1.4), exact.
+* :func:`make_zCDP_to_approxDP`: ρ-zCDP ⇒ (ε, δ)-DP with the tight conversion of Canonne,
+  Kamath & Steinke (2020, Cor. 13).
+* :func:`make_renyiDP_to_approxDP`: improved RDP conversion (Balle et al. 2020, Thm. 21;
+  Asoodeh et al. 2021), minimised over the measure's orders.
+* :func:`advanced_composition` / :func:`make_advanced_composition`: Dwork, Rothblum & Vadhan
+  (2010): k-fold (ε, δ) is (√(2k ln(1/δ')) ε + kε(e^ε − 1), kδ + δ').
+* :func:`optimal_composition_epsilon` / :func:`make_optimal_composition`: the optimal
+  homogeneous composition of Kairouz, Oh & Viswanath (2015) in the form of Murtagh & Vadhan
+  (2016): k-fold (ε, δ) is (ε', 1 − (1 − δ)^k (1 − δ')) with
+  δ' = Σ_l C(k, l) (e^{(k−l)ε} − e^{ε'} e^{lε})_+ / (1 + e^ε)^k.
+
+Examples
+--------
+>>> import dpcert as dp
+>>> space = (dp.VectorDomain(dp.AtomDomain(float)), dp.SymmetricDistance())
+>>> m = space >> dp.t.then_count() >> dp.m.then_laplace(2.0)
+>>> dp.c.make_pureDP_to_zCDP(m).map(1)
+Fraction(1, 8)
+>>> e, d = dp.c.advanced_composition(0.1, 0, 100, 1e-6)
+>>> round(float(e), 4), d
+(6.3082, Fraction(1, 1000000))
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from dpcert._numbers import as_fraction
+from dpcert._validate import check_delta, check_int, check_nonnegative
+from dpcert.accounting._convert import rdp_to_epsilon, widen, zcdp_to_epsilon
+from dpcert.accounting._directed import exp_up, log_up, up
+from dpcert.core.measurement import Measurement
+from dpcert.core.measures import ZCDP, ApproxDP, PureDP, RenyiDP
+from dpcert.errors import InvalidParameter, MeasureMismatch
+
+__all__ = [
+    "advanced_composition",
+    "make_advanced_composition",
+    "make_optimal_composition",
+    "make_pureDP_to_zCDP",
+    "make_renyiDP_to_approxDP",
+    "make_zCDP_to_approxDP",
+    "optimal_composition_delta",
+    "optimal_composition_epsilon",
+]
+
+
+def _need(m: Measurement, kind: type, who: str) -> None:
+    if not isinstance(m, Measurement):
+        raise InvalidParameter(f"{who}: measurement={m!r} is not a Measurement")
+    if not isinstance(m.output_measure, kind):
+        raise MeasureMismatch(
+            f"{who} needs a {kind.__name__} measurement, got {type(m.output_measure).__name__}"
+        )
+
+
+def _check_delta_open(delta: Any) -> Fraction:
+    d = check_delta(delta)
+    if d == 0:
+        raise InvalidParameter(f"delta={delta!r} must be > 0")
+    return d
+
+
+def make_pureDP_to_zCDP(measurement: Measurement) -> Measurement:
+    """View an ε-DP measurement as (ε²/2)-zCDP."""
+    _need(measurement, PureDP, "make_pureDP_to_zCDP")
+    inner = measurement.privacy_map
+    return Measurement(
+        measurement.input_domain, measurement.input_metric, ZCDP(),
+        function=measurement.function,
+        privacy_map=lambda d: as_fraction(inner(d), "d_out") ** 2 / 2,
+        name=f"zCDP({measurement.name})",
+        params={"inner": measurement.describe()},
+        event_map=measurement.event_map,
+    )
+
+
+def zcdp_epsilon(rho: Fraction, delta: Fraction) -> Fraction:
+    """An exact upper bound on ε for ρ-zCDP at δ (CKS20 Cor. 13)."""
+    if rho == 0:
+        return Fraction(0)
+    return up(zcdp_to_epsilon(float(up(float(rho))), float(delta)))
+
+
+def make_zCDP_to_approxDP(measurement: Measurement, delta: Any) -> Measurement:
+    """View a ρ-zCDP measurement as (ε, δ)-DP at the given ``delta``."""
+    _need(measurement, ZCDP, "make_zCDP_to_approxDP")
+    dl = _check_delta_open(delta)
+    inner = measurement.privacy_map
+    return Measurement(
+        measurement.input_domain, measurement.input_metric, ApproxDP(),
+        function=measurement.function,
+        privacy_map=lambda d: (zcdp_epsilon(as_fraction(inner(d), "d_out"), dl), dl),
+        name=f"approxDP({measurement.name})",
+        params={"inner": measurement.describe(), "delta": str(dl)},
+        event_map=measurement.event_map,
+    )
+
+
+def make_renyiDP_to_approxDP(measurement: Measurement, delta: Any) -> Measurement:
+    """View a Rényi-DP measurement as (ε, δ)-DP at ``delta`` (orders of its measure)."""
+    _need(measurement, RenyiDP, "make_renyiDP_to_approxDP")
+    dl = _check_delta_open(delta)
+    measure = measurement.output_measure
+    assert isinstance(measure, RenyiDP)
+    orders = measure.orders
+
+    def privacy_map(d: Any) -> tuple[Fraction, Fraction]:
+        curve = measure.validate_distance(measurement.privacy_map(d))
+        vals = np.array([float(up(float(curve(a)))) for a in orders])
+        return up(rdp_to_epsilon(np.array([float(a) for a in orders]), vals, float(dl))), dl
+
+    return Measurement(
+        measurement.input_domain, measurement.input_metric, ApproxDP(),
+        function=measurement.function,
+        privacy_map=privacy_map,
+        name=f"approxDP({measurement.name})",
+        params={"inner": measurement.describe(), "delta": str(dl)},
+    )
+
+
+def _pair(measurement: Measurement, d: Any) -> tuple[Fraction, Fraction]:
+    out = measurement.map(d)
+    if isinstance(measurement.output_measure, PureDP):
+        return as_fraction(out, "d_out"), Fraction(0)
+    return out  # type: ignore[no-any-return]
+
+
+def advanced_composition(epsilon: Any, delta: Any, k: Any,
+                         delta_prime: Any) -> tuple[Fraction, Fraction]:
+    """(ε', δ_total) for k-fold adaptive composition of (ε, δ)-DP (Dwork, Rothblum & Vadhan 2010).
+
+    ε' = √(2k ln(1/δ')) ε + k ε (e^ε − 1), δ_total = kδ + δ' (both exact upper bounds).
+    """
+    e = check_nonnegative(epsilon, "epsilon")
+    d = check_delta(delta)
+    n = check_int(k, "k", minimum=0)
+    dp_ = _check_delta_open(delta_prime)
+    if n == 0:
+        return Fraction(0), Fraction(0)
+    root = up(math.sqrt(float(up(2 * n * float(log_up(1 / dp_))))))
+    eps = root * e + n * e * (exp_up(e) - 1)
+    return eps, min(Fraction(1), n * d + dp_)
+
+
+def _log_delta_pure(eps: float, k: int, eps_prime: float) -> float:
+    """log of Σ_l C(k,l)(e^{(k−l)ε} − e^{ε'+lε})_+ / (1+e^ε)^k (−inf if 0)."""
+    ls = np.arange(k + 1, dtype=float)
+    gain = (k - 2 * ls) * eps  # loss of the outcome with l "flips"
+    sel = gain > eps_prime
+    if not sel.any():
+        return -math.inf
+    ls, gain = ls[sel], gain[sel]
+    logc = np.array([math.lgamma(k + 1) - math.lgamma(x + 1) - math.lgamma(k - x + 1) for x in ls])
+    terms = logc + (k - ls) * eps + np.log(-np.expm1(eps_prime - gain)) - k * math.log1p(
+        math.exp(eps))
+    m = float(terms.max())
+    return m + math.log(float(np.exp(terms - m).sum()))
+
+
+def optimal_composition_delta(epsilon: Any, delta: Any, k: Any, epsilon_prime: Any) -> Fraction:
+    """δ_total for k-fold (ε, δ)-DP at ε' (Kairouz, Oh & Viswanath 2015), an upper bound."""
+    e = float(check_nonnegative(epsilon, "epsilon"))
+    d = check_delta(delta)
+    n = check_int(k, "k", minimum=0)
+    ep = float(check_nonnegative(epsilon_prime, "epsilon_prime"))
+    if n == 0:
+        return Fraction(0)
+    ld = _log_delta_pure(e, n, ep)
+    dprime = Fraction(0) if ld == -math.inf else up(math.exp(widen(ld)))
+    dprime = min(dprime, Fraction(1))
+    return min(Fraction(1), 1 - (1 - d) ** n * (1 - dprime))
+
+
+def optimal_composition_epsilon(epsilon: Any, delta: Any, k: Any,
+                                delta_total: Any) -> Fraction:
+    """Smallest ε' (upper bound, by bisection returning the safe end) such that k-fold (ε, δ)-DP
+    is (ε', delta_total)-DP by the optimal composition theorem."""
+    e = check_nonnegative(epsilon, "epsilon")
+    n = check_int(k, "k", minimum=0)
+    dt = _check_delta_open(delta_total)
+    d = check_delta(delta)
+    if 1 - (1 - d) ** n >= dt:
+        raise InvalidParameter(
+            f"delta_total={delta_total!r} must exceed 1 − (1 − δ)^k = {float(1 - (1 - d) ** n)}"
+        )
+    lo, hi = Fraction(0), n * e
+    if optimal_composition_delta(e, d, n, lo) <= dt:
+        return lo
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        mid = Fraction(float(mid))
+        if optimal_composition_delta(e, d, n, mid) <= dt:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def _homogeneous(measurement: Measurement, k: Any, delta_prime: Any, name: str,
+                 rule: Any) -> Measurement:
+    if not isinstance(measurement.output_measure, (PureDP, ApproxDP)):
+        raise MeasureMismatch(
+            f"{name} needs a PureDP or ApproxDP measurement, got "
+            f"{type(measurement.output_measure).__name__}"
+        )
+    n = check_int(k, "k", minimum=1)
+    dp_ = _check_delta_open(delta_prime)
+    f = measurement.function
+
+    return Measurement(
+        measurement.input_domain, measurement.input_metric, ApproxDP(),
+        function=lambda data: [f(data) for _ in range(n)],
+        privacy_map=lambda d: rule(*_pair(measurement, d), n, dp_),
+        name=f"{name}[{n}]({measurement.name})",
+        params={"inner": measurement.describe(), "k": n, "delta_prime": str(dp_)},
+    )
+
+
+def make_advanced_composition(measurement: Measurement, k: Any, delta_prime: Any) -> Measurement:
+    """Run ``measurement`` k times; privacy by advanced composition (DRV10)."""
+    return _homogeneous(measurement, k, delta_prime, "advanced", advanced_composition)
+
+
+def make_optimal_composition(measurement: Measurement, k: Any, delta_prime: Any) -> Measurement:
+    """Run ``measurement`` k times; privacy by optimal homogeneous composition (KOV15):
+    δ_total = 1 − (1 − δ)^k (1 − δ') and the smallest ε' it allows."""
+
+    def rule(e: Fraction, d: Fraction, n: int, dp_: Fraction) -> tuple[Fraction, Fraction]:
+        total = 1 - (1 - d) ** n * (1 - dp_)
+        return optimal_composition_epsilon(e, d, n, total), total
+
+    return _homogeneous(measurement, k, delta_prime, "optimal", rule)

@@ -1,0 +1,159 @@
+"""Adaptive composition: a privacy filter / odometer that charges before it runs.
+
+A :class:`Queryable` holds the data privately.  Each measurement submitted is first *charged*
+(its loss at ``d_in`` in the queryable's measure is added to what has been spent) and only then
+run; a filter with a ``budget`` refuses, before running anything, a query whose charge would make
+the total exceed the budget, raising :class:`~dpcert.errors.BudgetExceeded` naming what remains.
+Queries may be chosen adaptively from earlier answers: for pure and approximate DP the filter
+is valid by basic composition (Rogers, Roth, Ullman & Vadhan 2016, privacy filters); for zCDP
+and Rényi DP by the fully adaptive composition theorems of Feldman & Zrnic (2021) and
+Whitehouse, Ramdas, Rogers & Wu (2023).  Without a budget it is an *odometer*: it runs
+everything and reports the running total, which is then a statement about what was spent, not
+a guarantee fixed in advance.  Proof: ``docs/proofs/composition.md``.
+
+Examples
+--------
+>>> import dpcert as dp
+>>> space = (dp.VectorDomain(dp.AtomDomain(float)), dp.SymmetricDistance())
+>>> count = space >> dp.t.then_count() >> dp.m.then_laplace(4.0)
+>>> filt = dp.c.make_filter(*space, budget=dp.PureDP(0.5))
+>>> q = filt([1.0, 2.0, 3.0])
+>>> _ = q(count); _ = q(count)
+>>> q.spent, q.remaining
+(Fraction(1, 2), Fraction(0, 1))
+>>> q(count)  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+dpcert.errors.BudgetExceeded: query 'count >> laplace' costs ... only ε = 0.0 remains of ε = 0.5
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from dpcert.core.domains import Domain
+from dpcert.core.measurement import Measurement
+from dpcert.core.measures import Measure, RenyiDP
+from dpcert.core.metrics import Metric
+from dpcert.errors import (
+    BudgetExceeded,
+    DomainMismatch,
+    InvalidParameter,
+    MeasureMismatch,
+    MetricMismatch,
+)
+
+__all__ = ["Queryable", "make_filter", "make_odometer"]
+
+
+class Queryable:
+    """Data behind a privacy filter (mutable: it records what was spent; thread-safe)."""
+
+    def __init__(self, data: Any, input_domain: Domain, input_metric: Metric, measure: Measure,
+                 d_in: Any = 1, budget: Any = None) -> None:
+        input_domain.check_member(data)
+        self._data = data
+        self.input_domain = input_domain
+        self.input_metric = input_metric
+        self.measure = measure
+        self.d_in = input_metric.validate_d_in(d_in)
+        self.budget = None if budget is None else measure.validate_distance(budget, "budget")
+        self._spent = measure.zero()
+        self._lock = threading.Lock()
+        self.log: list[tuple[str, Any]] = []
+
+    @property
+    def spent(self) -> Any:
+        """Total charged so far (exact)."""
+        return self._spent
+
+    @property
+    def remaining(self) -> Any:
+        """What is left of the budget (None for an odometer; not defined for Rényi curves)."""
+        if self.budget is None or isinstance(self.measure, RenyiDP):
+            return None
+        b, s = self.budget, self._spent
+        if isinstance(b, tuple):
+            return b[0] - s[0], b[1] - s[1]
+        return b - s
+
+    def __call__(self, measurement: Measurement) -> Any:
+        """Charge ``measurement`` at ``d_in``, then run it on the data and return its output."""
+        return self.submit(measurement)
+
+    def submit(self, measurement: Measurement) -> Any:
+        """Same as calling the queryable."""
+        if not isinstance(measurement, Measurement):
+            raise InvalidParameter(f"measurement={measurement!r} is not a Measurement")
+        if measurement.input_domain != self.input_domain:
+            raise DomainMismatch(
+                f"query {measurement.name!r} has input domain {measurement.input_domain!r}, the "
+                f"queryable holds {self.input_domain!r}"
+            )
+        if measurement.input_metric != self.input_metric:
+            raise MetricMismatch(
+                f"query {measurement.name!r} has input metric "
+                f"{type(measurement.input_metric).__name__}, the queryable uses "
+                f"{type(self.input_metric).__name__}"
+            )
+        if not self.measure.same_kind(measurement.output_measure):
+            raise MeasureMismatch(
+                f"query {measurement.name!r} is private under {measurement.output_measure!r}, "
+                f"the queryable accounts in {self.measure!r}"
+            )
+        cost = measurement.map(self.d_in)
+        with self._lock:
+            new = self.measure.compose([self._spent, cost])
+            if self.budget is not None and not self.measure.compare(new, self.budget):
+                left = self.remaining
+                left_s = "a Rényi curve" if left is None else self.measure.describe(left)
+                raise BudgetExceeded(
+                    f"query {measurement.name!r} costs {self.measure.describe(cost)} but only "
+                    f"{left_s} remains of {self.measure.describe(self.budget)}"
+                )
+            self._spent = new  # charge before running: a crash now loses budget, not privacy
+            self.log.append((measurement.name, cost))
+        return measurement.function(self._data)
+
+    def __repr__(self) -> str:
+        kind = "odometer" if self.budget is None else "filter"
+        return f"Queryable({kind}, spent={self.measure.describe(self._spent)})"
+
+
+def make_filter(input_domain: Domain, input_metric: Metric, budget: Measure,
+                d_in: Any = 1) -> Measurement:
+    """A measurement whose output is a :class:`Queryable` that never spends more than ``budget``
+    for inputs ``d_in`` apart.
+
+    ``budget`` carries an amount (``PureDP(1.0)``, ``ApproxDP(1.0, 1e-6)``, ``ZCDP(0.5)``).
+    """
+    if not isinstance(budget, Measure):
+        raise InvalidParameter(f"budget={budget!r} must be a measure with an amount")
+    value = budget.require_value("budget")
+    measure = type(budget)()
+    d_in0 = input_metric.validate_d_in(d_in)
+
+    def privacy_map(d: Any) -> Any:
+        if d > d_in0:
+            raise InvalidParameter(
+                f"d_in={d!r} exceeds the d_in={d_in0!r} this filter charges queries at"
+            )
+        return value
+
+    def function(data: Any) -> Queryable:
+        return Queryable(data, input_domain, input_metric, measure, d_in0, value)
+
+    return Measurement(
+        input_domain, input_metric, measure,
+        function=function,
+        privacy_map=privacy_map,
+        name="filter",
+        params={"budget": repr(budget), "d_in": d_in0},
+    )
+
+
+def make_odometer(data: Any, input_domain: Domain, input_metric: Metric, measure: Measure,
+                  d_in: Any = 1) -> Queryable:
+    """A :class:`Queryable` without a budget that records what it spends (an odometer)."""
+    return Queryable(data, input_domain, input_metric, type(measure)(), d_in, None)

@@ -1,0 +1,7 @@
+"""The DP data engine: Session API, backend-neutral plans, the Polars backend."""
+
+from dpcert.frame.aggregates import count, count_distinct, mean, quantile, sum, variance
+from dpcert.frame.session import Query, Release, Session
+
+__all__ = ["Query", "Release", "Session", "count", "count_distinct", "mean", "quantile", "sum",
+           "variance"]

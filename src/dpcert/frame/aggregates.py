@@ -1,0 +1,53 @@
+"""User-facing aggregate constructors: ``dp.count()``, ``dp.sum(col, bounds)``, ...
+
+Examples
+--------
+>>> import dpcert as dp
+>>> dp.sum("income", bounds=(0, 250_000)).name
+'sum_income'
+>>> dp.quantile("age", [0.25, 0.5], bounds=(0, 120)).names()
+['quantile_0.25_age', 'quantile_0.5_age']
+>>> dp.count().alias("n").name
+'n'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, Sum, Variance
+
+__all__ = ["count", "count_distinct", "mean", "quantile", "sum", "variance"]
+
+
+def count() -> Count:
+    """Number of rows per group (after contribution bounding)."""
+    return Count()
+
+
+def count_distinct() -> CountDistinct:
+    """Number of distinct privacy units per group."""
+    return CountDistinct()
+
+
+def sum(column: str, bounds: tuple[Any, Any]) -> Sum:  # mirrors Polars naming
+    """Sum of ``column``, each value clamped to ``bounds`` (nulls/NaN become the lower bound)."""
+    return Sum(column, bounds)
+
+
+def mean(column: str, bounds: tuple[Any, Any]) -> Mean:
+    """Mean of ``column`` clamped to ``bounds``."""
+    return Mean(column, bounds)
+
+
+def variance(column: str, bounds: tuple[Any, Any]) -> Variance:
+    """Variance of ``column`` clamped to ``bounds``."""
+    return Variance(column, bounds)
+
+
+def quantile(column: str, qs: float | Sequence[float], bounds: tuple[Any, Any],
+             candidates: int = 1025) -> Quantile:
+    """Quantiles ``qs`` of ``column`` within ``bounds`` (exponential-mechanism family)."""
+    levels = (qs,) if isinstance(qs, (int, float)) else tuple(qs)
+    return Quantile(column, levels, bounds, candidates)

@@ -1,0 +1,289 @@
+"""The logical plan of a DP query: backend-neutral frozen dataclasses.
+
+Nothing here imports a dataframe library.  A filter is kept as an opaque object that the backend
+understands (a Polars expression, or a SQL string which every backend accepts).
+
+Examples
+--------
+>>> from dpcert.frame.plan import Count, Sum, QueryPlan
+>>> plan = QueryPlan(aggregates=(Count(), Sum("income", (0.0, 1e5))), group_keys=("region",),
+...                  public_keys=(("north",), ("south",)), privacy_unit="person_id",
+...                  max_groups=1, max_rows_per_group=5)
+>>> [a.name for a in plan.aggregates]
+['count', 'sum_income']
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from dpcert._validate import check_bounds, check_int, check_probability
+from dpcert.errors import InvalidParameter
+
+__all__ = [
+    "Aggregate",
+    "Count",
+    "CountDistinct",
+    "Mean",
+    "Quantile",
+    "QueryPlan",
+    "Sum",
+    "Variance",
+]
+
+
+def _check_column(column: Any, what: str) -> str:
+    if not isinstance(column, str) or not column:
+        raise InvalidParameter(f"{what}: column={column!r} must be a non-empty string")
+    return column
+
+
+def _check_value_bounds(bounds: Any, what: str) -> tuple[float, float]:
+    if not (isinstance(bounds, (tuple, list)) and len(bounds) == 2):
+        raise InvalidParameter(f"{what}: bounds={bounds!r} must be a pair (lower, upper)")
+    lo, hi = check_bounds(bounds[0], bounds[1], lower_name=f"{what}.lower",
+                          upper_name=f"{what}.upper")
+    return float(lo), float(hi)
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """Base class of aggregates; ``alias`` overrides the output column name."""
+
+    alias_name: str | None = field(default=None, kw_only=True)
+
+    @property
+    def default_name(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def name(self) -> str:
+        """The output column name."""
+        return self.alias_name or self.default_name
+
+    def alias(self, name: str) -> Aggregate:
+        """A copy with output column ``name``."""
+        return replace(self, alias_name=_check_column(name, "alias"))
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """Data columns this aggregate reads."""
+        return ()
+
+    #: How many noisy measurements this aggregate needs (for the budget split).
+    components: int = field(default=1, init=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Count(Aggregate):
+    """Number of rows (after contribution bounding)."""
+
+    @property
+    def default_name(self) -> str:
+        return "count"
+
+
+@dataclass(frozen=True)
+class CountDistinct(Aggregate):
+    """Number of distinct privacy units in the group."""
+
+    @property
+    def default_name(self) -> str:
+        return "count_distinct_units"
+
+
+@dataclass(frozen=True)
+class Sum(Aggregate):
+    """Sum of ``column`` with each value clamped to ``bounds``."""
+
+    column: str
+    bounds: tuple[float, float]
+
+    def __post_init__(self) -> None:
+        _check_column(self.column, "sum")
+        object.__setattr__(self, "bounds", _check_value_bounds(self.bounds, f"sum({self.column})"))
+
+    @property
+    def default_name(self) -> str:
+        return f"sum_{self.column}"
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return (self.column,)
+
+
+@dataclass(frozen=True)
+class Mean(Aggregate):
+    """Mean of ``column`` clamped to ``bounds``: a noisy sum over a noisy count."""
+
+    column: str
+    bounds: tuple[float, float]
+    components: int = field(default=2, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        _check_column(self.column, "mean")
+        object.__setattr__(self, "bounds",
+                           _check_value_bounds(self.bounds, f"mean({self.column})"))
+
+    @property
+    def default_name(self) -> str:
+        return f"mean_{self.column}"
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return (self.column,)
+
+
+@dataclass(frozen=True)
+class Variance(Aggregate):
+    """Variance of ``column`` clamped to ``bounds``: noisy count, sum and sum of squares."""
+
+    column: str
+    bounds: tuple[float, float]
+    components: int = field(default=3, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        _check_column(self.column, "variance")
+        object.__setattr__(self, "bounds",
+                           _check_value_bounds(self.bounds, f"variance({self.column})"))
+
+    @property
+    def default_name(self) -> str:
+        return f"variance_{self.column}"
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return (self.column,)
+
+
+@dataclass(frozen=True)
+class Quantile(Aggregate):
+    """Quantiles ``qs`` of ``column`` in ``bounds``, by the exponential mechanism on a grid of
+    ``candidates`` equally spaced points (one noisy selection per quantile)."""
+
+    column: str
+    qs: tuple[float, ...]
+    bounds: tuple[float, float]
+    candidates: int = 1025
+
+    def __post_init__(self) -> None:
+        _check_column(self.column, "quantile")
+        raw: Any = self.qs
+        qs = (raw,) if isinstance(raw, (int, float)) else tuple(raw)
+        if not qs:
+            raise InvalidParameter(f"quantile({self.column}): qs={self.qs!r} is empty")
+        for q in qs:
+            check_probability(q, "q")
+            if isinstance(q, float) and math.isnan(q):
+                raise InvalidParameter(f"q={q!r} must be a number")
+        object.__setattr__(self, "qs", tuple(float(q) for q in qs))
+        object.__setattr__(self, "bounds",
+                           _check_value_bounds(self.bounds, f"quantile({self.column})"))
+        check_int(self.candidates, "candidates", minimum=2)
+        object.__setattr__(self, "components", len(qs))
+
+    @property
+    def default_name(self) -> str:
+        return f"quantile_{self.column}"
+
+    def names(self) -> list[str]:
+        """Output column names, one per quantile."""
+        if self.alias_name and len(self.qs) == 1:
+            return [self.alias_name]
+        base = self.alias_name or f"quantile_{{q}}_{self.column}"
+        if "{q}" not in base:
+            base = base + "_{q}"
+        return [base.format(q=f"{q:g}") for q in self.qs]
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return (self.column,)
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    """A whole DP query.
+
+    Parameters
+    ----------
+    aggregates
+        What to release per group.
+    group_keys
+        Columns to group by (empty: one global group).
+    public_keys
+        The key tuples to release (missing groups come out as noisy zeros), or ``None`` for
+        private keys chosen by DP partition selection.
+    privacy_unit
+        Column identifying a person, or ``None`` when each row is a different person.
+    max_groups, max_rows_per_group
+        Contribution bounds per privacy unit (both 1 when ``privacy_unit`` is None).
+    filters
+        Backend filter expressions applied before anything else (data-independent).
+    """
+
+    aggregates: tuple[Aggregate, ...]
+    group_keys: tuple[str, ...] = ()
+    public_keys: tuple[tuple[Any, ...], ...] | None = ((),)
+    privacy_unit: str | None = None
+    max_groups: int = 1
+    max_rows_per_group: int = 1
+    filters: tuple[Any, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.aggregates:
+            raise InvalidParameter("aggregates=() is empty: ask for at least one aggregate")
+        for a in self.aggregates:
+            if not isinstance(a, Aggregate):
+                raise InvalidParameter(f"aggregate={a!r} is not a dpcert aggregate")
+        names = self.output_names()
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise InvalidParameter(f"duplicate output names {sorted(dup)}: use .alias()")
+        check_int(self.max_groups, "max_groups", minimum=1)
+        check_int(self.max_rows_per_group, "max_rows_per_group", minimum=1)
+        if self.privacy_unit is None and (self.max_groups != 1 or self.max_rows_per_group != 1):
+            raise InvalidParameter(
+                "max_groups/max_rows_per_group need a privacy_unit column (rows are units)"
+            )
+        if self.public_keys is not None:
+            width = len(self.group_keys)
+            for k in self.public_keys:
+                if len(k) != width:
+                    raise InvalidParameter(
+                        f"public key {k!r} has {len(k)} values for {width} group columns"
+                    )
+            if width and not self.public_keys:
+                raise InvalidParameter("keys=[] is empty: give the public keys or 'private'")
+
+    def output_names(self) -> list[str]:
+        """Names of the released value columns, in order."""
+        out: list[str] = []
+        for a in self.aggregates:
+            out.extend(a.names() if isinstance(a, Quantile) else [a.name])
+        return out
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """Every data column the plan reads."""
+        cols: list[str] = list(self.group_keys)
+        if self.privacy_unit:
+            cols.append(self.privacy_unit)
+        for a in self.aggregates:
+            cols.extend(a.columns)
+        return tuple(dict.fromkeys(cols))
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-friendly rendering for certificates."""
+        return {
+            "aggregates": [{"kind": type(a).__name__, **{
+                k: v for k, v in vars(a).items() if k not in ("components",)}}
+                for a in self.aggregates],
+            "group_keys": list(self.group_keys),
+            "keys": "private" if self.public_keys is None else [list(k) for k in self.public_keys],
+            "privacy_unit": self.privacy_unit or "row",
+            "max_groups": self.max_groups,
+            "max_rows_per_group": self.max_rows_per_group,
+            "filters": [str(f) for f in self.filters],
+        }

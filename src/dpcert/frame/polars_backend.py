@@ -1,0 +1,231 @@
+"""The embedded engine: compile a plan to Polars and compute exact per-group statistics.
+
+Everything is vectorised in Polars (no Python loop per row):
+
+* **Contribution bounding** (privacy unit ``u``, keys ``K``): each (unit, group) pair gets a fresh
+  64-bit random number from the CSPRNG; a unit keeps the ``max_groups`` pairs with the smallest
+  numbers (a uniformly random subset of its groups).  Each row gets a fresh random number; a pair
+  keeps its ``max_rows_per_group`` rows with the smallest numbers (a uniformly random subset of its
+  rows).  Never "first rows".
+* **Sums** are exact fixed point: each value is imputed (null/NaN → lower bound), clamped to the
+  bounds, rounded to the component's unit ``2^k`` and clamped again to the rounded bounds, then
+  summed as int64 in two halves (high and low bits) that cannot overflow, recombined as Python
+  ints per group.
+* **Quantiles** count values at or below each candidate of an equally spaced grid per group.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from dpcert.errors import InvalidParameter, OutOfDomain
+from dpcert.frame.calibrate import Calibration
+from dpcert.frame.plan import CountDistinct, Mean, Quantile, QueryPlan, Sum, Variance
+from dpcert.frame.stats import GroupStats
+from dpcert.samplers import EntropySource, default_source
+
+__all__ = ["check_schema", "compute_stats", "to_lazy"]
+
+_SPLIT = 24  # low-bit width of the two-part integer sums
+_NUMERIC = (pl.Float32, pl.Float64, pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16,
+            pl.UInt32, pl.UInt64)
+
+
+def to_lazy(data: Any) -> pl.LazyFrame:
+    """Accept a LazyFrame, DataFrame, or a CSV/Parquet path."""
+    if isinstance(data, pl.LazyFrame):
+        return data
+    if isinstance(data, pl.DataFrame):
+        return data.lazy()
+    if isinstance(data, str):
+        if data.endswith(".parquet"):
+            return pl.scan_parquet(data)
+        if data.endswith(".csv"):
+            return pl.scan_csv(data)
+        raise InvalidParameter(f"data={data!r}: expected a .csv or .parquet path")
+    raise InvalidParameter(
+        f"data of type {type(data).__name__} is not a Polars LazyFrame/DataFrame or a path"
+    )
+
+
+def check_schema(lf: pl.LazyFrame, plan: QueryPlan) -> dict[str, Any]:
+    """Check every column the plan reads exists with a usable type (reads only the schema)."""
+    schema = lf.collect_schema()
+    for col in plan.columns:
+        if col not in schema:
+            raise InvalidParameter(
+                f"unknown column {col!r}; the data has {sorted(schema.names())}"
+            )
+    for a in plan.aggregates:
+        for col in a.columns:
+            if schema[col] not in _NUMERIC:
+                raise InvalidParameter(
+                    f"{a.name}: column {col!r} has type {schema[col]}, not numeric"
+                )
+    return dict(schema)
+
+
+def _apply_filters(lf: pl.LazyFrame, plan: QueryPlan) -> pl.LazyFrame:
+    for f in plan.filters:
+        lf = lf.filter(pl.sql_expr(f) if isinstance(f, str) else f)
+    return lf
+
+
+def _bounded(df: pl.DataFrame, plan: QueryPlan, source: EntropySource) -> pl.DataFrame:
+    unit = plan.privacy_unit
+    if unit is None:
+        return df
+    keys = list(plan.group_keys)
+    G, R = plan.max_groups, plan.max_rows_per_group
+    n = df.height
+    if n == 0:
+        return df
+    cond = []
+    df = df.with_columns(pl.Series("_r", source.random_uint64(n)))
+    if keys:
+        df = df.with_columns((pl.struct([unit, *keys]).rank("dense") - 1).alias("_pair"))
+        n_pairs = int(df["_pair"].max()) + 1  # type: ignore[arg-type]
+        pair_rand = pl.Series("_pr", source.random_uint64(n_pairs))
+        df = df.with_columns(pl.lit(pair_rand).gather(pl.col("_pair")).alias("_pr"))
+        cond.append(pl.col("_pr").rank("dense").over(unit) <= G)
+        cond.append(pl.col("_r").rank("ordinal").over([unit, *keys]) <= R)
+    else:
+        cond.append(pl.col("_r").rank("ordinal").over(unit) <= R)
+    return df.filter(*cond).drop([c for c in ("_r", "_pair", "_pr") if c in df.columns])
+
+
+def _value_expr(col: str, lo: float, hi: float) -> pl.Expr:
+    v = pl.col(col).cast(pl.Float64)
+    return v.fill_nan(None).fill_null(lo).clip(lo, hi)
+
+
+def _fixed_point(expr: pl.Expr, unit: Fraction, lo_u: Fraction, hi_u: Fraction) -> pl.Expr:
+    # unit is a power of two, so the multiplication below is exact in float64; rint is exact.
+    inv = float(1 / unit)
+    return (expr * inv).round(0).clip(float(lo_u), float(hi_u)).cast(pl.Int64)
+
+
+def compute_stats(data: Any, plan: QueryPlan, cal: Calibration,
+                  source: EntropySource | None = None) -> GroupStats:
+    """Exact per-group statistics of ``plan`` on ``data`` (Polars)."""
+    src = default_source() if source is None else source
+    lf = _apply_filters(to_lazy(data), plan)
+    # keep one column even when the plan reads none (a plain count), so rows are not lost
+    lf = lf.select(list(plan.columns)) if plan.columns else lf.with_row_index("_row").select("_row")
+    df = lf.collect()
+    df = _bounded(df, plan, src)
+    keys = list(plan.group_keys)
+    aggs: list[pl.Expr] = []
+    int_cols: list[str] = []
+    for a in plan.aggregates:
+        for c in cal.by_aggregate(a.name):
+            if c.kind == "count":
+                aggs.append(pl.len().cast(pl.Int64).alias(c.name))
+                int_cols.append(c.name)
+            elif c.kind == "count_distinct":
+                assert isinstance(a, CountDistinct)
+                unit_col = plan.privacy_unit
+                expr = pl.col(unit_col).n_unique() if unit_col else pl.len()
+                aggs.append(expr.cast(pl.Int64).alias(c.name))
+                int_cols.append(c.name)
+            elif c.kind in ("sum", "sumsq"):
+                assert isinstance(a, (Sum, Mean, Variance)) and c.bounds is not None
+                lo, hi = a.bounds
+                v = _value_expr(a.column, lo, hi)
+                if c.kind == "sumsq":
+                    v = v * v
+                # shift to non-negative integers so the two halves are unambiguous
+                fp = _fixed_point(v, c.unit, *c.bounds) - int(c.bounds[0])
+                aggs.append((fp // (1 << _SPLIT)).sum().alias(c.name + "#hi"))
+                aggs.append((fp % (1 << _SPLIT)).sum().alias(c.name + "#lo"))
+                aggs.append(pl.len().cast(pl.Int64).alias(c.name + "#n"))
+            elif c.kind == "quantile":
+                pass  # handled below
+            elif c.kind == "select":
+                pass
+            else:  # pragma: no cover
+                raise InvalidParameter(f"unknown component kind {c.kind}")
+    sel = cal.selection()
+    if sel is not None:
+        unit_col = plan.privacy_unit
+        expr = pl.col(unit_col).n_unique() if unit_col else pl.len()
+        aggs.append(expr.cast(pl.Int64).alias(sel.name))
+        int_cols.append(sel.name)
+    if keys:
+        grouped = df.group_by(keys).agg(aggs) if aggs else df.select(keys).unique()
+    else:
+        grouped = df.select(aggs) if aggs else pl.DataFrame({"_one": [1]})
+    grouped = _align_keys(grouped, plan)
+    values: dict[str, np.ndarray[Any, Any]] = {}
+    for name in int_cols:
+        values[name] = grouped[name].fill_null(0).to_numpy().astype(np.int64)
+    for c in cal.components:
+        if c.kind in ("sum", "sumsq"):
+            assert c.bounds is not None
+            hi_arr = grouped[c.name + "#hi"].fill_null(0).to_numpy().astype(np.int64)
+            lo_arr = grouped[c.name + "#lo"].fill_null(0).to_numpy().astype(np.int64)
+            n_arr = grouped[c.name + "#n"].fill_null(0).to_numpy().astype(np.int64)
+            shift = int(c.bounds[0])
+            if (np.abs(hi_arr).max(initial=0) < (1 << (60 - _SPLIT))
+                    and abs(shift) * max(int(n_arr.max(initial=0)), 1) < (1 << 60)):
+                values[c.name] = hi_arr * (1 << _SPLIT) + lo_arr + n_arr * shift
+            else:  # exact Python integers
+                values[c.name] = (hi_arr.astype(object) * (1 << _SPLIT)
+                                  + lo_arr.astype(object) + n_arr.astype(object) * shift)
+    key_tuples: list[tuple[Any, ...]] = (
+        [tuple(r) for r in grouped.select(keys).iter_rows()] if keys else [()]
+    )
+    histograms, candidates = _quantile_histograms(df, plan, cal, grouped)
+    return GroupStats(key_tuples, values, histograms, candidates)
+
+
+def _align_keys(grouped: pl.DataFrame, plan: QueryPlan) -> pl.DataFrame:
+    keys = list(plan.group_keys)
+    if not keys:
+        return grouped
+    if plan.public_keys is None:
+        return grouped.sort(keys, nulls_last=True)
+    key_df = pl.DataFrame([list(k) for k in plan.public_keys], schema=keys, orient="row")
+    try:
+        key_df = key_df.cast({k: grouped.schema[k] for k in keys})
+    except pl.exceptions.PolarsError as e:
+        raise OutOfDomain(f"public keys do not match the key column types: {e}") from e
+    return key_df.join(grouped, on=keys, how="left", nulls_equal=True)
+
+
+def _quantile_histograms(df: pl.DataFrame, plan: QueryPlan, cal: Calibration,
+                         grouped: pl.DataFrame) -> tuple[dict[str, Any], dict[str, Any]]:
+    histograms: dict[str, Any] = {}
+    candidates: dict[str, Any] = {}
+    keys = list(plan.group_keys)
+    n_groups = grouped.height if keys else 1
+    for a in plan.aggregates:
+        if not isinstance(a, Quantile):
+            continue
+        lo, hi = a.bounds
+        m = a.candidates
+        cand = np.linspace(lo, hi, m)
+        step = (hi - lo) / (m - 1) if hi > lo else 1.0
+        # index of the first candidate >= value: value <= cand[j]  <=>  idx <= j
+        idx = ((_value_expr(a.column, lo, hi) - lo) / step).ceil().clip(0, m - 1).cast(pl.Int64)
+        if keys:
+            gid = grouped.select(keys).with_row_index("_gid")
+            counts = (df.select(*keys, idx.alias("_bin"))
+                      .group_by([*keys, "_bin"]).agg(pl.len().alias("_n"))
+                      .join(gid, on=keys, how="inner", nulls_equal=True))
+            g = counts["_gid"].to_numpy().astype(np.int64)
+        else:
+            counts = df.select(idx.alias("_bin")).group_by("_bin").agg(pl.len().alias("_n"))
+            g = np.zeros(counts.height, dtype=np.int64)
+        hist = np.zeros((n_groups, m), dtype=np.int64)
+        np.add.at(hist, (g, counts["_bin"].to_numpy().astype(np.int64)),
+                  counts["_n"].to_numpy().astype(np.int64))
+        cum = np.cumsum(hist, axis=1)
+        for qname in a.names():
+            histograms[qname] = cum
+            candidates[qname] = cand
+    return histograms, candidates

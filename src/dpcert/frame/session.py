@@ -1,0 +1,251 @@
+"""The user-facing Session: declare the privacy unit and budget once, then release queries.
+
+Examples
+--------
+>>> import polars as pl
+>>> import dpcert as dp
+>>> df = pl.DataFrame({"pid": [1, 1, 2, 3, 4], "region": ["n", "s", "n", "s", "n"],
+...                    "income": [10.0, 20.0, 30.0, 40.0, 50.0]})
+>>> sess = dp.Session(df, privacy_unit="pid", budget=dp.ZCDP(1.0))
+>>> q = (sess.query().group_by("region", keys=["n", "s"])
+...          .agg(dp.count(), dp.sum("income", bounds=(0, 100)))
+...          .bound_contributions(max_groups=1, max_rows_per_group=1))
+>>> res = q.release(budget=dp.ZCDP(0.5))
+>>> res.to_polars().columns[:4]
+['region', 'count', 'count_ci_low', 'count_ci_high']
+>>> float(sess.spent) <= 0.5
+True
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import Any
+
+import polars as pl
+
+from dpcert._validate import check_int, check_probability
+from dpcert.core.measures import Measure
+from dpcert.errors import BudgetExceeded, InvalidParameter
+from dpcert.frame.calibrate import Calibration, calibrate
+from dpcert.frame.certificate import build_certificate
+from dpcert.frame.noise import add_noise, half_width
+from dpcert.frame.plan import Aggregate, Quantile, QueryPlan
+from dpcert.frame.polars_backend import check_schema, compute_stats, to_lazy
+from dpcert.samplers import EntropySource
+
+__all__ = ["Query", "Release", "Session"]
+
+
+@dataclass(frozen=True)
+class Release:
+    """The result of :meth:`Query.release`: a table of estimates with intervals, and a
+    certificate (a JSON-serialisable dict)."""
+
+    table: pl.DataFrame
+    certificate: dict[str, Any]
+
+    def to_polars(self) -> pl.DataFrame:
+        """One row per group: the keys, then per aggregate ``<name>``, ``<name>_ci_low``,
+        ``<name>_ci_high``."""
+        return self.table
+
+
+class Session:
+    """A private dataset with a privacy unit and a total budget.
+
+    Parameters
+    ----------
+    data
+        Polars LazyFrame/DataFrame, or a ``.csv``/``.parquet`` path.
+    privacy_unit
+        Column identifying a person; ``None`` when every row is a different person.
+    budget
+        Total budget: ``PureDP(ε)``, ``ApproxDP(ε, δ)`` or ``ZCDP(ρ)``.
+    ledger, dataset
+        Optional path of a persistent budget ledger (:class:`dpcert.accounting.ledger.Ledger`)
+        and the dataset's name in it; every release is charged there before it is computed.
+    """
+
+    def __init__(self, data: Any, privacy_unit: str | None = None, *, budget: Measure,
+                 ledger: str | None = None, dataset: str | None = None,
+                 _source: EntropySource | None = None) -> None:
+        if not isinstance(budget, Measure):
+            raise InvalidParameter(
+                f"budget={budget!r} must be PureDP(ε), ApproxDP(ε, δ) or ZCDP(ρ)"
+            )
+        budget.require_value("budget")
+        if privacy_unit is not None and (not isinstance(privacy_unit, str) or not privacy_unit):
+            raise InvalidParameter(f"privacy_unit={privacy_unit!r} must be a column name")
+        self._lf = to_lazy(data)
+        schema = self._lf.collect_schema()
+        if privacy_unit is not None and privacy_unit not in schema:
+            raise InvalidParameter(
+                f"privacy_unit={privacy_unit!r} is not a column; the data has "
+                f"{sorted(schema.names())}"
+            )
+        self.privacy_unit = privacy_unit
+        self.budget = budget
+        self._spent: Any = budget.zero()
+        self._lock = threading.Lock()
+        self._source = _source
+        self.dataset = dataset or "default"
+        self._ledger: Any = None
+        if ledger is not None:
+            from dpcert.accounting.ledger import Ledger
+
+            self._ledger = Ledger(ledger)
+            if self.dataset not in self._ledger.datasets():
+                self._ledger.create(self.dataset, budget)
+
+    @property
+    def spent(self) -> Any:
+        """What this session has spent so far (exact)."""
+        return self._spent
+
+    @property
+    def remaining(self) -> Any:
+        """What this session may still spend (exact; ledger limits apply on top)."""
+        v = self.budget.require_value()
+        if isinstance(v, tuple):
+            return (v[0] - self._spent[0], v[1] - self._spent[1])
+        return v - self._spent
+
+    def query(self) -> Query:
+        """Start a query on this session's data."""
+        return Query(self)
+
+    def _charge(self, cal: Calibration, note: str) -> dict[str, Any] | None:
+        m = self.budget
+        m.check_same_kind(cal.measure, "release budget")
+        with self._lock:
+            new_total = m.compose([self._spent, cal.total])
+            if not m.compare(new_total, m.require_value()):
+                raise BudgetExceeded(
+                    f"release would spend {m.describe(cal.total)} but the session has "
+                    f"{m.describe(self.remaining)} left"
+                )
+            info = None
+            if self._ledger is not None:
+                amount = _as_amount(m, cal.total)
+                self._ledger.spend(self.dataset, amount, note=note)  # raises before revealing
+                info = {"path": str(self._ledger.path), "dataset": self.dataset,
+                        "remaining": m.to_json(self._ledger.remaining(self.dataset))}
+            self._spent = new_total
+        return info
+
+
+def _as_amount(m: Measure, total: Any) -> Measure:
+    t = type(m)
+    if isinstance(total, tuple):
+        return t(total[0], total[1])  # type: ignore[call-arg]
+    return t(total)  # type: ignore[call-arg]
+
+
+@dataclass(frozen=True)
+class Query:
+    """An immutable query description; each method returns a new query."""
+
+    session: Session
+    filters: tuple[Any, ...] = ()
+    group_keys: tuple[str, ...] = ()
+    public_keys: tuple[tuple[Any, ...], ...] | None = ((),)
+    aggregates: tuple[Aggregate, ...] = ()
+    max_groups: int | None = None
+    max_rows_per_group: int | None = None
+    _keys_given: bool = field(default=False, repr=False)
+
+    def filter(self, predicate: Any) -> Query:
+        """Keep rows matching a Polars expression or SQL predicate string (data-independent)."""
+        return replace(self, filters=(*self.filters, predicate))
+
+    def group_by(self, *columns: str, keys: Any = None) -> Query:
+        """Group by ``columns``; ``keys`` is the list of public keys, or ``"private"``."""
+        if not columns:
+            raise InvalidParameter("group_by needs at least one column")
+        if keys is None:
+            raise InvalidParameter(
+                "group_by(..., keys=...) is required: the list of public keys, or 'private' "
+                "for DP partition selection"
+            )
+        if isinstance(keys, str):
+            if keys != "private":
+                raise InvalidParameter(f"keys={keys!r} must be a list or 'private'")
+            pk = None
+        else:
+            pk = tuple(tuple(k) if isinstance(k, (tuple, list)) else (k,) for k in keys)
+        return replace(self, group_keys=tuple(columns), public_keys=pk, _keys_given=True)
+
+    def agg(self, *aggregates: Aggregate) -> Query:
+        """The aggregates to release per group."""
+        return replace(self, aggregates=(*self.aggregates, *aggregates))
+
+    def bound_contributions(self, max_groups: int = 1, max_rows_per_group: int = 1) -> Query:
+        """At most ``max_groups`` groups and ``max_rows_per_group`` rows per group per unit."""
+        check_int(max_groups, "max_groups", minimum=1)
+        check_int(max_rows_per_group, "max_rows_per_group", minimum=1)
+        return replace(self, max_groups=max_groups, max_rows_per_group=max_rows_per_group)
+
+    def plan(self) -> QueryPlan:
+        """The backend-neutral plan of this query."""
+        unit = self.session.privacy_unit
+        if unit is not None and (self.max_groups is None or self.max_rows_per_group is None):
+            raise InvalidParameter(
+                f"privacy_unit={unit!r}: call .bound_contributions(max_groups=..., "
+                "max_rows_per_group=...) so each person's influence is bounded"
+            )
+        return QueryPlan(
+            aggregates=self.aggregates, group_keys=self.group_keys,
+            public_keys=self.public_keys, privacy_unit=unit,
+            max_groups=self.max_groups or 1, max_rows_per_group=self.max_rows_per_group or 1,
+            filters=self.filters,
+        )
+
+    def accuracy(self, alpha: Any = 0.05, budget: Measure | None = None) -> pl.DataFrame:
+        """Interval half-widths per aggregate at level ``alpha`` for ``budget``; reads no data."""
+        a = check_probability(alpha, "alpha", open_low=True, open_high=True)
+        cal = calibrate(self.plan(), budget or self.session.budget)
+        rows = []
+        for c in cal.components:
+            if c.kind in ("count", "count_distinct", "sum", "sumsq"):
+                rows.append({"component": c.name, "mechanism": c.noise,
+                             "scale": float(c.scale * c.unit),
+                             "half_width": half_width(c, a)})
+            elif c.kind == "quantile":
+                rows.append({"component": c.name, "mechanism": c.noise,
+                             "scale": float("nan"), "half_width": float("nan")})
+        return pl.DataFrame(rows)
+
+    def release(self, budget: Measure, *, alpha: Any = 0.05) -> Release:
+        """Charge ``budget`` (session and ledger), then compute and return the release."""
+        a = check_probability(alpha, "alpha", open_low=True, open_high=True)
+        plan = self.plan()
+        check_schema(self.session._lf, plan)  # before spending anything
+        cal = calibrate(plan, budget)
+        ledger_info = self.session._charge(cal, note=f"release {plan.output_names()}")
+        stats = compute_stats(self.session._lf, plan, cal, self.session._source)
+        noisy = add_noise(stats, plan, cal, a, self.session._source)
+        table = _to_frame(plan, noisy)
+        cert = build_certificate(plan, cal, session_total=self.session.spent,
+                                 session_budget=self.session.budget, ledger=ledger_info,
+                                 alpha=a, backend="polars")
+        return Release(table, cert)
+
+
+def _to_frame(plan: QueryPlan, noisy: Any) -> pl.DataFrame:
+    cols: dict[str, Any] = {}
+    for i, k in enumerate(plan.group_keys):
+        cols[k] = [key[i] for key in noisy.keys]
+    for a in plan.aggregates:
+        names = a.names() if isinstance(a, Quantile) else [a.name]
+        for n in names:
+            cols[n] = noisy.columns[n]
+            cols[f"{n}_ci_low"] = noisy.ci_low[n]
+            cols[f"{n}_ci_high"] = noisy.ci_high[n]
+    return pl.DataFrame(cols)
+
+
+def _fraction(x: Any) -> Fraction:  # pragma: no cover - helper for callers
+    return Fraction(x)

@@ -1,0 +1,261 @@
+"""Private selection: the exponential mechanism, report-noisy-max and permute-and-flip.
+
+A *scorer* maps a dataset to one score per candidate; ``sensitivity`` is the most any score can
+change between neighbouring datasets (``d_in = 1`` under ``input_metric``).  The privacy of all
+three mechanisms rests on that bound, which is the caller's claim (dpcert's own scorers, e.g.
+:func:`~dpcert.m.make_quantile`, compute it).  With ``monotonic=True`` the caller also claims
+that between neighbours all scores move in the same direction, which halves the noise.
+
+=========================  ==================================================  ===============
+constructor                output distribution                                 map
+=========================  ==================================================  ===============
+``make_exponential``       P(c) ∝ exp(ε·u(c)/(2Δ))  (McSherry & Talwar 2007)   ``ε·d_in``
+``make_report_noisy_max``  argmax u(c) + noise; ``noise="exponential"`` is     ``k·ε·d_in``
+                           the exponential mechanism (McKenna & Sheldon
+                           2020), ``"laplace"`` adds discrete Laplace of
+                           scale 2Δ/ε to integer scores (Dwork & Roth 2014,
+                           Claim 3.9); top-``k`` by peeling
+``make_permute_and_flip``  McKenna & Sheldon 2020; never less accurate than    ``ε·d_in``
+                           the exponential mechanism
+=========================  ==================================================  ===============
+
+(``monotonic=True`` replaces ``2Δ`` by ``Δ``.)  Sampling is exact (:mod:`._selection`).
+Proofs: ``docs/proofs/exponential.md``.
+
+Examples
+--------
+>>> import dpcert as dp
+>>> space = (dp.VectorDomain(dp.AtomDomain(str)), dp.SymmetricDistance())
+>>> cands = ["red", "green", "blue"]
+>>> votes = lambda xs: [sum(x == c for x in xs) for c in cands]
+>>> m = space >> dp.m.then_exponential(cands, votes, sensitivity=1, epsilon=1.0)
+>>> m(["red"] * 30 + ["blue"] * 2) in cands, m.map(1)
+(True, Fraction(1, 1))
+>>> top2 = space >> dp.m.then_report_noisy_max(cands, votes, 1, 1.0, k=2)
+>>> top2.map(1)
+Fraction(2, 1)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from typing import Any, Literal
+
+from dpcert._numbers import is_real_number
+from dpcert._validate import check_int, check_positive
+from dpcert.core.chaining import PartialConstructor, partial
+from dpcert.core.domains import Domain
+from dpcert.core.measurement import Measurement
+from dpcert.core.measures import PureDP
+from dpcert.core.metrics import Metric
+from dpcert.errors import InvalidParameter
+from dpcert.mechanisms._selection import (
+    exponential_index,
+    noisy_max_index,
+    permute_and_flip_index,
+)
+
+__all__ = [
+    "make_exponential",
+    "make_permute_and_flip",
+    "make_report_noisy_max",
+    "then_exponential",
+    "then_permute_and_flip",
+    "then_report_noisy_max",
+]
+
+Scorer = Callable[[Any], Sequence[Any]]
+
+
+def _check_candidates(candidates: Sequence[Any]) -> list[Any]:
+    if isinstance(candidates, (str, bytes)) or not hasattr(candidates, "__len__"):
+        raise InvalidParameter(f"candidates={candidates!r} must be a sequence")
+    cands = list(candidates)
+    if not cands:
+        raise InvalidParameter("candidates=[] must not be empty")
+    return cands
+
+
+def exact_scores(raw: Any, k: int) -> list[Fraction]:
+    """A scorer's output as exact Fractions (floats by their exact binary value)."""
+    vals = list(raw.tolist() if hasattr(raw, "tolist") else raw)
+    if len(vals) != k:
+        raise InvalidParameter(f"scorer returned {len(vals)} scores for {k} candidates")
+    out = []
+    for v in vals:
+        if not is_real_number(v) or (isinstance(v, float) and not math.isfinite(v)):
+            raise InvalidParameter(f"scorer returned {v!r}: scores must be finite numbers")
+        out.append(Fraction(v))
+    return out
+
+
+def gammas_for(scores: list[Fraction], epsilon: Fraction, sensitivity: Fraction,
+               monotonic: bool) -> list[Fraction]:
+    """``γᵢ = ε·(max u − uᵢ)/(2Δ)`` (``/Δ`` when monotonic), so ``min γ = 0``."""
+    top = max(scores)
+    factor = epsilon / (sensitivity if monotonic else 2 * sensitivity)
+    return [(top - u) * factor for u in scores]
+
+
+def _linear(eps: Fraction) -> Callable[[Any], Fraction]:
+    return lambda d_in: eps * Fraction(d_in)
+
+
+def make_exponential(input_domain: Domain, input_metric: Metric, candidates: Sequence[Any],
+                     scorer: Scorer, sensitivity: Any, epsilon: Any, *,
+                     monotonic: bool = False) -> Measurement:
+    """The exponential mechanism, sampled exactly.
+
+    Parameters
+    ----------
+    input_domain, input_metric
+        The datasets the scorer reads and their neighbour relation.
+    candidates : sequence
+        The (public, non-empty) set to select from.
+    scorer : callable
+        ``scorer(data)`` → one finite score per candidate (higher is better).
+    sensitivity : number > 0
+        Bound on ``|u(x, c) − u(x', c)|`` for neighbours (``d_in = 1``).
+    epsilon : number > 0
+    monotonic : bool
+        Whether all scores move in the same direction between neighbours.
+
+    Returns
+    -------
+    Measurement
+        Data → one candidate, under PureDP with ``map(d_in) = ε·d_in``.
+    """
+    cands = _check_candidates(candidates)
+    sens = check_positive(sensitivity, "sensitivity")
+    eps = check_positive(epsilon, "epsilon")
+    k = len(cands)
+
+    def function(x: Any) -> Any:
+        g = gammas_for(exact_scores(scorer(x), k), eps, sens, monotonic)
+        return cands[exponential_index(g)]
+
+    return Measurement(
+        input_domain, input_metric, PureDP(), function=function, privacy_map=_linear(eps),
+        name="exponential",
+        params={"epsilon": eps, "sensitivity": sens, "candidates": len(cands),
+                "monotonic": monotonic},
+    )
+
+
+def make_permute_and_flip(input_domain: Domain, input_metric: Metric,
+                          candidates: Sequence[Any], scorer: Scorer, sensitivity: Any,
+                          epsilon: Any, *, monotonic: bool = False) -> Measurement:
+    """Permute-and-flip (McKenna & Sheldon 2020), sampled exactly; parameters as
+    :func:`make_exponential`.  ``map(d_in) = ε·d_in``.
+
+    Examples
+    --------
+    >>> import dpcert as dp
+    >>> space = (dp.VectorDomain(dp.AtomDomain(int)), dp.SymmetricDistance())
+    >>> m = dp.m.make_permute_and_flip(*space, [0, 1], lambda xs: [xs.count(0), xs.count(1)],
+    ...                                1, 2.0)
+    >>> m([1] * 50) in (0, 1), m.map(2)
+    (True, Fraction(4, 1))
+    """
+    cands = _check_candidates(candidates)
+    sens = check_positive(sensitivity, "sensitivity")
+    eps = check_positive(epsilon, "epsilon")
+    k = len(cands)
+
+    def function(x: Any) -> Any:
+        g = gammas_for(exact_scores(scorer(x), k), eps, sens, monotonic)
+        return cands[permute_and_flip_index(g)]
+
+    return Measurement(
+        input_domain, input_metric, PureDP(), function=function, privacy_map=_linear(eps),
+        name="permute_and_flip",
+        params={"epsilon": eps, "sensitivity": sens, "candidates": len(cands),
+                "monotonic": monotonic},
+    )
+
+
+def make_report_noisy_max(input_domain: Domain, input_metric: Metric,
+                          candidates: Sequence[Any], scorer: Scorer, sensitivity: Any,
+                          epsilon: Any, *, noise: Literal["exponential", "laplace"] = "exponential",
+                          k: int = 1, monotonic: bool = False) -> Measurement:
+    """Report-noisy-max, optionally top-``k`` (by peeling: ``k`` rounds without replacement).
+
+    Parameters
+    ----------
+    noise : {"exponential", "laplace"}
+        ``"exponential"``: one-sided exponential noise of scale ``2Δ/ε``, i.e. the exponential
+        mechanism (sampled exactly).  ``"laplace"``: discrete Laplace noise of scale ``2Δ/ε``
+        (``Δ/ε`` if monotonic) added to *integer* scores; ties broken uniformly.
+    k : int ≥ 1
+        Number of candidates to report (in order of selection); each round costs ε.
+    Other parameters as :func:`make_exponential`.
+
+    Returns
+    -------
+    Measurement
+        Data → one candidate (``k = 1``) or a list of ``k`` distinct candidates; PureDP with
+        ``map(d_in) = k·ε·d_in``.
+    """
+    cands = _check_candidates(candidates)
+    sens = check_positive(sensitivity, "sensitivity")
+    eps = check_positive(epsilon, "epsilon")
+    kk = check_int(k, "k", minimum=1)
+    if kk > len(cands):
+        raise InvalidParameter(f"k={k!r} exceeds the number of candidates ({len(cands)})")
+    if noise not in ("exponential", "laplace"):
+        raise InvalidParameter(f"noise={noise!r} must be 'exponential' or 'laplace'")
+    n = len(cands)
+    scale = (sens if monotonic else 2 * sens) / eps
+
+    def pick(scores: list[Fraction]) -> int:
+        if noise == "exponential":
+            return exponential_index(gammas_for(scores, eps, sens, monotonic))
+        ints = []
+        for u in scores:
+            if u.denominator != 1:
+                raise InvalidParameter(
+                    f"noise='laplace' needs integer scores, got {u}; use noise='exponential'"
+                )
+            ints.append(int(u))
+        return noisy_max_index(ints, scale)
+
+    def function(x: Any) -> Any:
+        scores = exact_scores(scorer(x), n)
+        remaining = list(range(n))
+        chosen = []
+        for _ in range(kk):
+            j = pick([scores[i] for i in remaining])
+            chosen.append(cands[remaining.pop(j)])
+        return chosen[0] if kk == 1 else chosen
+
+    return Measurement(
+        input_domain, input_metric, PureDP(), function=function,
+        privacy_map=_linear(kk * eps),
+        name="report_noisy_max",
+        params={"epsilon": eps, "sensitivity": sens, "noise": noise, "k": kk,
+                "candidates": n, "monotonic": monotonic},
+    )
+
+
+def then_exponential(candidates: Sequence[Any], scorer: Scorer, sensitivity: Any, epsilon: Any,
+                     *, monotonic: bool = False) -> PartialConstructor:
+    """Partial form of :func:`make_exponential`."""
+    return partial(make_exponential, "exponential", candidates, scorer, sensitivity, epsilon,
+                   monotonic=monotonic)
+
+
+def then_permute_and_flip(candidates: Sequence[Any], scorer: Scorer, sensitivity: Any,
+                          epsilon: Any, *, monotonic: bool = False) -> PartialConstructor:
+    """Partial form of :func:`make_permute_and_flip`."""
+    return partial(make_permute_and_flip, "permute_and_flip", candidates, scorer, sensitivity,
+                   epsilon, monotonic=monotonic)
+
+
+def then_report_noisy_max(candidates: Sequence[Any], scorer: Scorer, sensitivity: Any,
+                          epsilon: Any, *, noise: Literal["exponential", "laplace"] = "exponential",
+                          k: int = 1, monotonic: bool = False) -> PartialConstructor:
+    """Partial form of :func:`make_report_noisy_max`."""
+    return partial(make_report_noisy_max, "report_noisy_max", candidates, scorer, sensitivity,
+                   epsilon, noise=noise, k=k, monotonic=monotonic)

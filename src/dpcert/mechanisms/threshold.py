@@ -1,0 +1,118 @@
+"""Partition selection: release the keys of a dataset, and their counts, without a public key set.
+
+Each record is one privacy unit's key (bound contributions first: one key per unit).  Every
+distinct key's count gets discrete Laplace noise ``Z ~ DLap(1/ε)`` and the key is released (with
+its noisy count) only if ``count + Z ≥ τ``.  Neighbours that differ in a record whose key appears
+in both differ by 1 in one count: ε, by the discrete Laplace mechanism.  A key present only in
+the larger dataset has count 1 there and is released with probability
+``P(Z ≥ τ − 1) = q^{τ−1}/(1+q)``, ``q = e^{−ε}``; τ is the smallest integer making this ``≤ δ``
+(Korolova, Kenthapadi, Mishra & Ntoulas 2009; Wilson et al. 2020).  So one record costs (ε, δ);
+``d_in`` records cost ``(d·ε, d·e^{(d−1)ε}·δ)`` by group privacy.  Proof:
+``docs/proofs/threshold.md``.
+
+Examples
+--------
+>>> import dpcert as dp
+>>> space = (dp.VectorDomain(dp.AtomDomain(str)), dp.SymmetricDistance())
+>>> sel = space >> dp.m.then_partition_selection(epsilon=1.0, delta=1e-6)
+>>> sel.params["threshold"]
+15
+>>> sorted(sel(["a"] * 100 + ["rare"]))
+['a']
+>>> sel.map(1)
+(Fraction(1, 1), Fraction(1, 1000000))
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from dpcert._validate import check_positive, check_probability
+from dpcert.core.chaining import PartialConstructor, partial
+from dpcert.core.domains import Domain, VectorDomain
+from dpcert.core.measurement import Measurement
+from dpcert.core.measures import ApproxDP
+from dpcert.core.metrics import InsertDeleteDistance, Metric, SymmetricDistance
+from dpcert.errors import MetricMismatch
+from dpcert.mechanisms._exactmath import exp_bounds, log_bounds, ru
+from dpcert.mechanisms._spaces import check_dataset_space
+from dpcert.samplers import discrete_laplace
+
+__all__ = ["make_partition_selection", "partition_threshold", "then_partition_selection"]
+
+
+def partition_threshold(epsilon: Any, delta: Any) -> int:
+    """Smallest integer τ ≥ 2 with ``P(1 + Z ≥ τ) ≤ δ`` for ``Z ~ DLap(1/ε)`` (rigorous).
+
+    ``P(Z ≥ m) = q^m/(1+q)`` with ``q = e^{−ε}``, so ``τ − 1 ≥ (ln(1/δ) − ln(1+q))/ε``.
+    """
+    eps = check_positive(epsilon, "epsilon")
+    dl = check_probability(delta, "delta", open_low=True, open_high=True)
+    q_lo, _ = exp_bounds(-eps)
+    need = (log_bounds(1 / dl)[1] - log_bounds(1 + q_lo)[0]) / eps
+    return max(2, math.ceil(need) + 1)
+
+
+def make_partition_selection(input_domain: Domain, input_metric: Metric, epsilon: Any,
+                             delta: Any) -> Measurement:
+    """Noisy-threshold partition selection over the keys in a vector (one key per unit).
+
+    Parameters
+    ----------
+    input_domain : VectorDomain of bool, int or str
+        One record per privacy unit: its key.
+    input_metric : SymmetricDistance or InsertDeleteDistance
+    epsilon : number > 0
+    delta : number in (0, 1)
+
+    Returns
+    -------
+    Measurement
+        Data → ``{key: noisy count}`` of the keys that pass τ; ApproxDP.
+    """
+    check_dataset_space("make_partition_selection", input_domain, input_metric,
+                        (bool, int, str))
+    if not isinstance(input_metric, (SymmetricDistance, InsertDeleteDistance)):
+        raise MetricMismatch(
+            "make_partition_selection needs add/remove neighbours (SymmetricDistance or "
+            f"InsertDeleteDistance), got {type(input_metric).__name__}"
+        )
+    assert isinstance(input_domain, VectorDomain)
+    eps = check_positive(epsilon, "epsilon")
+    dl = check_probability(delta, "delta", open_low=True, open_high=True)
+    tau = partition_threshold(eps, dl)
+    scale = 1 / eps
+    to_array = input_domain.to_array
+
+    def function(x: Any) -> dict[Any, int]:
+        arr = np.asarray(to_array(x))
+        if arr.size == 0:
+            return {}
+        keys, counts = np.unique(arr, return_counts=True)
+        noisy = counts.astype(np.int64) + np.asarray(discrete_laplace(scale, keys.size))
+        keep = np.flatnonzero(noisy >= tau)
+        return dict(zip(keys[keep].tolist(), noisy[keep].tolist(), strict=True))
+
+    def privacy_map(d_in: Any) -> tuple[Fraction, Fraction]:
+        d = int(d_in)
+        if d == 0:
+            return Fraction(0), Fraction(0)
+        if d == 1:
+            return eps, dl
+        group = d * exp_bounds((d - 1) * eps)[1] * dl
+        return d * eps, min(Fraction(1), ru(group))
+
+    return Measurement(
+        input_domain, input_metric, ApproxDP(), function=function, privacy_map=privacy_map,
+        name="partition_selection",
+        params={"epsilon": eps, "delta": dl, "threshold": tau, "scale": scale},
+    )
+
+
+def then_partition_selection(epsilon: Any, delta: Any) -> PartialConstructor:
+    """Partial form of :func:`make_partition_selection`."""
+    return partial(make_partition_selection, "partition_selection", epsilon, delta)

@@ -1,0 +1,1 @@
+"""Human-readable reports of releases (Markdown, optional plots)."""

@@ -1,0 +1,212 @@
+"""The engine: Session API, contribution bounding, coverage of intervals, budgets, errors."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import numpy as np
+import polars as pl
+import pytest
+
+import dpcert as dp
+from dpcert import errors
+from dpcert.frame.calibrate import calibrate
+from dpcert.frame.polars_backend import compute_stats
+from dpcert.samplers import InsecureSeededSource
+
+
+def table(n_units: int = 400, groups: int = 10, rows: int = 3, seed: int = 1) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    unit = np.repeat(np.arange(n_units), rows)
+    grp = np.repeat(rng.integers(0, groups, n_units), rows)  # each unit in one group
+    return pl.DataFrame({"uid": unit, "g": grp.astype(np.int64),
+                         "x": rng.uniform(0, 100, unit.size), "y": rng.integers(0, 10, unit.size)})
+
+
+KEYS = list(range(10))
+
+
+def test_release_shape_names_and_certificate() -> None:
+    df = table()
+    sess = dp.Session(df, "uid", budget=dp.ZCDP(1.0), _source=InsecureSeededSource(3))
+    q = (sess.query().group_by("g", keys=KEYS)
+         .agg(dp.count(), dp.count_distinct(), dp.sum("x", (0, 100)), dp.mean("x", (0, 100)),
+              dp.variance("x", (0, 100)), dp.quantile("x", [0.5], (0, 100)).alias("med"))
+         .bound_contributions(max_groups=1, max_rows_per_group=3))
+    acc = q.accuracy(0.05, dp.ZCDP(0.5))
+    assert acc.height == 9 and (acc["half_width"].drop_nans() > 0).all()
+    res = q.release(dp.ZCDP(0.5))
+    out = res.to_polars()
+    assert out.columns[:4] == ["g", "count", "count_ci_low", "count_ci_high"]
+    for name in ("count_distinct_units", "sum_x", "mean_x", "variance_x", "med"):
+        assert name in out.columns and f"{name}_ci_low" in out.columns
+    assert out.height == 10
+    assert ((out["mean_x"] >= 0) & (out["mean_x"] <= 100)).all()
+    assert ((out["med"] >= 0) & (out["med"] <= 100)).all()
+    cert = res.certificate
+    json.dumps(cert)
+    assert Fraction(cert["release_total"]["rho"]["exact"]) <= Fraction(1, 2)
+    assert Fraction(cert["session"]["spent_total"]["rho"]["exact"]) == sess.spent
+    assert len(cert["measurements"]) == 9
+
+
+def test_intervals_cover_truth() -> None:
+    """Counts and sums fall inside their 95% intervals for >= 93% of groups (seeded)."""
+    df = table(n_units=2000, rows=2)
+    truth = df.group_by("g").agg(pl.len().alias("n"), pl.col("x").sum().alias("s")).sort("g")
+    hits = total = 0
+    for seed in range(20):
+        for budget in (dp.ZCDP(0.2), dp.PureDP(0.5)):
+            sess = dp.Session(df, "uid", budget=budget, _source=InsecureSeededSource(seed))
+            out = (sess.query().group_by("g", keys=KEYS).agg(dp.count(), dp.sum("x", (0, 100)))
+                   .bound_contributions(1, 2).release(budget)).to_polars().sort("g")
+            for col, tcol in (("count", "n"), ("sum_x", "s")):
+                inside = ((out[f"{col}_ci_low"] <= truth[tcol]) &
+                          (truth[tcol] <= out[f"{col}_ci_high"]))
+                hits += int(inside.sum())
+                total += inside.len()
+    assert hits / total >= 0.93, hits / total
+
+
+def test_unit_with_many_rows_moves_stats_within_bounds() -> None:
+    """Adding a unit with 1000 rows changes exact bounded stats by at most the sensitivity.
+
+    Base units have one row each, so bounding keeps all of them whatever the randomness (a
+    coupling of the two runs); only the heavy unit is cut down.
+    """
+    base = table(n_units=300, rows=1)
+    heavy = pl.DataFrame({"uid": np.full(1000, 10_000), "g": np.arange(1000) % 10,
+                          "x": np.full(1000, 99.0), "y": np.full(1000, 9)})
+    big = pl.concat([base, heavy])
+    sess = dp.Session(base, "uid", budget=dp.PureDP(1.0))
+    for G, R in ((1, 1), (2, 3), (3, 5)):
+        q = (sess.query().group_by("g", keys=KEYS)
+             .agg(dp.count(), dp.count_distinct(), dp.sum("x", (-10, 100)))
+             .bound_contributions(G, R))
+        plan = q.plan()
+        cal = calibrate(plan, dp.PureDP(1.0))
+        for seed in range(3):
+            a = compute_stats(base, plan, cal, InsecureSeededSource(seed))
+            b = compute_stats(big, plan, cal, InsecureSeededSource(seed + 100))
+            for c in cal.components:
+                diff = np.abs(np.asarray(b.values[c.name], dtype=object)
+                              - np.asarray(a.values[c.name], dtype=object))
+                assert sum(int(d) for d in diff) <= c.l1, (c.name, G, R)
+                assert max(int(d) for d in diff) <= c.l1 / G
+                # the bound is attained: the heavy unit uses its full allowance
+                assert sum(int(d) for d in diff) >= c.l1 * Fraction(9, 10) or c.kind != "count"
+
+
+def test_no_privacy_unit_means_rows() -> None:
+    df = table()
+    sess = dp.Session(df, budget=dp.PureDP(2.0), _source=InsecureSeededSource(0))
+    out = sess.query().agg(dp.count()).release(dp.PureDP(1.0)).to_polars()
+    assert out.height == 1 and abs(out["count"][0] - df.height) < 60
+    with pytest.raises(errors.InvalidParameter, match="privacy_unit"):
+        sess.query().agg(dp.count()).bound_contributions(2, 2).release(dp.PureDP(0.1))
+
+
+def test_budget_is_enforced_and_nothing_is_spent_on_errors() -> None:
+    df = table()
+    sess = dp.Session(df, "uid", budget=dp.PureDP(1.0))
+    q = sess.query().group_by("g", keys=KEYS).agg(dp.count()).bound_contributions(1, 1)
+    q.release(dp.PureDP(0.6))
+    with pytest.raises(errors.BudgetExceeded, match="left"):
+        q.release(dp.PureDP(0.6))
+    assert sess.spent == Fraction(3, 5)
+    with pytest.raises(errors.InvalidParameter, match="unknown column 'nope'"):
+        sess.query().agg(dp.sum("nope", (0, 1))).bound_contributions(1, 1).release(
+            dp.PureDP(0.1))
+    assert sess.spent == Fraction(3, 5)
+    with pytest.raises(errors.MeasureMismatch):
+        q.release(dp.ZCDP(0.1))
+    q.release(dp.PureDP(0.4))  # exactly exhausts the budget (exact arithmetic)
+    assert sess.remaining == 0
+
+
+@pytest.mark.parametrize(
+    ("build", "error", "match"),
+    [
+        (lambda s: s.query().agg(dp.sum("x", (10, 0))), errors.InvalidParameter,
+         "bounds reversed"),
+        (lambda s: s.query().agg(dp.count()), errors.InvalidParameter, "bound_contributions"),
+        (lambda s: s.query().group_by("g").agg(dp.count()), errors.InvalidParameter, "keys"),
+        (lambda s: s.query().agg(dp.count(), dp.count()).bound_contributions(),
+         errors.InvalidParameter, "duplicate"),
+        (lambda s: s.query().group_by("g", keys="private").agg(dp.count())
+         .bound_contributions(), errors.InvalidParameter, "ApproxDP"),
+        (lambda s: s.query().agg(dp.quantile("x", [1.5], (0, 1))), errors.InvalidParameter,
+         "q=1.5"),
+        (lambda s: s.query().agg(dp.sum("x", (0, float("nan")))), errors.InvalidParameter,
+         "nan"),
+    ],
+)
+def test_bad_queries(build: object, error: type, match: str) -> None:
+    sess = dp.Session(table(), "uid", budget=dp.ZCDP(1.0))
+    with pytest.raises(error, match=match):
+        build(sess).release(dp.ZCDP(0.1))  # type: ignore[operator]
+    assert sess.spent == 0
+
+
+def test_session_argument_errors() -> None:
+    with pytest.raises(errors.InvalidParameter, match="privacy_unit='who'"):
+        dp.Session(table(), "who", budget=dp.ZCDP(1.0))
+    with pytest.raises(errors.InvalidParameter, match="carries no amount"):
+        dp.Session(table(), "uid", budget=dp.ZCDP())
+    with pytest.raises(errors.InvalidParameter, match="budget="):
+        dp.Session(table(), "uid", budget=1.0)  # type: ignore[arg-type]
+    with pytest.raises(errors.InvalidParameter, match="csv"):
+        dp.Session("data.txt", budget=dp.ZCDP(1.0))
+
+
+def test_public_keys_missing_groups_are_noisy_zeros() -> None:
+    df = table()
+    sess = dp.Session(df, "uid", budget=dp.ZCDP(1.0), _source=InsecureSeededSource(5))
+    out = (sess.query().group_by("g", keys=[*KEYS, 99, 100]).agg(dp.count())
+           .bound_contributions(1, 3).release(dp.ZCDP(0.5))).to_polars()
+    assert out["g"].to_list() == [*KEYS, 99, 100]
+    tail = out.filter(pl.col("g") >= 99)["count"]
+    assert (tail.abs() < 30).all()
+
+
+def test_private_keys_partition_selection() -> None:
+    rng = np.random.default_rng(0)
+    popular = pl.DataFrame({"uid": np.arange(5000), "k": rng.integers(0, 5, 5000).astype(str),
+                            "x": np.ones(5000)})
+    rare = pl.DataFrame({"uid": 10_000 + np.arange(50), "k": [f"rare{i}" for i in range(50)],
+                         "x": np.ones(50)})
+    df = pl.concat([popular, rare])
+    released_rare = 0
+    for seed in range(5):
+        sess = dp.Session(df, "uid", budget=dp.ApproxDP(2.0, 1e-5),
+                          _source=InsecureSeededSource(seed))
+        res = (sess.query().group_by("k", keys="private").agg(dp.count())
+               .bound_contributions(1, 1).release(dp.ApproxDP(1.0, 1e-6)))
+        keys = set(res.to_polars()["k"].to_list())
+        assert {"0", "1", "2", "3", "4"} <= keys
+        released_rare += len(keys - {"0", "1", "2", "3", "4"})
+        sel = next(m for m in res.certificate["measurements"] if m["kind"] == "select")
+        assert sel["threshold"] > 10
+    assert released_rare == 0
+
+
+def test_quantile_is_accurate_with_large_budget() -> None:
+    df = pl.DataFrame({"x": np.linspace(0, 100, 20001)})
+    sess = dp.Session(df, budget=dp.PureDP(100.0), _source=InsecureSeededSource(1))
+    out = sess.query().agg(dp.quantile("x", [0.1, 0.5, 0.9], (0, 100))).release(
+        dp.PureDP(30.0)).to_polars()
+    assert abs(out["quantile_0.5_x"][0] - 50) < 1
+    assert abs(out["quantile_0.1_x"][0] - 10) < 1
+    assert abs(out["quantile_0.9_x"][0] - 90) < 1
+
+
+def test_filters_sql_and_expr() -> None:
+    df = table()
+    sess = dp.Session(df, "uid", budget=dp.PureDP(100.0), _source=InsecureSeededSource(2))
+    a = (sess.query().filter("y >= 5").agg(dp.count()).bound_contributions(1, 3)
+         .release(dp.PureDP(20.0))).to_polars()["count"][0]
+    b = (sess.query().filter(pl.col("y") >= 5).agg(dp.count()).bound_contributions(1, 3)
+         .release(dp.PureDP(20.0))).to_polars()["count"][0]
+    truth = df.filter(pl.col("y") >= 5).height
+    assert abs(a - truth) < 5 and abs(b - truth) < 5
