@@ -111,6 +111,14 @@ class Measure:
         raise NotImplementedError
 
 
+def _show(x: Fraction) -> str:
+    """The shortest float text for ``x`` when it reads back exactly, else ``x`` rounded up."""
+    f = float(x)
+    if Fraction(repr(f)) == x:
+        return repr(f)
+    return repr(round_up(x))
+
+
 def _frac_json(x: Fraction) -> dict[str, Any]:
     return {"exact": str(x), "float_up": round_up(x)}
 
@@ -153,13 +161,13 @@ class PureDP(Measure):
         return self.epsilon
 
     def describe(self, d: Any) -> str:
-        return f"ε = {round_up(self.validate_distance(d))}"
+        return f"ε = {_show(self.validate_distance(d))}"
 
     def to_json(self, d: Any) -> Any:
         return {"epsilon": _frac_json(self.validate_distance(d))}
 
     def __repr__(self) -> str:
-        return "PureDP()" if self.epsilon is None else f"PureDP({round_up(self.epsilon)!r})"
+        return "PureDP()" if self.epsilon is None else f"PureDP({_show(self.epsilon)})"
 
 
 @dataclass(frozen=True)
@@ -222,7 +230,7 @@ class ApproxDP(Measure):
 
     def describe(self, d: Any) -> str:
         e, dl = self.validate_distance(d)
-        return f"ε = {round_up(e)}, δ = {round_up(dl)}"
+        return f"ε = {_show(e)}, δ = {_show(dl)}"
 
     def to_json(self, d: Any) -> Any:
         e, dl = self.validate_distance(d)
@@ -231,7 +239,7 @@ class ApproxDP(Measure):
     def __repr__(self) -> str:
         if self.epsilon is None or self.delta is None:
             return "ApproxDP()"
-        return f"ApproxDP({round_up(self.epsilon)!r}, {round_up(self.delta)!r})"
+        return f"ApproxDP({_show(self.epsilon)}, {_show(self.delta)})"
 
 
 @dataclass(frozen=True)
@@ -269,13 +277,13 @@ class ZCDP(Measure):
         return self.rho
 
     def describe(self, d: Any) -> str:
-        return f"ρ = {round_up(self.validate_distance(d))}"
+        return f"ρ = {_show(self.validate_distance(d))}"
 
     def to_json(self, d: Any) -> Any:
         return {"rho": _frac_json(self.validate_distance(d))}
 
     def __repr__(self) -> str:
-        return "ZCDP()" if self.rho is None else f"ZCDP({round_up(self.rho)!r})"
+        return "ZCDP()" if self.rho is None else f"ZCDP({_show(self.rho)})"
 
 
 @dataclass(frozen=True)

@@ -75,17 +75,92 @@ def _apply_filters(lf: pl.LazyFrame, plan: QueryPlan) -> pl.LazyFrame:
     return lf
 
 
+def _differs(s: pl.Series, idx: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """For rows in order ``idx``: does each row's value differ from the previous row's?"""
+    if s.dtype.is_numeric() and s.null_count() == 0:
+        v = s.to_numpy()[idx]
+        return np.asarray(v[1:] != v[:-1])
+    g = s.gather(pl.Series(idx))
+    a, b = g.slice(1), g.slice(0, len(g) - 1)
+    eq = (a == b).fill_null(False) | (a.is_null() & b.is_null())
+    return np.asarray(~eq.to_numpy())
+
+
 def _bounded(df: pl.DataFrame, plan: QueryPlan, source: EntropySource) -> pl.DataFrame:
+    """Contribution bounding: ≤ max_groups groups per unit, ≤ max_rows_per_group rows per group.
+
+    Rows are grouped with one 64-bit sort key: the high 32 bits of a keyed hash of the unit, then
+    the low 32 bits of a keyed hash of the (unit, keys) pair, both keyed with fresh CSPRNG bits.
+    Units whose high bits collide are merged into one "unit" (that only lowers what each of them
+    contributes); pairs whose keys collide are detected and those blocks re-sorted exactly.
+    Groups: a (merged) unit keeps its first ``max_groups`` pairs in keyed-hash order, a
+    pseudo-random subset.  Rows: a pair with more than ``max_rows_per_group`` rows keeps the rows
+    with the smallest fresh CSPRNG words, a uniformly random subset.  The privacy proof needs
+    neither choice to be random, only that each unit's choice depends on its own rows.
+    """
     unit = plan.privacy_unit
-    if unit is None:
+    if unit is None or df.height == 0:
         return df
     keys = list(plan.group_keys)
     G, R = plan.max_groups, plan.max_rows_per_group
+    seeds = [int(v) >> 1 for v in source.random_uint64(2)]
+    pair_expr = pl.struct([unit, *keys]).hash(seeds[1]) if keys else pl.col(unit).hash(seeds[1])
+    hi = np.uint64(0xFFFFFFFF00000000)
+    lo = np.uint64(0x00000000FFFFFFFF)
+    kcol = df.select(
+        ((pl.col(unit).hash(seeds[0]) & hi) | (pair_expr & lo)).alias("_k")
+    ).to_series()
+    idx = kcol.arg_sort().to_numpy()
+    k = kcol.to_numpy()[idx]
     n = df.height
-    if n == 0:
-        return df
+    same_k = k[1:] == k[:-1]
+    pair_differs = np.zeros(n - 1, dtype=bool)
+    for col in (unit, *keys):
+        pair_differs |= _differs(df[col], idx)
+    bad = same_k & pair_differs
+    if bad.any():  # 32-bit pair-hash collisions inside a unit block: re-sort those blocks exactly
+        block = np.cumsum(np.concatenate(([True], ~same_k))) - 1
+        bad_blocks = np.unique(block[1:][bad])
+        rows = np.nonzero(np.isin(block, bad_blocks))[0]
+        sub = df[idx[rows]].select(unit, *keys).with_columns(
+            pl.Series("_b", block[rows]), pl.Series("_i", rows))
+        order = sub.sort(["_b", unit, *keys], nulls_last=True)["_i"].to_numpy()
+        idx[rows] = idx[order]
+        pair_differs = np.zeros(n - 1, dtype=bool)
+        for col in (unit, *keys):
+            pair_differs |= _differs(df[col], idx)
+    new_unit = np.concatenate(([True], (k[1:] & hi) != (k[:-1] & hi)))
+    new_pair = np.concatenate(([True], ~same_k | pair_differs))
+    pair_id = np.cumsum(new_pair) - 1
+    n_pairs = int(pair_id[-1]) + 1
+    pair_start = np.nonzero(new_pair)[0]
+    unit_first_pair = np.maximum.accumulate(np.where(new_unit[pair_start], np.arange(n_pairs), 0))
+    keep_pair = (np.arange(n_pairs) - unit_first_pair) < G
+    rows_per_pair = np.bincount(pair_id)
+    keep = keep_pair[pair_id]
+    big = (rows_per_pair[pair_id] > R) & keep
+    if big.any():
+        pos_big = np.nonzero(big)[0]
+        words = source.random_uint64(pos_big.size)
+        order = np.lexsort((words, pair_id[pos_big]))
+        p_sorted = pair_id[pos_big][order]
+        starts = np.concatenate(([True], p_sorted[1:] != p_sorted[:-1]))
+        pos = np.arange(pos_big.size)
+        rank = pos - np.maximum.accumulate(np.where(starts, pos, 0))
+        keep[pos_big[order[rank >= R]]] = False
+    keep_original = np.empty(n, dtype=bool)
+    keep_original[idx] = keep
+    return df.filter(pl.Series(keep_original))
+
+
+def _bounded_windows(df: pl.DataFrame, plan: QueryPlan, source: EntropySource) -> pl.DataFrame:
+    """Exact bounding with window functions (used only after a hash collision)."""
+    unit = plan.privacy_unit
+    assert unit is not None
+    keys = list(plan.group_keys)
+    G, R = plan.max_groups, plan.max_rows_per_group
     cond = []
-    df = df.with_columns(pl.Series("_r", source.random_uint64(n)))
+    df = df.with_columns(pl.Series("_r", source.random_uint64(df.height)))
     if keys:
         df = df.with_columns((pl.struct([unit, *keys]).rank("dense") - 1).alias("_pair"))
         n_pairs = int(df["_pair"].max()) + 1  # type: ignore[arg-type]

@@ -1,0 +1,101 @@
+"""`dpcert release SPEC.toml`: outputs, dry run, and spec errors that name their line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from dpcert.cli.main import main
+
+SPEC = """\
+[data]
+path = "people.csv"
+privacy_unit = "pid"
+
+[budget]
+epsilon = 2.0
+delta = 1e-6
+ledger = "ledger.sqlite"
+dataset = "people"
+
+[output]
+dir = "out"
+
+[[query]]
+name = "by_region"
+group_by = ["region"]
+keys = ["n", "s"]
+max_groups = 1
+max_rows_per_group = 2
+budget = {{ epsilon = {eps}, delta = 0 }}
+aggregates = [
+  {{ kind = "count" }},
+  {{ kind = "sum", column = "{col}", bounds = [{lo}, {hi}] }},
+]
+"""
+
+
+def write(tmp: Path, eps: float = 1.0, col: str = "income", lo: int = 0, hi: int = 100,
+          unit_line: str | None = None) -> Path:
+    rng = np.random.default_rng(0)
+    pl.DataFrame({"pid": np.repeat(np.arange(200), 2),
+                  "region": rng.choice(["n", "s"], 400),
+                  "income": rng.uniform(0, 100, 400)}).write_csv(tmp / "people.csv")
+    text = SPEC.format(eps=eps, col=col, lo=lo, hi=hi)
+    if unit_line is not None:
+        text = text.replace('privacy_unit = "pid"', unit_line)
+    spec = tmp / "spec.toml"
+    spec.write_text(text)
+    return spec
+
+
+def test_release_writes_everything(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = write(tmp_path)
+    assert main(["release", str(spec)]) == 0
+    out = tmp_path / "out"
+    for f in ("by_region.csv", "results.json", "certificate.json", "report.md"):
+        assert (out / f).exists(), f
+    cert = json.loads((out / "certificate.json").read_text())
+    assert cert["by_region"]["release_total"]["epsilon"]["exact"] == "1"
+    assert "count" in capsys.readouterr().out
+    # the ledger refuses the spend that would exceed the budget, and nothing new is written
+    before = (out / "results.json").stat().st_mtime_ns
+    spec2 = write(tmp_path, eps=1.5)
+    assert main(["release", str(spec2)]) == 3
+    assert "BudgetExceeded" in capsys.readouterr().err
+    assert (out / "results.json").stat().st_mtime_ns == before
+
+
+def test_dry_run_reads_no_data_and_spends_nothing(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    spec = write(tmp_path)
+    assert main(["release", str(spec), "--dry-run"]) == 0
+    text = capsys.readouterr().out
+    assert "would spend ε = 1.0" in text and "within" in text
+    assert not (tmp_path / "out").exists()
+    assert main(["release", str(write(tmp_path, eps=3.0)), "--dry-run"]) == 4
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "needle"),
+    [
+        (dict(col="salary"), "unknown column 'salary'"),
+        (dict(lo=100, hi=0), "bounds reversed"),
+        (dict(eps=-1), "epsilon=-1"),
+        (dict(unit_line='privacy_unit = "who"'), "privacy_unit='who'"),
+    ],
+)
+def test_spec_errors_name_the_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                   kwargs: dict[str, object], needle: str) -> None:
+    spec = write(tmp_path, **kwargs)  # type: ignore[arg-type]
+    assert main(["release", str(spec)]) == 3
+    err = capsys.readouterr().err
+    assert needle in err
+    assert f"{spec}:" in err  # path:line
+    line = int(err.split(f"{spec}:")[1].split()[0].rstrip(":"))
+    assert 1 <= line <= 30
+    assert not (tmp_path / "out").exists()

@@ -1,0 +1,104 @@
+"""The verifier's API: proofs, witnesses, UNKNOWN, SMT output and the optional extras."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("z3")
+pytest.importorskip("lark")
+
+from dpcert.verify import VerificationResult, verify
+from dpcert.verify._deps import MissingExtra, require_z3
+
+LAPLACE = """
+input q : real[1];
+adjacent q : all in [-1, 1];
+param eps > 0;
+claim eps;
+z := q[0] + lap(1 / eps);
+return z;
+"""
+
+
+def test_laplace_proof_text() -> None:
+    r = verify(LAPLACE)
+    assert isinstance(r, VerificationResult)
+    assert r.verdict == "PROVED" and r.claim == "eps" and r.bounded_n is None
+    assert r.proof is not None
+    assert "Lap" in r.proof and "+ (-Δq[0])" in r.proof and "Conseq eps ≤ eps" in r.proof
+    with pytest.raises(AttributeError):
+        r.verdict = "REFUTED"  # type: ignore[misc]
+
+
+def test_group_privacy_claim() -> None:
+    src = LAPLACE.replace("all in [-1, 1]", "all in [-2, 2]")
+    assert verify(src).verdict == "REFUTED"
+    assert verify(src.replace("claim eps;", "claim 2 * eps;")).verdict == "PROVED"
+
+
+def test_noisy_max_shift_is_two() -> None:
+    r = verify(Path(__file__).resolve().parents[2] / "examples/programs/noisy_max.dp", n=2)
+    assert r.verdict == "PROVED" and r.bounded_n == 2
+    assert r.proof is not None and re.search(r"\+ \(-?2\)   cost eps", r.proof)
+
+
+def test_unknown_when_costs_are_incomparable() -> None:
+    src = """
+    input q : real[1];
+    adjacent q : all in [-1, 1];
+    param eps > 0;
+    param eps2 > 0;
+    claim eps;
+    return q[0] + lap(1 / eps2);
+    """
+    r = verify(src)
+    assert r.verdict == "UNKNOWN"
+    assert r.reason is not None and "no alignment" in r.reason
+
+
+def test_output_without_noise_is_refuted() -> None:
+    src = LAPLACE.replace("return z;", "return z, q[0];")
+    r = verify(src)
+    assert r.verdict == "REFUTED" and r.witness is not None
+    assert r.witness.loss == float("inf")
+
+
+def test_smt_out(tmp_path: Path) -> None:
+    r = verify(LAPLACE, smt_out=tmp_path / "smt")
+    assert r.verdict == "PROVED"
+    files = sorted((tmp_path / "smt").glob("*.smt2"))
+    assert files and "(check-sat)" in files[0].read_text(encoding="utf-8")
+
+
+def test_bad_n() -> None:
+    from dpcert.errors import InvalidParameter
+
+    with pytest.raises(InvalidParameter, match="n=0"):
+        verify(LAPLACE, n=0)
+
+
+def test_missing_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    real = importlib.import_module
+
+    def fake(name: str, *a: object) -> object:
+        if name == "z3":
+            raise ImportError("no z3")
+        return real(name)
+
+    monkeypatch.setattr(importlib, "import_module", fake)
+    with pytest.raises(MissingExtra, match=r"pip install dpcert\[verify\]"):
+        require_z3()
+
+
+def test_import_dpcert_does_not_import_z3_or_lark() -> None:
+    code = "import sys, dpcert; print('z3' in sys.modules or 'lark' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"

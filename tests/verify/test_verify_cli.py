@@ -1,0 +1,46 @@
+"""``dpcert verify``: output and exit codes 0 PROVED / 1 REFUTED / 2 UNKNOWN / 3 error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("z3")
+pytest.importorskip("lark")
+
+from dpcert.cli.main import main
+
+PROGRAMS = Path(__file__).resolve().parents[2] / "examples" / "programs"
+
+
+def test_proved_exit_0(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code = main(["verify", str(PROGRAMS / "laplace.dp"), "--smt-out", str(tmp_path)])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("PROVED: Laplace") and "Conseq" in out
+    assert list(tmp_path.glob("*.smt2"))
+
+
+def test_refuted_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["verify", str(PROGRAMS / "dummysum_fresh_bad.dp"), "--n", "2"])
+    assert code == 1
+    out = capsys.readouterr().out
+    assert "REFUTED" in out and "x' :" in out and "privacy loss" in out
+
+
+def test_unknown_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    prog = tmp_path / "p.dp"
+    prog.write_text("input q : real[1];\nadjacent q : all in [-1, 1];\nparam eps > 0;\n"
+                    "param e2 > 0;\nclaim eps;\nreturn q[0] + lap(1 / e2);\n", encoding="utf-8")
+    assert main(["verify", str(prog)]) == 2
+    assert "UNKNOWN" in capsys.readouterr().out
+
+
+def test_error_exit_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    prog = tmp_path / "bad.dp"
+    prog.write_text("input q : real[1];\nadjacent q : one any;\nclaim 1;\nreturn q[0] +;\n",
+                    encoding="utf-8")
+    assert main(["verify", str(prog)]) == 3
+    assert "line 4" in capsys.readouterr().err
+    assert main(["verify", str(tmp_path / "missing.dp")]) == 3
