@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint typecheck unit bench clean venv
+.PHONY: demo test lint typecheck unit selfaudit bench clean venv
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,10 +24,11 @@ demo: $(BIN)/python
 	$(BIN)/dpcert example seed004
 	$(BIN)/dpcert release examples/people_release.toml
 
-# Lint, strict type check, then the whole test suite (statistical tests included).
+# Lint, strict type check, the whole test suite (statistical tests included), then the
+# auditor's self-audit of every mechanism (any violation fails).
 test: $(BIN)/python
 	$(BIN)/python -m pip install -q -e ".[dev]"
-	$(MAKE) lint typecheck unit
+	$(MAKE) lint typecheck unit selfaudit
 
 lint:
 	$(BIN)/ruff check src tests benchmarks examples
@@ -37,6 +38,9 @@ typecheck:
 
 unit:
 	$(BIN)/python -m pytest -n 2 -q $(PYTEST_ARGS) src/dpcert tests
+
+selfaudit:
+	$(BIN)/dpcert audit --self --quick
 
 bench: $(BIN)/python
 	$(BIN)/python -m pip install -q -e ".[bench]"

@@ -56,7 +56,7 @@ def test_resize() -> None:
         hits[t(list(range(10)))] += 1
     assert np.all(np.abs(hits / 2000 - 0.4) < 0.06)
     m = (dom, SYM) >> dp.t.then_resize(4, 0) >> dp.t.then_mean() >> dp.m.then_laplace(1.0)
-    assert float(m.map(1)) == pytest.approx(9 / 4, rel=1e-9)
+    assert float(m.map(1)) == pytest.approx(9 / 4, rel=1e-6)  # plus the lattice allowance
 
 
 def test_count_distinct() -> None:

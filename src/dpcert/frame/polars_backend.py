@@ -106,9 +106,10 @@ def _bounded(df: pl.DataFrame, plan: QueryPlan, source: EntropySource) -> pl.Dat
     seeds = [int(v) >> 1 for v in source.random_uint64(2)]
     pair_expr = pl.struct([unit, *keys]).hash(seeds[1]) if keys else pl.col(unit).hash(seeds[1])
     hi = np.uint64(0xFFFFFFFF00000000)
-    lo = np.uint64(0x00000000FFFFFFFF)
+    hi_lit = pl.lit(0xFFFFFFFF00000000, dtype=pl.UInt64)
+    lo_lit = pl.lit(0x00000000FFFFFFFF, dtype=pl.UInt64)
     kcol = df.select(
-        ((pl.col(unit).hash(seeds[0]) & hi) | (pair_expr & lo)).alias("_k")
+        ((pl.col(unit).hash(seeds[0]) & hi_lit) | (pair_expr & lo_lit)).alias("_k")
     ).to_series()
     idx = kcol.arg_sort().to_numpy()
     k = kcol.to_numpy()[idx]

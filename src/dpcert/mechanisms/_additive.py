@@ -7,6 +7,13 @@ vector of ``m`` coordinates charges ``+ m·2^k`` in L1 and ``+ √m·2^k`` in L2
 (``docs/proofs/lattice.md``).  For float vectors of unknown size the mechanism refuses vectors
 longer than :data:`MAX_UNSIZED` and charges for that many coordinates; under L1/L2 output
 metrics neighbours have equal length, so the length check reveals nothing private.
+
+**Choice of k** (:func:`mechanism_exponent`).  The whole lattice allowance is kept at most
+``2^-ALLOWANCE_BITS`` of the scale: ``2^k ≤ scale·2^-20 / m`` (L1) or ``/ √m`` (L2).  The lattice
+samplers clamp inputs to ``±2^(k+51)`` — the range on which a correctly rounded real input (e.g.
+an exact sum rounded once to a float) stays within half a lattice step of its real value — so
+inputs larger than about ``2^31·scale/m`` saturate there.  That is a signal-to-noise ratio above
+two billion; pass a smaller ``k`` (paying ``m·2^k``) if you need more.
 """
 
 from __future__ import annotations
@@ -19,10 +26,19 @@ from dpcert.core.domains import AtomDomain, Domain, VectorDomain
 from dpcert.core.metrics import AbsoluteDistance, Metric
 from dpcert.errors import DomainMismatch, InvalidParameter, MetricMismatch
 
-__all__ = ["MAX_UNSIZED", "NoiseSpace", "noise_space", "sqrt_up"]
+__all__ = [
+    "ALLOWANCE_BITS",
+    "MAX_UNSIZED",
+    "NoiseSpace",
+    "mechanism_exponent",
+    "noise_space",
+    "sqrt_up",
+]
 
 #: Longest float vector accepted when the domain does not fix the size.
-MAX_UNSIZED = 1 << 20
+MAX_UNSIZED = 1 << 10
+#: The lattice allowance is at most 2^-ALLOWANCE_BITS of the noise scale.
+ALLOWANCE_BITS = 20
 
 
 @dataclass(frozen=True)
@@ -62,6 +78,17 @@ def noise_space(who: str, input_domain: Domain, input_metric: Metric,
     coords = 1 if not vector else (size if size is not None else MAX_UNSIZED)
     return NoiseSpace(vector=vector, integer=integer, coordinates=coords,
                       size_known=size is not None)
+
+
+def mechanism_exponent(scale: Fraction, space: NoiseSpace, l2: bool) -> int:
+    """Default lattice exponent: ``floor(log2 scale) − 20 − ceil(log2 m)`` (L1) or
+    ``− ceil(log2 m)/2`` rounded up (L2), so the allowance is ≤ ``2^-20·scale``."""
+    from dpcert.samplers import LATTICE_BITS, lattice_exponent
+
+    floor_log2 = lattice_exponent(scale) + LATTICE_BITS
+    m_bits = max(space.coordinates - 1, 0).bit_length()  # ceil(log2 m)
+    extra = (m_bits + 1) // 2 if l2 else m_bits
+    return floor_log2 - ALLOWANCE_BITS - extra
 
 
 def sqrt_up(m: int) -> Fraction:

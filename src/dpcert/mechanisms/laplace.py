@@ -2,10 +2,11 @@
 
 * Integer inputs get discrete Laplace noise, P(z) ∝ exp(−|z|/scale) on ℤ (Canonne, Kamath &
   Steinke 2020); the map is ``d_in / scale``.
-* Float inputs are rounded to the lattice ``2^k·ℤ`` (``k = lattice_exponent(scale)``, so
-  ``2^k ≤ scale·2^-40``) and get discrete Laplace noise of scale ``scale/2^k`` on that lattice:
-  outputs are exact floats on one lattice whatever the input (no Mironov 2012 leak).  The map pays
-  for the rounding: ``(d_in + m·2^k) / scale`` for ``m`` coordinates.
+* Float inputs are rounded to the lattice ``2^k·ℤ`` (by default ``2^k ≤ scale·2^-20/m`` for
+  ``m`` coordinates, see :mod:`dpcert.mechanisms._additive`) and get discrete Laplace noise of
+  scale ``scale/2^k`` on that lattice: outputs are exact floats on one lattice whatever the
+  input (no Mironov 2012 leak).  The map pays for the rounding: ``(d_in + m·2^k) / scale`` for
+  ``m`` coordinates.
 
 Proof: ``docs/proofs/laplace.md``.  Seed 004's example:
 
@@ -36,8 +37,8 @@ from dpcert.core.domains import Domain, VectorDomain
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import PureDP
 from dpcert.core.metrics import L1Distance, Metric
-from dpcert.mechanisms._additive import check_length, noise_space
-from dpcert.samplers import discrete_laplace, lattice_exponent, lattice_laplace
+from dpcert.mechanisms._additive import check_length, mechanism_exponent, noise_space
+from dpcert.samplers import discrete_laplace, lattice_laplace
 
 __all__ = ["make_laplace", "then_laplace"]
 
@@ -55,7 +56,7 @@ def make_laplace(input_domain: Domain, input_metric: Metric, scale: Any, *,
     scale : number > 0
         Noise scale b (P(z) ∝ exp(−|z|/b)); a float means its decimal (0.1 is 1/10).
     k : int, optional
-        Lattice exponent for float inputs; by default ``floor(log2(scale)) − 40``.
+        Lattice exponent for float inputs; by default ``floor(log2(scale)) − 20 − ceil(log2 m)``.
 
     Returns
     -------
@@ -69,7 +70,7 @@ def make_laplace(input_domain: Domain, input_metric: Metric, scale: Any, *,
         kk = 0
         allowance = Fraction(0)
     else:
-        kk = lattice_exponent(b) if k is None else check_int(k, "k")
+        kk = mechanism_exponent(b, space, l2=False) if k is None else check_int(k, "k")
         allowance = space.coordinates * Fraction(2) ** kk
 
     def privacy_map(d_in: Any) -> Fraction:

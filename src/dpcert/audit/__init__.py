@@ -1,0 +1,42 @@
+"""The auditor: empirical lower bounds on a mechanism's privacy loss, from its samples.
+
+``audit(mechanism, pairs=None, *, claimed=None, samples=None, confidence=0.95, seconds=None)``
+searches neighbouring inputs and events on one batch of samples, then measures the chosen
+events on a fresh batch and turns the counts into a lower bound on ε with exact
+Clopper–Pearson intervals and a union bound (``docs/auditor.md``).  A claim is *violated* when
+the lower bound exceeds it: that is evidence, at the stated confidence, of a privacy bug.
+
+Examples
+--------
+>>> import dpcert as dp
+>>> from dpcert.audit import audit
+>>> def leaky(x, n):          # reveals whether x > 0, always
+...     return [x > 0] * n
+>>> r = audit(leaky, claimed=dp.PureDP(1.0), samples=1_000)
+>>> r.violated, r.witness.event.describe()
+(True, 'output ≤ 0')
+"""
+
+from dpcert.audit.auditor import AuditResult, Witness, audit
+from dpcert.audit.bounds import cp_lower, cp_upper
+from dpcert.audit.claims import Claim, resolve_claim
+from dpcert.audit.events import Event
+from dpcert.audit.outputs import Sampler, measurement_sampler, one_at_a_time
+from dpcert.audit.pairs import measurement_pairs, scalar_pairs, statdp_pairs
+
+__all__ = [
+    "AuditResult",
+    "Claim",
+    "Event",
+    "Sampler",
+    "Witness",
+    "audit",
+    "cp_lower",
+    "cp_upper",
+    "measurement_pairs",
+    "measurement_sampler",
+    "one_at_a_time",
+    "resolve_claim",
+    "scalar_pairs",
+    "statdp_pairs",
+]

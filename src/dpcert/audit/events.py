@@ -1,0 +1,249 @@
+"""Event families: the sets S of outputs on which the auditor compares ``M(x)`` and ``M(x')``.
+
+Every event is ``S = {y : low <= s(y) <= high}`` for a *statistic* ``s`` mapping outputs to
+reals.  The statistics are
+
+* :class:`Identity` for 1-D numeric outputs: intervals then give per-value events for discrete
+  outputs (``low == high``), threshold events (one end infinite) and interval events;
+* :class:`HistogramScore` for discrete outputs of any shape: the empirical log-ratio
+  ``ln((c_x(y) + ½) / (c_x'(y) + ½))`` of how often each distinct output was seen from the two
+  inputs on a training batch; thresholding it gives unions of output values ordered by their
+  likelihood ratio (the Neyman–Pearson tests for the empirical distributions);
+* :class:`~dpcert.audit.classifier.LogisticScore` for multi-dimensional outputs (DP-Sniper).
+
+:func:`search_intervals` scores every interval of a grid on a *search* batch and keeps the
+best; the statistic and the interval are then fixed, and the auditor estimates the event's
+probabilities on a fresh batch (see :mod:`dpcert.audit.auditor`).
+
+Examples
+--------
+>>> import numpy as np
+>>> e = Event(Identity(), 1.0, np.inf)
+>>> e.contains(np.array([0.5, 1.0, 3.0])).tolist(), e.describe()
+([False, True, True], 'output ≥ 1')
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from dpcert.audit.bounds import wilson_lower, wilson_upper
+
+__all__ = [
+    "Coordinate",
+    "Event",
+    "HistogramScore",
+    "Identity",
+    "IntervalChoice",
+    "Statistic",
+    "fit_histogram",
+    "row_hash",
+    "search_intervals",
+]
+
+Array = np.ndarray[Any, Any]
+
+#: Discrete statistics with at most this many distinct values use every value as a grid point.
+MAX_GRID = 256
+
+
+class Statistic(Protocol):
+    """A fixed map from encoded outputs to one real number each."""
+
+    def __call__(self, y: Array) -> Array: ...
+
+    def describe(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Identity:
+    """The output itself (1-D outputs)."""
+
+    def __call__(self, y: Array) -> Array:
+        return np.asarray(y, dtype=np.float64)
+
+    def describe(self) -> str:
+        return "output"
+
+
+@dataclass(frozen=True)
+class Coordinate:
+    """One coordinate ``y[:, index]`` of multi-dimensional outputs."""
+
+    index: int
+
+    def __call__(self, y: Array) -> Array:
+        out: Array = np.asarray(y, dtype=np.float64)[:, self.index]
+        return out
+
+    def describe(self) -> str:
+        return f"output[{self.index}]"
+
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def row_hash(y: Array) -> Array:
+    """A 64-bit key per output row (equal rows, equal keys; −0.0 and 0.0, all NaNs agree)."""
+    y = np.asarray(y, dtype=np.float64)
+    y = np.where(np.isnan(y), np.nan, y + 0.0)  # canonical NaN, -0.0 -> 0.0
+    bits = np.ascontiguousarray(y).view(np.uint64)
+    if bits.ndim == 1:
+        return bits.copy()
+    h = np.zeros(bits.shape[0], dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(bits.shape[1]):  # loop over columns only, vectorised over rows
+            h = (h ^ bits[:, j]) * _MIX
+            h ^= h >> np.uint64(29)
+    return h
+
+
+@dataclass(frozen=True, eq=False)
+class HistogramScore:
+    """Empirical log likelihood ratio of each distinct output seen in training (0 if unseen)."""
+
+    keys: Array
+    scores: Array
+
+    def __call__(self, y: Array) -> Array:
+        h = row_hash(y)
+        idx = np.minimum(np.searchsorted(self.keys, h), self.keys.size - 1)
+        hit = self.keys[idx] == h
+        out: Array = np.where(hit, self.scores[idx], 0.0)
+        return out
+
+    def describe(self) -> str:
+        return f"empirical log-ratio score over {self.keys.size} output values"
+
+
+def fit_histogram(a: Array, b: Array, max_values: int) -> HistogramScore | None:
+    """The :class:`HistogramScore` of training outputs ``a`` (from x) and ``b`` (from x').
+
+    Returns None when more than ``max_values`` distinct outputs were seen (continuous outputs).
+    """
+    ha, hb = row_hash(a), row_hash(b)
+    keys, inverse = np.unique(np.concatenate([ha, hb]), return_inverse=True)
+    if keys.size > max_values:
+        return None
+    inverse = inverse.ravel()
+    ca = np.bincount(inverse[: ha.size], minlength=keys.size).astype(np.float64)
+    cb = np.bincount(inverse[ha.size:], minlength=keys.size).astype(np.float64)
+    scores = np.log((ca + 0.5) / max(ha.size, 1)) - np.log((cb + 0.5) / max(hb.size, 1))
+    return HistogramScore(keys, scores)
+
+
+@dataclass(frozen=True, eq=False)
+class Event:
+    """``S = {y : low <= statistic(y) <= high}`` (closed; NaN statistics are never in S)."""
+
+    statistic: Any
+    low: float
+    high: float
+
+    def contains(self, y: Array) -> Array:
+        """Whether each output lies in the event."""
+        s = self.statistic(y)
+        out: Array = (s >= self.low) & (s <= self.high)
+        return out
+
+    def describe(self) -> str:
+        """A human description, e.g. ``output ≥ 1.5`` or ``output == 3``."""
+        name = self.statistic.describe()
+        lo, hi = float(self.low), float(self.high)
+        if lo == hi:
+            return f"{name} == {lo:g}"
+        if math.isinf(lo) and lo < 0:
+            return f"{name} ≤ {hi:g}"
+        if math.isinf(hi) and hi > 0:
+            return f"{name} ≥ {lo:g}"
+        return f"{lo:g} ≤ {name} ≤ {hi:g}"
+
+
+@dataclass(frozen=True)
+class IntervalChoice:
+    """The best interval found for one statistic and one direction, with its predicted bound.
+
+    ``forward`` True means S is likelier under ``M(x)`` than ``M(x')``.
+    """
+
+    low: float
+    high: float
+    forward: bool
+    predicted: float
+
+
+def _grid(values: Array) -> Array:
+    finite = values[~np.isnan(values)]
+    u = np.unique(finite)
+    if u.size > MAX_GRID:
+        u = np.quantile(finite, np.linspace(0.0, 1.0, MAX_GRID))
+    return np.unique(np.concatenate([[-np.inf], u, [np.inf]]))
+
+
+def _interval_counts(s: Array, grid: Array) -> Array:
+    """counts[i, j] = #{s in [grid_i, grid_j]} for i <= j (0 below the diagonal)."""
+    ss = np.sort(s[~np.isnan(s)])
+    le = np.searchsorted(ss, grid, side="right")
+    lt = np.searchsorted(ss, grid, side="left")
+    c = le[None, :] - lt[:, None]
+    out: Array = np.maximum(np.triu(c), 0).astype(np.float64)
+    return out
+
+
+def _predicted(ka: Array, kb: Array, na: int, nb: int, n_estimate: int, z: float,
+               delta: float, z_search: float) -> Array:
+    # Pessimistic point estimates from the search batch (Wilson at z_search, which grows with
+    # the number of events compared, against the winner's curse), then the bound the
+    # estimation batch would give at those probabilities.
+    pa = wilson_lower(ka / na, na, z_search)
+    pb = wilson_upper(kb / nb, nb, z_search)
+    num = wilson_lower(pa, n_estimate, z) - delta
+    den = wilson_upper(pb, n_estimate, z)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out: Array = np.where(num > 0, np.log(np.maximum(num, 1e-300)) - np.log(den), -np.inf)
+    return out
+
+
+def search_intervals(sa: Array, sb: Array, *, n_estimate: int, z: float, delta: float,
+                     rays_only: bool = False) -> list[IntervalChoice]:
+    """The best interval of statistic values in each direction, scored on a search batch.
+
+    Parameters
+    ----------
+    sa, sb
+        The statistic on search outputs from ``x`` and from ``x'``.
+    n_estimate
+        The size of the estimation batch the chosen event will be measured on.
+    z
+        The normal quantile matching the per-bound error level of the final bounds.
+    delta
+        The δ at which ε is bounded (0 for pure DP).
+    rays_only
+        Only threshold events ``s >= t`` and ``s <= t`` (for learned scores, where narrow
+        bands mostly fit noise).
+    """
+    grid = _grid(np.concatenate([sa, sb]))
+    if grid.size == 0:
+        return []
+    ca, cb = _interval_counts(sa, grid), _interval_counts(sb, grid)
+    valid = np.triu(np.ones_like(ca, dtype=bool))
+    if rays_only:
+        ray = np.zeros_like(valid)
+        ray[0, :] = True
+        ray[:, -1] = True
+        valid &= ray
+    out = []
+    z_search = math.sqrt(2.0 * math.log(max(2, 2 * int(valid.sum()))))
+    for forward, (k1, n1, k2, n2) in ((True, (ca, sa.size, cb, sb.size)),
+                                      (False, (cb, sb.size, ca, sa.size))):
+        score = np.where(valid, _predicted(k1, k2, n1, n2, n_estimate, z, delta, z_search),
+                         -np.inf)
+        i, j = np.unravel_index(int(np.argmax(score)), score.shape)
+        best = float(score[i, j])
+        if math.isfinite(best) or best == math.inf:
+            out.append(IntervalChoice(float(grid[i]), float(grid[j]), forward, best))
+    return out
