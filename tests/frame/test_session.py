@@ -210,3 +210,37 @@ def test_filters_sql_and_expr() -> None:
          .release(dp.PureDP(20.0))).to_polars()["count"][0]
     truth = df.filter(pl.col("y") >= 5).height
     assert abs(a - truth) < 5 and abs(b - truth) < 5
+
+
+@pytest.mark.parametrize(("unit_mask", "pair_mask"),
+                         [(0xFFFFFFFF00000000, 0xFFFFFFFF), (0xFFFFFFFF00000000, 0x3),
+                          (0x0, 0xFFFFFFFF), (0x0, 0x0)])
+def test_bounding_invariants_even_with_hash_collisions(
+        monkeypatch: pytest.MonkeyPatch, unit_mask: int, pair_mask: int) -> None:
+    """Every unit keeps <= G groups and <= R rows per group, also when the sort-key hashes
+    collide (masks shrunk to force unit merges and pair collisions onto the repair path)."""
+    from dpcert.frame import polars_backend as pb
+    from dpcert.frame.plan import Count, QueryPlan
+
+    monkeypatch.setattr(pb, "_UNIT_MASK", unit_mask)
+    monkeypatch.setattr(pb, "_PAIR_MASK", pair_mask)
+    rng = np.random.default_rng(3)
+    n = 3000
+    df = pl.DataFrame({"u": rng.integers(0, 60, n), "g": rng.integers(0, 12, n).astype(str),
+                       "x": rng.uniform(0, 1, n)})
+    for G, R in ((1, 1), (2, 3), (5, 2)):
+        plan = QueryPlan((Count(),), ("g",), None, "u", G, R)
+        out = pb._bounded(df, plan, InsecureSeededSource(G * 10 + R))
+        per_pair = out.group_by("u", "g").len()
+        assert per_pair["len"].max() <= R
+        assert per_pair.group_by("u").len()["len"].max() <= G
+        # nothing is dropped that the bounds allow to keep: every unit keeps min(G, #groups)
+        # groups and min(R, #rows) rows in each kept group
+        full = df.group_by("u", "g").len()
+        expect = full.group_by("u").agg(
+            pl.col("len").clip(upper_bound=R).sort(descending=True).head(G).sum().alias("max"),
+            pl.col("len").clip(upper_bound=R).sort().head(G).sum().alias("min"))
+        got = out.group_by("u").len().join(expect, on="u")
+        assert ((got["len"] <= got["max"]) & (got["len"] >= got["min"])).all()
+        if unit_mask == 0 and G == 1:
+            break  # all units merged into one: only the upper bounds above are meaningful

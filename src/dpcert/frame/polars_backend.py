@@ -31,6 +31,10 @@ from dpcert.samplers import EntropySource, default_source
 __all__ = ["check_schema", "compute_stats", "to_lazy"]
 
 _SPLIT = 24  # low-bit width of the two-part integer sums
+# Bits of the bounding sort key taken from the unit hash and from the pair hash (tests shrink
+# them to force hash collisions and exercise the exact repair path).
+_UNIT_MASK = 0xFFFFFFFF00000000
+_PAIR_MASK = 0x00000000FFFFFFFF
 _NUMERIC = (pl.Float32, pl.Float64, pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16,
             pl.UInt32, pl.UInt64)
 
@@ -75,15 +79,20 @@ def _apply_filters(lf: pl.LazyFrame, plan: QueryPlan) -> pl.LazyFrame:
     return lf
 
 
-def _differs(s: pl.Series, idx: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """For rows in order ``idx``: does each row's value differ from the previous row's?"""
+def _differs(s: pl.Series) -> np.ndarray[Any, Any]:
+    """Does each row's value differ from the previous row's (nulls equal to nulls)?"""
     if s.dtype.is_numeric() and s.null_count() == 0:
-        v = s.to_numpy()[idx]
+        v = s.to_numpy()
         return np.asarray(v[1:] != v[:-1])
-    g = s.gather(pl.Series(idx))
-    a, b = g.slice(1), g.slice(0, len(g) - 1)
+    a, b = s.slice(1), s.slice(0, len(s) - 1)
     eq = (a == b).fill_null(False) | (a.is_null() & b.is_null())
     return np.asarray(~eq.to_numpy())
+
+
+def _run_rank(starts: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """0-based position of each element inside its run (runs begin where ``starts`` is True)."""
+    pos = np.arange(starts.size, dtype=np.int64)
+    return pos - np.maximum.accumulate(np.where(starts, pos, 0))
 
 
 def _bounded(df: pl.DataFrame, plan: QueryPlan, source: EntropySource) -> pl.DataFrame:
@@ -105,53 +114,41 @@ def _bounded(df: pl.DataFrame, plan: QueryPlan, source: EntropySource) -> pl.Dat
     G, R = plan.max_groups, plan.max_rows_per_group
     seeds = [int(v) >> 1 for v in source.random_uint64(2)]
     pair_expr = pl.struct([unit, *keys]).hash(seeds[1]) if keys else pl.col(unit).hash(seeds[1])
-    hi = np.uint64(0xFFFFFFFF00000000)
-    hi_lit = pl.lit(0xFFFFFFFF00000000, dtype=pl.UInt64)
-    lo_lit = pl.lit(0x00000000FFFFFFFF, dtype=pl.UInt64)
-    kcol = df.select(
+    hi = np.uint64(_UNIT_MASK)
+    hi_lit = pl.lit(_UNIT_MASK, dtype=pl.UInt64)
+    lo_lit = pl.lit(_PAIR_MASK, dtype=pl.UInt64)
+    df = df.with_columns(
         ((pl.col(unit).hash(seeds[0]) & hi_lit) | (pair_expr & lo_lit)).alias("_k")
-    ).to_series()
-    idx = kcol.arg_sort().to_numpy()
-    k = kcol.to_numpy()[idx]
+    ).sort("_k")
     n = df.height
+    k = df["_k"].to_numpy()
     same_k = k[1:] == k[:-1]
     pair_differs = np.zeros(n - 1, dtype=bool)
     for col in (unit, *keys):
-        pair_differs |= _differs(df[col], idx)
+        pair_differs |= _differs(df[col])
     bad = same_k & pair_differs
     if bad.any():  # 32-bit pair-hash collisions inside a unit block: re-sort those blocks exactly
         block = np.cumsum(np.concatenate(([True], ~same_k))) - 1
-        bad_blocks = np.unique(block[1:][bad])
-        rows = np.nonzero(np.isin(block, bad_blocks))[0]
-        sub = df[idx[rows]].select(unit, *keys).with_columns(
-            pl.Series("_b", block[rows]), pl.Series("_i", rows))
-        order = sub.sort(["_b", unit, *keys], nulls_last=True)["_i"].to_numpy()
-        idx[rows] = idx[order]
+        df = df.with_columns(pl.Series("_b", block)).sort(["_b", unit, *keys], nulls_last=True)
+        df = df.drop("_b")
         pair_differs = np.zeros(n - 1, dtype=bool)
         for col in (unit, *keys):
-            pair_differs |= _differs(df[col], idx)
+            pair_differs |= _differs(df[col])
     new_unit = np.concatenate(([True], (k[1:] & hi) != (k[:-1] & hi)))
     new_pair = np.concatenate(([True], ~same_k | pair_differs))
     pair_id = np.cumsum(new_pair) - 1
-    n_pairs = int(pair_id[-1]) + 1
-    pair_start = np.nonzero(new_pair)[0]
-    unit_first_pair = np.maximum.accumulate(np.where(new_unit[pair_start], np.arange(n_pairs), 0))
-    keep_pair = (np.arange(n_pairs) - unit_first_pair) < G
-    rows_per_pair = np.bincount(pair_id)
+    keep_pair = _run_rank(new_unit[new_pair]) < G  # rank of each pair inside its unit
     keep = keep_pair[pair_id]
+    rows_per_pair = np.bincount(pair_id)
     big = (rows_per_pair[pair_id] > R) & keep
     if big.any():
         pos_big = np.nonzero(big)[0]
         words = source.random_uint64(pos_big.size)
         order = np.lexsort((words, pair_id[pos_big]))
         p_sorted = pair_id[pos_big][order]
-        starts = np.concatenate(([True], p_sorted[1:] != p_sorted[:-1]))
-        pos = np.arange(pos_big.size)
-        rank = pos - np.maximum.accumulate(np.where(starts, pos, 0))
+        rank = _run_rank(np.concatenate(([True], p_sorted[1:] != p_sorted[:-1])))
         keep[pos_big[order[rank >= R]]] = False
-    keep_original = np.empty(n, dtype=bool)
-    keep_original[idx] = keep
-    return df.filter(pl.Series(keep_original))
+    return df.filter(pl.Series(keep)).drop("_k")
 
 
 def _bounded_windows(df: pl.DataFrame, plan: QueryPlan, source: EntropySource) -> pl.DataFrame:
