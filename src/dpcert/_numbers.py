@@ -23,6 +23,7 @@ __all__ = [
     "is_real_number",
     "round_down",
     "round_up",
+    "show_up",
 ]
 
 #: Anything dpcert accepts where a real privacy parameter is expected.
@@ -98,6 +99,21 @@ def round_up(value: Fraction | int | float) -> float:
     if Fraction(f) < value:
         f = math.nextafter(f, math.inf)
     return f
+
+
+def show_up(value: Fraction | int) -> str:
+    """Text for a privacy quantity: its decimal when that decimal is exact, else rounded up.
+
+    Examples
+    --------
+    >>> show_up(Fraction(1, 10**6)), show_up(Fraction(1, 3))
+    ('1e-06', '0.33333333333333337')
+    """
+    x = Fraction(value)
+    f = float(x)
+    if Fraction(repr(f)) == x:
+        return repr(f)
+    return repr(round_up(x))
 
 
 def round_down(value: Fraction | int | float) -> float:

@@ -244,3 +244,24 @@ def test_bounding_invariants_even_with_hash_collisions(
         assert ((got["len"] <= got["max"]) & (got["len"] >= got["min"])).all()
         if unit_mask == 0 and G == 1:
             break  # all units merged into one: only the upper bounds above are meaningful
+
+
+def test_ledger_is_charged_before_release_and_matches_certificate(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from dpcert.accounting.ledger import Ledger
+
+    path = str(Path(str(tmp_path)) / "ledger.sqlite")
+    df = table()
+    sess = dp.Session(df, "uid", budget=dp.ZCDP(1.0), ledger=path, dataset="t")
+    q = sess.query().group_by("g", keys=KEYS).agg(dp.count()).bound_contributions(1, 1)
+    res = q.release(dp.ZCDP(0.6))
+    ledger = Ledger(path)
+    assert ledger.remaining("t") == 1 - Fraction(res.certificate["release_total"]["rho"]["exact"])
+    assert res.certificate["ledger"]["remaining"]["rho"]["exact"] == str(ledger.remaining("t"))
+    # a second session on the same ledger (another process, say) cannot overspend it
+    other = dp.Session(df, "uid", budget=dp.ZCDP(1.0), ledger=path, dataset="t")
+    q2 = other.query().group_by("g", keys=KEYS).agg(dp.count()).bound_contributions(1, 1)
+    with pytest.raises(errors.BudgetExceeded, match="remaining"):
+        q2.release(dp.ZCDP(0.6))
+    assert other.spent == 0 and len(ledger.history("t")) == 1

@@ -131,12 +131,12 @@ def _zero(kind: str) -> Amount:
 
 def describe(kind: str, a: Amount) -> str:
     """A human rendering of an amount in a measure (floats rounded up)."""
-    from dpcert._numbers import round_up
+    from dpcert._numbers import show_up
 
     if isinstance(a, tuple):
-        return f"ε = {round_up(a[0])}, δ = {round_up(a[1])}"
+        return f"ε = {show_up(a[0])}, δ = {show_up(a[1])}"
     sym = "ρ" if kind == "ZCDP" else "ε"
-    return f"{sym} = {round_up(a)}"
+    return f"{sym} = {show_up(a)}"
 
 
 def _hash(*parts: Any) -> str:

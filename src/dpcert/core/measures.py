@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from dpcert._numbers import as_fraction, round_up
+from dpcert._numbers import as_fraction, round_up, show_up
 from dpcert._validate import check_nonnegative
 from dpcert.errors import InvalidParameter, MeasureMismatch
 
@@ -111,40 +111,30 @@ class Measure:
         raise NotImplementedError
 
 
-def _show(x: Fraction) -> str:
-    """The shortest float text for ``x`` when it reads back exactly, else ``x`` rounded up."""
-    f = float(x)
-    if Fraction(repr(f)) == x:
-        return repr(f)
-    return repr(round_up(x))
-
-
 def _frac_json(x: Fraction) -> dict[str, Any]:
     return {"exact": str(x), "float_up": round_up(x)}
 
 
-@dataclass(frozen=True)
-class PureDP(Measure):
-    """Pure ε-differential privacy: max divergence.
+class _ScalarMeasure(Measure):
+    """A measure whose distances are one non-negative number (ε or ρ) that adds up."""
 
-    ``PureDP(epsilon)`` carries a budget or claim ε (``epsilon`` > 0).
-    """
+    _field: str = "epsilon"  # the attribute holding the amount, also its JSON key
+    _symbol: str = "ε"
 
-    epsilon: Fraction | None = None
-    name = "pure ε-DP"
-
-    def __init__(self, epsilon: Any = None) -> None:
-        if epsilon is not None:
-            e = as_fraction(epsilon, "epsilon")
-            if e <= 0:
-                raise InvalidParameter(f"epsilon={epsilon!r} must be > 0")
-            object.__setattr__(self, "epsilon", e)
+    def _init_amount(self, value: Any) -> None:
+        if value is not None:
+            v = as_fraction(value, self._field)
+            if v <= 0:
+                raise InvalidParameter(f"{self._field}={value!r} must be > 0")
+            object.__setattr__(self, self._field, v)
         else:
-            object.__setattr__(self, "epsilon", None)
+            object.__setattr__(self, self._field, None)
 
     def validate_distance(self, d: Any, name: str = "d_out") -> Fraction:
         if isinstance(d, tuple):
-            raise InvalidParameter(f"{name}={d!r}: PureDP distances are a single ε")
+            raise InvalidParameter(
+                f"{name}={d!r}: {type(self).__name__} distances are a single {self._symbol}"
+            )
         return check_nonnegative(d, name)
 
     def compare(self, a: Any, b: Any) -> bool:
@@ -158,16 +148,32 @@ class PureDP(Measure):
 
     @property
     def value(self) -> Fraction | None:
-        return self.epsilon
+        v: Fraction | None = getattr(self, self._field)
+        return v
 
     def describe(self, d: Any) -> str:
-        return f"ε = {_show(self.validate_distance(d))}"
+        return f"{self._symbol} = {show_up(self.validate_distance(d))}"
 
     def to_json(self, d: Any) -> Any:
-        return {"epsilon": _frac_json(self.validate_distance(d))}
+        return {self._field: _frac_json(self.validate_distance(d))}
 
     def __repr__(self) -> str:
-        return "PureDP()" if self.epsilon is None else f"PureDP({_show(self.epsilon)})"
+        v = self.value
+        return f"{type(self).__name__}()" if v is None else f"{type(self).__name__}({show_up(v)})"
+
+
+@dataclass(frozen=True, repr=False)
+class PureDP(_ScalarMeasure):
+    """Pure ε-differential privacy: max divergence.
+
+    ``PureDP(epsilon)`` carries a budget or claim ε (``epsilon`` > 0).
+    """
+
+    epsilon: Fraction | None = None
+    name = "pure ε-DP"
+
+    def __init__(self, epsilon: Any = None) -> None:
+        self._init_amount(epsilon)
 
 
 @dataclass(frozen=True)
@@ -230,7 +236,7 @@ class ApproxDP(Measure):
 
     def describe(self, d: Any) -> str:
         e, dl = self.validate_distance(d)
-        return f"ε = {_show(e)}, δ = {_show(dl)}"
+        return f"ε = {show_up(e)}, δ = {show_up(dl)}"
 
     def to_json(self, d: Any) -> Any:
         e, dl = self.validate_distance(d)
@@ -239,51 +245,20 @@ class ApproxDP(Measure):
     def __repr__(self) -> str:
         if self.epsilon is None or self.delta is None:
             return "ApproxDP()"
-        return f"ApproxDP({_show(self.epsilon)}, {_show(self.delta)})"
+        return f"ApproxDP({show_up(self.epsilon)}, {show_up(self.delta)})"
 
 
-@dataclass(frozen=True)
-class ZCDP(Measure):
+@dataclass(frozen=True, repr=False)
+class ZCDP(_ScalarMeasure):
     """ρ-zero-concentrated DP (Bun & Steinke 2016): D_α(M(x)‖M(x')) ≤ ρα for every α > 1."""
 
     rho: Fraction | None = None
     name = "ρ-zCDP"
+    _field = "rho"
+    _symbol = "ρ"
 
     def __init__(self, rho: Any = None) -> None:
-        if rho is not None:
-            r = as_fraction(rho, "rho")
-            if r <= 0:
-                raise InvalidParameter(f"rho={rho!r} must be > 0")
-            object.__setattr__(self, "rho", r)
-        else:
-            object.__setattr__(self, "rho", None)
-
-    def validate_distance(self, d: Any, name: str = "d_out") -> Fraction:
-        if isinstance(d, tuple):
-            raise InvalidParameter(f"{name}={d!r}: ZCDP distances are a single ρ")
-        return check_nonnegative(d, name)
-
-    def compare(self, a: Any, b: Any) -> bool:
-        return bool(self.validate_distance(a, "a") <= self.validate_distance(b, "b"))
-
-    def zero(self) -> Fraction:
-        return Fraction(0)
-
-    def compose(self, distances: Sequence[Any]) -> Fraction:
-        return sum((self.validate_distance(d) for d in distances), Fraction(0))
-
-    @property
-    def value(self) -> Fraction | None:
-        return self.rho
-
-    def describe(self, d: Any) -> str:
-        return f"ρ = {_show(self.validate_distance(d))}"
-
-    def to_json(self, d: Any) -> Any:
-        return {"rho": _frac_json(self.validate_distance(d))}
-
-    def __repr__(self) -> str:
-        return "ZCDP()" if self.rho is None else f"ZCDP({_show(self.rho)})"
+        self._init_amount(rho)
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,12 @@ two billion; pass a smaller ``k`` (paying ``m·2^k``) if you need more.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
+
+import numpy as np
 
 from dpcert.core.domains import AtomDomain, Domain, VectorDomain
 from dpcert.core.metrics import AbsoluteDistance, Metric
@@ -31,6 +35,7 @@ __all__ = [
     "MAX_UNSIZED",
     "NoiseSpace",
     "mechanism_exponent",
+    "noise_function",
     "noise_space",
     "sqrt_up",
 ]
@@ -89,6 +94,35 @@ def mechanism_exponent(scale: Fraction, space: NoiseSpace, l2: bool) -> int:
     m_bits = max(space.coordinates - 1, 0).bit_length()  # ceil(log2 m)
     extra = (m_bits + 1) // 2 if l2 else m_bits
     return floor_log2 - ALLOWANCE_BITS - extra
+
+
+def noise_function(input_domain: Domain, space: NoiseSpace,
+                   integer_noise: Callable[[Fraction, int], np.ndarray[Any, Any]],
+                   lattice_noise: Callable[..., Any], param: Fraction, k: int
+                   ) -> Callable[[Any], Any]:
+    """The release function of an additive-noise mechanism.
+
+    ``integer_noise(param, size)`` draws exact integer noise; ``lattice_noise(values, param,
+    k=k)`` rounds floats to ``2^k·ℤ`` and adds noise there.  Scalars come back as Python
+    ``int``/``float``, vectors as NumPy arrays.
+    """
+    if space.vector:
+        assert isinstance(input_domain, VectorDomain)
+        to_array = input_domain.to_array
+        if space.integer:
+            def vector_int(x: Any) -> Any:
+                arr = np.asarray(to_array(x), dtype=np.int64)
+                return arr + integer_noise(param, arr.size)
+            return vector_int
+
+        def vector_float(x: Any) -> Any:
+            arr = np.asarray(to_array(x), dtype=np.float64)
+            check_length(arr.size, space)
+            return lattice_noise(arr, param, k=k)
+        return vector_float
+    if space.integer:
+        return lambda x: int(x) + int(integer_noise(param, 1)[0])
+    return lambda x: float(lattice_noise(float(x), param, k=k))
 
 
 def sqrt_up(m: int) -> Fraction:

@@ -26,15 +26,13 @@ import math
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
-
 from dpcert._validate import check_int, check_positive
 from dpcert.core.chaining import PartialConstructor, partial
-from dpcert.core.domains import Domain, VectorDomain
+from dpcert.core.domains import Domain
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import ZCDP
 from dpcert.core.metrics import L2Distance, Metric
-from dpcert.mechanisms._additive import check_length, mechanism_exponent, noise_space, sqrt_up
+from dpcert.mechanisms._additive import mechanism_exponent, noise_function, noise_space, sqrt_up
 from dpcert.samplers import discrete_gaussian, lattice_gaussian
 
 __all__ = ["make_gaussian", "then_gaussian"]
@@ -73,24 +71,7 @@ def make_gaussian(input_domain: Domain, input_metric: Metric, scale: Any, *,
         d = Fraction(d_in)
         return Fraction(0) if d == 0 else (d + allowance) ** 2 / (2 * sigma**2)
 
-    if space.vector:
-        assert isinstance(input_domain, VectorDomain)
-        to_array = input_domain.to_array
-        if space.integer:
-            def function(x: Any) -> Any:
-                arr = np.asarray(to_array(x), dtype=np.int64)
-                return arr + discrete_gaussian(sigma, arr.size)
-        else:
-            def function(x: Any) -> Any:
-                arr = np.asarray(to_array(x), dtype=np.float64)
-                check_length(arr.size, space)
-                return lattice_gaussian(arr, sigma, k=kk)
-    elif space.integer:
-        def function(x: Any) -> Any:
-            return int(x) + int(discrete_gaussian(sigma, 1)[0])
-    else:
-        def function(x: Any) -> Any:
-            return float(lattice_gaussian(float(x), sigma, k=kk))
+    function = noise_function(input_domain, space, discrete_gaussian, lattice_gaussian, sigma, kk)
 
     def event_map(d_in: Any) -> Any:
         # Scalars: integer inputs (or lattice points) differ by an integer number of units, at

@@ -29,15 +29,13 @@ import math
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
-
 from dpcert._validate import check_int, check_positive
 from dpcert.core.chaining import PartialConstructor, partial
-from dpcert.core.domains import Domain, VectorDomain
+from dpcert.core.domains import Domain
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import PureDP
 from dpcert.core.metrics import L1Distance, Metric
-from dpcert.mechanisms._additive import check_length, mechanism_exponent, noise_space
+from dpcert.mechanisms._additive import mechanism_exponent, noise_function, noise_space
 from dpcert.samplers import discrete_laplace, lattice_laplace
 
 __all__ = ["make_laplace", "then_laplace"]
@@ -77,24 +75,7 @@ def make_laplace(input_domain: Domain, input_metric: Metric, scale: Any, *,
         d = Fraction(d_in)
         return Fraction(0) if d == 0 else (d + allowance) / b
 
-    if space.vector:
-        assert isinstance(input_domain, VectorDomain)
-        to_array = input_domain.to_array
-        if space.integer:
-            def function(x: Any) -> Any:
-                arr = np.asarray(to_array(x), dtype=np.int64)
-                return arr + discrete_laplace(b, arr.size)
-        else:
-            def function(x: Any) -> Any:
-                arr = np.asarray(to_array(x), dtype=np.float64)
-                check_length(arr.size, space)
-                return lattice_laplace(arr, b, k=kk)
-    elif space.integer:
-        def function(x: Any) -> Any:
-            return int(x) + int(discrete_laplace(b, 1)[0])
-    else:
-        def function(x: Any) -> Any:
-            return float(lattice_laplace(float(x), b, k=kk))
+    function = noise_function(input_domain, space, discrete_laplace, lattice_laplace, b, kk)
 
     def event_map(d_in: Any) -> Any:
         # In lattice units the two noisy inputs are integers whose distance is an integer at
