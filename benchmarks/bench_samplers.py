@@ -45,13 +45,44 @@ def opendp_cases() -> dict[str, Callable[[int], object]]:
     return {"laplace": lambda n: lap([0.0] * n), "gaussian": lambda n: gau([0.0] * n)}
 
 
+_PEER_CODE = """
+import json, time
+import opendp.prelude as odp
+odp.enable_features("contrib")
+n = 10**5
+s1 = odp.vector_domain(odp.atom_domain(T=float, nan=False)), odp.l1_distance(T=float)
+s2 = odp.vector_domain(odp.atom_domain(T=float, nan=False)), odp.l2_distance(T=float)
+out = {}
+for kind, m in (("laplace", odp.m.make_laplace(*s1, scale=1.0)),
+                ("gaussian", odp.m.make_gaussian(*s2, scale=1.0))):
+    m([0.0] * 10)
+    t0 = time.perf_counter(); m([0.0] * n); out[kind] = n / (time.perf_counter() - t0)
+print(json.dumps(out))
+"""
+
+
+def opendp_rates_in(python: str) -> dict[str, float]:
+    """OpenDP draws/s measured in another interpreter (the peers' venv)."""
+    import json
+    import subprocess
+
+    out = subprocess.run([python, "-c", _PEER_CODE], capture_output=True, text=True, check=True)
+    rates: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return rates
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="only 10^6 draws")
+    ap.add_argument("--peers-python", default=None,
+                    help="python of a venv with opendp, to measure it in the same run")
     args = ap.parse_args()
     sizes = [10**6] if args.quick else [10**6, 10**7]
     rng = np.random.default_rng()
     peers = opendp_cases()
+    peer_rates: dict[str, float] = {}
+    if not peers and args.peers_python:
+        peer_rates = opendp_rates_in(args.peers_python)
     cases: list[tuple[str, Callable[[int], object], Callable[[int], object], str]] = [
         ("discrete_laplace(3)", lambda n: discrete_laplace(Fraction(3), n),
          lambda n: rng.laplace(0.0, 3.0, n), "laplace"),
@@ -74,10 +105,17 @@ def main() -> None:
             r_ours = rate(ours, n, reps)
             r_np = rate(ref, n, reps)
             peer = peers.get(kind)
-            r_od = f"{rate(peer, min(n, 10**5), 1) / 1e6:11.3f}" if peer else f"{'n/a':>11}"
+            if peer:
+                r_od = f"{rate(peer, min(n, 10**5), 1) / 1e6:11.3f}"
+            elif kind in peer_rates:
+                r_od = f"{peer_rates[kind] / 1e6:11.3f}"
+            else:
+                r_od = f"{'n/a':>11}"
             print(f"{name:28} {n:>9.0e} {r_ours / 1e6:11.1f} {r_np / 1e6:10.1f}"
                   f" {r_np / r_ours:5.1f}x {r_od}")
-    if not peers:
+    if peer_rates:
+        print("(OpenDP 10^5 draws measured in --peers-python in this run)")
+    elif not peers:
         print("(OpenDP not importable: install the 'bench' extra plus opendp to compare)")
 
 

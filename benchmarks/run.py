@@ -26,7 +26,7 @@ def main() -> int:
     args = ap.parse_args()
     peers = ["--peers-python", args.peers_python] if args.peers_python else []
     runs = {
-        "samplers": ["bench_samplers.py", *([] if args.full else ["--quick"])],
+        "samplers": ["bench_samplers.py", *([] if args.full else ["--quick"]), *peers],
         "accounting": ["bench_accounting.py", *peers],
         "engine": ["bench_engine.py", "--rows", "1e7" if args.full else "1e6", "--reps",
                    "3" if args.full else "1"],

@@ -91,8 +91,12 @@ def _differs(s: pl.Series) -> np.ndarray[Any, Any]:
 
 def _run_rank(starts: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     """0-based position of each element inside its run (runs begin where ``starts`` is True)."""
-    pos = np.arange(starts.size, dtype=np.int64)
-    return pos - np.maximum.accumulate(np.where(starts, pos, 0))
+    dtype = np.int32 if starts.size < 2**31 else np.int64
+    pos = np.arange(starts.size, dtype=dtype)
+    first = np.where(starts, pos, 0)
+    np.maximum.accumulate(first, out=first)
+    np.subtract(pos, first, out=pos)
+    return pos
 
 
 def _bounded(df: pl.DataFrame, plan: QueryPlan, source: EntropySource) -> pl.DataFrame:
@@ -136,7 +140,8 @@ def _bounded(df: pl.DataFrame, plan: QueryPlan, source: EntropySource) -> pl.Dat
             pair_differs |= _differs(df[col])
     new_unit = np.concatenate(([True], (k[1:] & hi) != (k[:-1] & hi)))
     new_pair = np.concatenate(([True], ~same_k | pair_differs))
-    pair_id = np.cumsum(new_pair) - 1
+    pair_id = np.cumsum(new_pair, dtype=np.int32 if n < 2**31 else np.int64)
+    pair_id -= 1
     keep_pair = _run_rank(new_unit[new_pair]) < G  # rank of each pair inside its unit
     keep = keep_pair[pair_id]
     rows_per_pair = np.bincount(pair_id)
