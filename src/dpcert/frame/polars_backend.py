@@ -140,7 +140,7 @@ def _bounded(df: pl.DataFrame, plan: QueryPlan, source: EntropySource) -> pl.Dat
             pair_differs |= _differs(df[col])
     new_unit = np.concatenate(([True], (k[1:] & hi) != (k[:-1] & hi)))
     new_pair = np.concatenate(([True], ~same_k | pair_differs))
-    pair_id = np.cumsum(new_pair, dtype=np.int32 if n < 2**31 else np.int64)
+    pair_id: np.ndarray[Any, Any] = np.cumsum(new_pair, dtype=np.int32 if n < 2**31 else np.int64)
     pair_id -= 1
     keep_pair = _run_rank(new_unit[new_pair]) < G  # rank of each pair inside its unit
     keep = keep_pair[pair_id]
