@@ -22,7 +22,7 @@ def exact_sum_and_squares(arr: np.ndarray[Any, Any]) -> tuple[Fraction, Fraction
         vals = [int(v) for v in arr.tolist()] if arr.dtype == object else None
         if vals is None:
             big = int(np.abs(arr).max())
-            if big < 2**31 and arr.size < 2**31:
+            if big * big * arr.size < 2**63:  # neither sum can overflow int64
                 a = arr.astype(np.int64)
                 return Fraction(int(a.sum())), Fraction(int((a * a).sum()))
             vals = [int(v) for v in arr.tolist()]
