@@ -50,11 +50,19 @@ def one_at_a_time(function: Callable[[Any], Any]) -> Sampler:
 
 
 def measurement_sampler(measurement: Any) -> Sampler:
-    """Sample a :class:`~dpcert.core.measurement.Measurement` by calling it once per draw.
+    """Sample a :class:`~dpcert.core.measurement.Measurement`.
 
-    Every call goes through ``measurement(x)`` (domain check included), so this audits exactly
-    what users run; it is the slow path (a Python call per draw).
+    Uses the measurement's own vectorised ``sample(x, n)`` when it has a batch path (same
+    parameters and code as a single release, drawn ``n`` times at once); otherwise calls it once
+    per draw, through ``measurement(x)`` (domain check included) — the slow path.
     """
+    if getattr(measurement, "batch_map", None) is not None:
+
+        def sample(x: Any, n: int) -> Any:
+            return measurement.sample(x, n)
+
+        sample.__name__ = getattr(measurement, "name", "measurement")
+        return sample
     return one_at_a_time(measurement)
 
 

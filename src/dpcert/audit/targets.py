@@ -91,7 +91,8 @@ def _local(vector: Measurement, scalar: Measurement, pairs: Sequence[tuple[Any, 
 
 
 def _per_call(m: Measurement, pairs: Sequence[tuple[Any, Any]]) -> Built:
-    return Built(measurement_sampler(m), pairs, m, "per call")
+    how = "batched: Measurement.sample" if m.batch_map is not None else "per call"
+    return Built(measurement_sampler(m), pairs, m, how)
 
 
 V, A = VectorDomain, AtomDomain

@@ -111,11 +111,17 @@ def chain(left: Transformation, right: Any) -> Component:
             params={"chain": [left.describe(), right.describe()]},
             event_map=None if ev is None else (lambda d: ev(s0(d))),
             accuracy_map=right.accuracy_map,
+            batch_map=None if right.batch_map is None else _batch_after(f0, right.batch_map),
         )
     raise DomainMismatch(
         f"cannot chain {left.name} >> {type(right).__name__}: expected a Transformation, "
         "a Measurement or a then_* constructor"
     )
+
+
+def _batch_after(f0: Callable[[Any], Any], batch: Callable[[Any, int], Any]
+                 ) -> Callable[[Any, int], Any]:
+    return lambda x, n: batch(f0(x), n)
 
 
 def chain_postprocess(meas: Measurement, post: Any) -> Measurement:
@@ -136,4 +142,6 @@ def chain_postprocess(meas: Measurement, post: Any) -> Measurement:
         name=f"{meas.name} >> {name}",
         params={"chain": [meas.describe(), {"kind": "postprocess", "name": str(name)}]},
         event_map=meas.event_map,
+        batch_map=None if meas.batch_map is None else (
+            lambda x, n: [post(y) for y in meas.batch_map(x, n)]),  # type: ignore[misc]
     )

@@ -52,6 +52,9 @@ class Measurement:
     accuracy_map
         Optional ``alpha ↦ a``, for additive-noise measurements: the half-width ``a`` such that
         ``P(|noise| > a) ≤ alpha`` (per coordinate); see :meth:`accuracy`.
+    batch_map
+        Optional ``(data, n) ↦ n`` independent releases on the same data, vectorised; it must
+        have exactly the distribution of ``n`` calls of ``function`` (see :meth:`sample`).
     """
 
     input_domain: Domain
@@ -63,6 +66,7 @@ class Measurement:
     params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     event_map: Callable[[Any], Any] | None = None
     accuracy_map: Callable[[Any], Any] | None = None
+    batch_map: Callable[[Any, int], Any] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", _frozen_params(self.params))
@@ -89,6 +93,25 @@ class Measurement:
         from dpcert.accounting.events import event_from_distance
 
         return event_from_distance(self.output_measure, self.map(d))
+
+    def sample(self, data: Any, n: int) -> Any:
+        """``n`` independent releases on ``data`` (each costs the map: for auditing and
+        simulation, not for publishing).  Vectorised when the mechanism provides it.
+
+        Examples
+        --------
+        >>> import dpcert as dp
+        >>> m = dp.m.make_laplace(dp.AtomDomain(int), dp.AbsoluteDistance(), scale=1)
+        >>> len(m.sample(0, 5))
+        5
+        """
+        from dpcert._validate import check_size
+
+        count = check_size(n, "n")
+        self.input_domain.check_member(data)
+        if self.batch_map is not None:
+            return self.batch_map(data, count)
+        return [self.function(data) for _ in range(count)]
 
     def accuracy(self, alpha: Any) -> Any:
         """Half-width ``a`` with ``P(|noise| > a) ≤ alpha`` (additive-noise measurements only)."""

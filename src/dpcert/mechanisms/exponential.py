@@ -43,6 +43,8 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any, Literal
 
+import numpy as np
+
 from dpcert._numbers import is_real_number
 from dpcert._validate import check_int, check_positive
 from dpcert.core.chaining import PartialConstructor, partial
@@ -53,8 +55,11 @@ from dpcert.core.metrics import Metric
 from dpcert.errors import InvalidParameter
 from dpcert.mechanisms._selection import (
     exponential_index,
+    exponential_indices,
     noisy_max_index,
+    noisy_max_indices,
     permute_and_flip_index,
+    permute_and_flip_indices,
 )
 
 __all__ = [
@@ -99,6 +104,22 @@ def gammas_for(scores: list[Fraction], epsilon: Fraction, sensitivity: Fraction,
     return [(top - u) * factor for u in scores]
 
 
+def _integer_scores(scores: list[Fraction]) -> list[int]:
+    for u in scores:
+        if u.denominator != 1:
+            raise InvalidParameter(
+                f"noise='laplace' needs integer scores, got {u}; use noise='exponential'"
+            )
+    return [int(u) for u in scores]
+
+
+def _pick(cands: list[Any], idx: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    arr = np.empty(len(cands), dtype=object)
+    arr[:] = cands
+    out: np.ndarray[Any, Any] = arr[idx]
+    return out
+
+
 def _linear(eps: Fraction) -> Callable[[Any], Fraction]:
     return lambda d_in: eps * Fraction(d_in)
 
@@ -136,8 +157,13 @@ def make_exponential(input_domain: Domain, input_metric: Metric, candidates: Seq
         g = gammas_for(exact_scores(scorer(x), k), eps, sens, monotonic)
         return cands[exponential_index(g)]
 
+    def batch(x: Any, n: int) -> Any:
+        g = gammas_for(exact_scores(scorer(x), k), eps, sens, monotonic)
+        return _pick(cands, exponential_indices(g, n))
+
     return Measurement(
         input_domain, input_metric, PureDP(), function=function, privacy_map=_linear(eps),
+        batch_map=batch,
         name="exponential",
         params={"epsilon": eps, "sensitivity": sens, "candidates": len(cands),
                 "monotonic": monotonic},
@@ -168,8 +194,13 @@ def make_permute_and_flip(input_domain: Domain, input_metric: Metric,
         g = gammas_for(exact_scores(scorer(x), k), eps, sens, monotonic)
         return cands[permute_and_flip_index(g)]
 
+    def batch(x: Any, n: int) -> Any:
+        g = gammas_for(exact_scores(scorer(x), k), eps, sens, monotonic)
+        return _pick(cands, permute_and_flip_indices(g, n))
+
     return Measurement(
         input_domain, input_metric, PureDP(), function=function, privacy_map=_linear(eps),
+        batch_map=batch,
         name="permute_and_flip",
         params={"epsilon": eps, "sensitivity": sens, "candidates": len(cands),
                 "monotonic": monotonic},
@@ -212,14 +243,14 @@ def make_report_noisy_max(input_domain: Domain, input_metric: Metric,
     def pick(scores: list[Fraction]) -> int:
         if noise == "exponential":
             return exponential_index(gammas_for(scores, eps, sens, monotonic))
-        ints = []
-        for u in scores:
-            if u.denominator != 1:
-                raise InvalidParameter(
-                    f"noise='laplace' needs integer scores, got {u}; use noise='exponential'"
-                )
-            ints.append(int(u))
-        return noisy_max_index(ints, scale)
+        return noisy_max_index(_integer_scores(scores), scale)
+
+    def batch(x: Any, count: int) -> Any:  # one round (k = 1), vectorised over draws
+        scores = exact_scores(scorer(x), n)
+        if noise == "exponential":
+            return _pick(cands, exponential_indices(gammas_for(scores, eps, sens, monotonic),
+                                                    count))
+        return _pick(cands, noisy_max_indices(_integer_scores(scores), scale, count))
 
     def function(x: Any) -> Any:
         scores = exact_scores(scorer(x), n)
@@ -233,6 +264,7 @@ def make_report_noisy_max(input_domain: Domain, input_metric: Metric,
     return Measurement(
         input_domain, input_metric, PureDP(), function=function,
         privacy_map=_linear(kk * eps),
+        batch_map=batch if kk == 1 else None,
         name="report_noisy_max",
         params={"epsilon": eps, "sensitivity": sens, "noise": noise, "k": kk,
                 "candidates": n, "monotonic": monotonic},
