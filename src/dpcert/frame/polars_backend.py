@@ -16,6 +16,8 @@ Everything is vectorised in Polars (no Python loop per row):
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
 
@@ -35,6 +37,8 @@ _SPLIT = 24  # low-bit width of the two-part integer sums
 # them to force hash collisions and exercise the exact repair path).
 _UNIT_MASK = 0xFFFFFFFF00000000
 _PAIR_MASK = 0x00000000FFFFFFFF
+#: Rows per part when bounding large tables part by part (memory, not privacy).
+_PART_ROWS = 1 << 21
 _NUMERIC = (pl.Float32, pl.Float64, pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16,
             pl.UInt32, pl.UInt64)
 
@@ -116,14 +120,10 @@ def _bounded(df: pl.DataFrame, plan: QueryPlan, source: EntropySource) -> pl.Dat
         return df
     keys = list(plan.group_keys)
     G, R = plan.max_groups, plan.max_rows_per_group
-    seeds = [int(v) >> 1 for v in source.random_uint64(2)]
-    pair_expr = pl.struct([unit, *keys]).hash(seeds[1]) if keys else pl.col(unit).hash(seeds[1])
+    if "_k" not in df.columns:
+        df = _with_sort_key(df, plan, source)
     hi = np.uint64(_UNIT_MASK)
-    hi_lit = pl.lit(_UNIT_MASK, dtype=pl.UInt64)
-    lo_lit = pl.lit(_PAIR_MASK, dtype=pl.UInt64)
-    df = df.with_columns(
-        ((pl.col(unit).hash(seeds[0]) & hi_lit) | (pair_expr & lo_lit)).alias("_k")
-    ).sort("_k")
+    df = df.sort("_k")
     n = df.height
     k = df["_k"].to_numpy()
     same_k = k[1:] == k[:-1]
@@ -154,6 +154,39 @@ def _bounded(df: pl.DataFrame, plan: QueryPlan, source: EntropySource) -> pl.Dat
         rank = _run_rank(np.concatenate(([True], p_sorted[1:] != p_sorted[:-1])))
         keep[pos_big[order[rank >= R]]] = False
     return df.filter(pl.Series(keep)).drop("_k")
+
+
+def _with_sort_key(df: pl.DataFrame, plan: QueryPlan, source: EntropySource) -> pl.DataFrame:
+    """Add the bounding sort key ``_k`` (unit-hash high bits | pair-hash low bits)."""
+    unit = plan.privacy_unit
+    assert unit is not None
+    keys = list(plan.group_keys)
+    seeds = [int(v) >> 1 for v in source.random_uint64(2)]
+    pair_expr = pl.struct([unit, *keys]).hash(seeds[1]) if keys else pl.col(unit).hash(seeds[1])
+    hi_lit = pl.lit(_UNIT_MASK, dtype=pl.UInt64)
+    lo_lit = pl.lit(_PAIR_MASK, dtype=pl.UInt64)
+    return df.with_columns(
+        ((pl.col(unit).hash(seeds[0]) & hi_lit) | (pair_expr & lo_lit)).alias("_k"))
+
+
+def _parts(df: pl.DataFrame, plan: QueryPlan, source: EntropySource) -> Iterator[pl.DataFrame]:
+    """Split into unit-disjoint parts (by the top bits of ``_k``) to bound memory.
+
+    Every row of a unit has the same unit-hash bits, so a unit never straddles two parts and
+    bounding part by part is the same as bounding the whole.
+    """
+    if plan.privacy_unit is None:
+        yield df
+        return
+    df = _with_sort_key(df, plan, source)
+    bits = max(0, math.ceil(math.log2(max(df.height, 1) / _PART_ROWS)))
+    if bits == 0 or _UNIT_MASK >> 63 == 0:
+        yield df
+        return
+    bits = min(bits, 8)
+    top = pl.col("_k") // (1 << (64 - bits))
+    for i in range(1 << bits):  # one part in memory at a time
+        yield df.filter(top == i)
 
 
 def _bounded_windows(df: pl.DataFrame, plan: QueryPlan, source: EntropySource) -> pl.DataFrame:
@@ -195,7 +228,6 @@ def compute_stats(data: Any, plan: QueryPlan, cal: Calibration,
     # keep one column even when the plan reads none (a plain count), so rows are not lost
     lf = lf.select(list(plan.columns)) if plan.columns else lf.with_row_index("_row").select("_row")
     df = lf.collect()
-    df = _bounded(df, plan, src)
     keys = list(plan.group_keys)
     aggs: list[pl.Expr] = []
     int_cols: list[str] = []
@@ -233,10 +265,24 @@ def compute_stats(data: Any, plan: QueryPlan, cal: Calibration,
         expr = pl.col(unit_col).n_unique() if unit_col else pl.len()
         aggs.append(expr.cast(pl.Int64).alias(sel.name))
         int_cols.append(sel.name)
-    if keys:
-        grouped = df.group_by(keys).agg(aggs) if aggs else df.select(keys).unique()
+    grouped_parts: list[pl.DataFrame] = []
+    bin_parts: list[dict[str, pl.DataFrame]] = []
+    for part in _parts(df, plan, src):
+        bounded = _bounded(part, plan, src) if plan.privacy_unit else part
+        if keys:
+            g = bounded.group_by(keys).agg(aggs) if aggs else bounded.select(keys).unique()
+        else:
+            g = bounded.select(aggs) if aggs else pl.DataFrame({"_one": [1]})
+        grouped_parts.append(g)
+        bin_parts.append(_bin_counts(bounded, plan))
+    del df
+    # partial aggregates of unit-disjoint parts add up exactly (all are integer sums)
+    if len(grouped_parts) == 1:
+        grouped = grouped_parts[0]
+    elif keys:
+        grouped = pl.concat(grouped_parts).group_by(keys).agg(pl.all().sum())
     else:
-        grouped = df.select(aggs) if aggs else pl.DataFrame({"_one": [1]})
+        grouped = pl.concat(grouped_parts).sum()
     grouped = _align_keys(grouped, plan)
     values: dict[str, np.ndarray[Any, Any]] = {}
     for name in int_cols:
@@ -257,7 +303,7 @@ def compute_stats(data: Any, plan: QueryPlan, cal: Calibration,
     key_tuples: list[tuple[Any, ...]] = (
         [tuple(r) for r in grouped.select(keys).iter_rows()] if keys else [()]
     )
-    histograms, candidates = _quantile_histograms(df, plan, cal, grouped)
+    histograms, candidates = _quantile_histograms(bin_parts, plan, grouped)
     return GroupStats(key_tuples, values, histograms, candidates)
 
 
@@ -275,7 +321,24 @@ def _align_keys(grouped: pl.DataFrame, plan: QueryPlan) -> pl.DataFrame:
     return key_df.join(grouped, on=keys, how="left", nulls_equal=True)
 
 
-def _quantile_histograms(df: pl.DataFrame, plan: QueryPlan, cal: Calibration,
+def _bin_counts(df: pl.DataFrame, plan: QueryPlan) -> dict[str, pl.DataFrame]:
+    """Per quantile aggregate: rows per (keys, candidate bin) of one bounded part."""
+    out: dict[str, pl.DataFrame] = {}
+    keys = list(plan.group_keys)
+    for a in plan.aggregates:
+        if not isinstance(a, Quantile):
+            continue
+        lo, hi = a.bounds
+        m = a.candidates
+        step = (hi - lo) / (m - 1) if hi > lo else 1.0
+        # index of the first candidate >= value: value <= cand[j]  <=>  idx <= j
+        idx = ((_value_expr(a.column, lo, hi) - lo) / step).ceil().clip(0, m - 1).cast(pl.Int64)
+        out[a.name] = (df.select(*keys, idx.alias("_bin")).group_by([*keys, "_bin"])
+                       .agg(pl.len().cast(pl.Int64).alias("_n")))
+    return out
+
+
+def _quantile_histograms(bin_parts: list[dict[str, pl.DataFrame]], plan: QueryPlan,
                          grouped: pl.DataFrame) -> tuple[dict[str, Any], dict[str, Any]]:
     histograms: dict[str, Any] = {}
     candidates: dict[str, Any] = {}
@@ -287,17 +350,12 @@ def _quantile_histograms(df: pl.DataFrame, plan: QueryPlan, cal: Calibration,
         lo, hi = a.bounds
         m = a.candidates
         cand = np.linspace(lo, hi, m)
-        step = (hi - lo) / (m - 1) if hi > lo else 1.0
-        # index of the first candidate >= value: value <= cand[j]  <=>  idx <= j
-        idx = ((_value_expr(a.column, lo, hi) - lo) / step).ceil().clip(0, m - 1).cast(pl.Int64)
+        counts = pl.concat([p[a.name] for p in bin_parts])
         if keys:
             gid = grouped.select(keys).with_row_index("_gid")
-            counts = (df.select(*keys, idx.alias("_bin"))
-                      .group_by([*keys, "_bin"]).agg(pl.len().alias("_n"))
-                      .join(gid, on=keys, how="inner", nulls_equal=True))
+            counts = counts.join(gid, on=keys, how="inner", nulls_equal=True)
             g = counts["_gid"].to_numpy().astype(np.int64)
         else:
-            counts = df.select(idx.alias("_bin")).group_by("_bin").agg(pl.len().alias("_n"))
             g = np.zeros(counts.height, dtype=np.int64)
         hist = np.zeros((n_groups, m), dtype=np.int64)
         np.add.at(hist, (g, counts["_bin"].to_numpy().astype(np.int64)),
