@@ -58,7 +58,6 @@ from dpcert.mechanisms._selection import (
     exponential_indices,
     noisy_max_index,
     noisy_max_indices,
-    permute_and_flip_index,
     permute_and_flip_indices,
 )
 
@@ -124,6 +123,26 @@ def _linear(eps: Fraction) -> Callable[[Any], Fraction]:
     return lambda d_in: eps * Fraction(d_in)
 
 
+def _gamma_selection(input_domain: Domain, input_metric: Metric, candidates: Sequence[Any],
+                     scorer: Scorer, sensitivity: Any, epsilon: Any, monotonic: bool, name: str,
+                     draw: Callable[[list[Fraction], int], np.ndarray[Any, Any]]) -> Measurement:
+    """A selection measurement whose sampler takes the acceptance exponents ``γ``."""
+    cands = _check_candidates(candidates)
+    sens = check_positive(sensitivity, "sensitivity")
+    eps = check_positive(epsilon, "epsilon")
+    k = len(cands)
+
+    def batch(x: Any, n: int) -> Any:
+        g = gammas_for(exact_scores(scorer(x), k), eps, sens, monotonic)
+        return _pick(cands, draw(g, n))
+
+    return Measurement(
+        input_domain, input_metric, PureDP(), function=lambda x: batch(x, 1)[0],
+        privacy_map=_linear(eps), batch_map=batch, name=name,
+        params={"epsilon": eps, "sensitivity": sens, "candidates": k, "monotonic": monotonic},
+    )
+
+
 def make_exponential(input_domain: Domain, input_metric: Metric, candidates: Sequence[Any],
                      scorer: Scorer, sensitivity: Any, epsilon: Any, *,
                      monotonic: bool = False) -> Measurement:
@@ -148,26 +167,8 @@ def make_exponential(input_domain: Domain, input_metric: Metric, candidates: Seq
     Measurement
         Data → one candidate, under PureDP with ``map(d_in) = ε·d_in``.
     """
-    cands = _check_candidates(candidates)
-    sens = check_positive(sensitivity, "sensitivity")
-    eps = check_positive(epsilon, "epsilon")
-    k = len(cands)
-
-    def function(x: Any) -> Any:
-        g = gammas_for(exact_scores(scorer(x), k), eps, sens, monotonic)
-        return cands[exponential_index(g)]
-
-    def batch(x: Any, n: int) -> Any:
-        g = gammas_for(exact_scores(scorer(x), k), eps, sens, monotonic)
-        return _pick(cands, exponential_indices(g, n))
-
-    return Measurement(
-        input_domain, input_metric, PureDP(), function=function, privacy_map=_linear(eps),
-        batch_map=batch,
-        name="exponential",
-        params={"epsilon": eps, "sensitivity": sens, "candidates": len(cands),
-                "monotonic": monotonic},
-    )
+    return _gamma_selection(input_domain, input_metric, candidates, scorer, sensitivity, epsilon,
+                            monotonic, "exponential", exponential_indices)
 
 
 def make_permute_and_flip(input_domain: Domain, input_metric: Metric,
@@ -185,26 +186,8 @@ def make_permute_and_flip(input_domain: Domain, input_metric: Metric,
     >>> m([1] * 50) in (0, 1), m.map(2)
     (True, Fraction(4, 1))
     """
-    cands = _check_candidates(candidates)
-    sens = check_positive(sensitivity, "sensitivity")
-    eps = check_positive(epsilon, "epsilon")
-    k = len(cands)
-
-    def function(x: Any) -> Any:
-        g = gammas_for(exact_scores(scorer(x), k), eps, sens, monotonic)
-        return cands[permute_and_flip_index(g)]
-
-    def batch(x: Any, n: int) -> Any:
-        g = gammas_for(exact_scores(scorer(x), k), eps, sens, monotonic)
-        return _pick(cands, permute_and_flip_indices(g, n))
-
-    return Measurement(
-        input_domain, input_metric, PureDP(), function=function, privacy_map=_linear(eps),
-        batch_map=batch,
-        name="permute_and_flip",
-        params={"epsilon": eps, "sensitivity": sens, "candidates": len(cands),
-                "monotonic": monotonic},
-    )
+    return _gamma_selection(input_domain, input_metric, candidates, scorer, sensitivity, epsilon,
+                            monotonic, "permute_and_flip", permute_and_flip_indices)
 
 
 def make_report_noisy_max(input_domain: Domain, input_metric: Metric,
