@@ -1,7 +1,7 @@
 """The framework: domains, metrics, measures, transformations, measurements and chaining."""
 
 from dpcert.core.chaining import PartialConstructor, chain, chain_postprocess, partial
-from dpcert.core.domains import AtomDomain, Domain, VectorDomain
+from dpcert.core.domains import AtomDomain, Domain, TableDomain, VectorDomain
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import (
     ZCDP,
@@ -45,6 +45,7 @@ __all__ = [
     "RenyiCurve",
     "RenyiDP",
     "SymmetricDistance",
+    "TableDomain",
     "Transformation",
     "VectorDomain",
     "binary_search",

@@ -24,7 +24,7 @@ from dpcert._numbers import is_real_number
 from dpcert._validate import check_bounds, check_int
 from dpcert.errors import InvalidParameter, OutOfDomain
 
-__all__ = ["AtomDomain", "Domain", "VectorDomain"]
+__all__ = ["AtomDomain", "Domain", "TableDomain", "VectorDomain"]
 
 _ATOM_TYPES: tuple[type, ...] = (bool, int, float, str)
 
@@ -208,6 +208,75 @@ class VectorDomain(Domain):
     def __repr__(self) -> str:
         s = f", size={self.size}" if self.size is not None else ""
         return f"VectorDomain({self.element!r}{s})"
+
+
+@dataclass(frozen=True)
+class TableDomain(Domain):
+    """Tables: named columns of equal length, each a vector in its ``AtomDomain``.
+
+    Members are mappings ``{name: vector}`` or dataframes (anything with ``.columns`` whose
+    columns convert with ``.to_numpy()``, e.g. Polars or pandas).  Extra columns are allowed;
+    declared ones must be present.  Rows are the records, so dataset metrics count rows.
+
+    Examples
+    --------
+    >>> import dpcert as dp
+    >>> t = dp.TableDomain({"age": dp.AtomDomain(int), "income": dp.AtomDomain(float)})
+    >>> t.member({"age": [30, 41], "income": [1.0, 2.5]})
+    True
+    >>> t.why_not({"age": [30], "income": [1.0, 2.5]})
+    'columns have different lengths'
+    """
+
+    columns: tuple[tuple[str, AtomDomain], ...]
+
+    def __init__(self, columns: Any) -> None:
+        items = tuple(columns.items()) if isinstance(columns, dict) else tuple(columns)
+        if not items:
+            raise InvalidParameter("columns={} is empty: declare at least one column")
+        for name, dom in items:
+            if not isinstance(name, str) or not name:
+                raise InvalidParameter(f"column name {name!r} must be a non-empty string")
+            if not isinstance(dom, AtomDomain):
+                raise InvalidParameter(f"columns[{name!r}]={dom!r} must be an AtomDomain")
+        object.__setattr__(self, "columns", items)
+
+    def column(self, name: str) -> AtomDomain:
+        """The domain of one column (raises if it is not declared)."""
+        for n, dom in self.columns:
+            if n == name:
+                return dom
+        raise InvalidParameter(
+            f"unknown column {name!r}; the table has {[n for n, _ in self.columns]}"
+        )
+
+    def get(self, table: Any, name: str) -> np.ndarray[Any, Any]:
+        """Column ``name`` of a member as a 1-D NumPy array."""
+        col = table[name]
+        if hasattr(col, "to_numpy"):
+            col = col.to_numpy()
+        return VectorDomain(self.column(name)).to_array(col)
+
+    def why_not(self, x: Any) -> str | None:
+        names = list(x.keys()) if isinstance(x, dict) else list(getattr(x, "columns", []))
+        if not isinstance(x, dict) and not hasattr(x, "columns"):
+            return f"{type(x).__name__} is not a table (a dict of columns or a dataframe)"
+        length = None
+        for name, dom in self.columns:
+            if name not in names:
+                return f"column {name!r} is missing"
+            arr = self.get(x, name)
+            reason = VectorDomain(dom).why_not(arr)
+            if reason is not None:
+                return f"column {name!r}: {reason}"
+            if length is not None and len(arr) != length:
+                return "columns have different lengths"
+            length = len(arr)
+        return None
+
+    def __repr__(self) -> str:
+        cols = ", ".join(f"{n}: {d!r}" for n, d in self.columns)
+        return f"TableDomain({{{cols}}})"
 
 
 def scalar_is_number(x: Any) -> bool:

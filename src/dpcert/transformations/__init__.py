@@ -9,6 +9,7 @@ from dpcert.transformations.impute import make_impute_constant, then_impute_cons
 from dpcert.transformations.mean import make_mean, then_mean
 from dpcert.transformations.partition import make_partition, then_partition
 from dpcert.transformations.resize import make_resize, then_resize
+from dpcert.transformations.select import make_select_column, then_select_column
 from dpcert.transformations.sum import make_sum, then_sum
 from dpcert.transformations.variance import make_variance, then_variance
 
@@ -22,6 +23,7 @@ __all__ = [
     "make_mean",
     "make_partition",
     "make_resize",
+    "make_select_column",
     "make_sum",
     "make_variance",
     "then_cast",
@@ -33,6 +35,7 @@ __all__ = [
     "then_mean",
     "then_partition",
     "then_resize",
+    "then_select_column",
     "then_sum",
     "then_variance",
 ]
