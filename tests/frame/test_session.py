@@ -291,3 +291,22 @@ def test_partwise_bounding_equals_whole(monkeypatch: pytest.MonkeyPatch) -> None
         assert np.array_equal(np.asarray(parts.values[name]), np.asarray(v)), name
     for name, h in whole.histograms.items():
         assert np.array_equal(parts.histograms[name], h), name
+
+
+def test_weights_split_the_budget_proportionally() -> None:
+    sess = dp.Session(table(), "uid", budget=dp.PureDP(1.0))
+    q = (sess.query().group_by("g", keys=KEYS)
+         .agg(dp.count(), dp.count_distinct().weighted(3)).bound_contributions(1, 2))
+    cal = calibrate(q.plan(), dp.PureDP(1.0))
+    costs = {c.name: c.cost for c in cal.components}
+    assert costs == {"count": Fraction(1, 4), "count_distinct_units": Fraction(3, 4)}
+    assert cal.total == 1
+    acc = q.accuracy(0.05, dp.PureDP(1.0))
+    hw = dict(zip(acc["component"].to_list(), acc["half_width"].to_list(), strict=True))
+    assert hw["count_distinct_units"] < hw["count"] / 5  # 3x the share, half the sensitivity
+    zq = (sess.query().group_by("g", keys=KEYS).agg(dp.mean("x", (0, 100)).weighted(0.5),
+                                                    dp.count()).bound_contributions(1, 1))
+    zc = calibrate(zq.plan(), dp.ZCDP(0.4))
+    assert zc.total <= Fraction(2, 5)
+    with pytest.raises(errors.InvalidParameter, match="weight=0"):
+        dp.count().weighted(0)

@@ -88,8 +88,13 @@ def _aggregate(spec: dict[str, Any], where: str) -> Any:
         raise
     except DPCertError as e:
         raise SpecError(f"{where}: {e}") from e
-    if "alias" in spec:
-        agg = agg.alias(spec["alias"])
+    try:
+        if "alias" in spec:
+            agg = agg.alias(spec["alias"])
+        if "weight" in spec:
+            agg = agg.weighted(spec["weight"])
+    except DPCertError as e:
+        raise SpecError(f"{where}: {e}") from e
     return agg
 
 

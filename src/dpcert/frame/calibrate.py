@@ -141,9 +141,10 @@ def _round_to_unit(x: float, unit: Fraction) -> Fraction:
     return Fraction(round(v)) * unit
 
 
-def split_budget(budget: Measure, n_components: int, private_keys: bool
+def split_budget(budget: Measure, n_components: Fraction | int, private_keys: bool
                  ) -> tuple[Any, Fraction | None]:
-    """Per-component share of the budget, and ε/δ of partition selection when keys are private."""
+    """Budget per unit of weight (each component's share is this times its weight; partition
+    selection, when keys are private, has weight 1 and all of δ), and that δ."""
     if isinstance(budget, ZCDP):
         if private_keys:
             raise InvalidParameter(
@@ -170,14 +171,14 @@ def split_budget(budget: Measure, n_components: int, private_keys: bool
 
 def calibrate(plan: QueryPlan, budget: Measure) -> Calibration:
     """Noise parameters for every component of ``plan`` under ``budget``."""
-    n_comp = sum(a.components for a in plan.aggregates)
-    share, delta = split_budget(budget, n_comp, plan.public_keys is None)
+    weights = sum((a.weight * a.components for a in plan.aggregates), Fraction(0))
+    unit_share, delta = split_budget(budget, weights, plan.public_keys is None)
     zc = isinstance(budget, ZCDP)
     G, R = plan.max_groups, plan.max_rows_per_group
     sqrtG = sqrt_up_rational(Fraction(G))
 
     def additive(name: str, agg: str, kind: str, per_group: Fraction, unit: Fraction,
-                 bounds: tuple[Fraction, Fraction] | None) -> Component:
+                 bounds: tuple[Fraction, Fraction] | None, share: Fraction) -> Component:
         l1, l2 = G * per_group, sqrtG * per_group
         if zc:
             sigma = sqrt_up_rational(l2 * l2 / (2 * share))
@@ -188,7 +189,8 @@ def calibrate(plan: QueryPlan, budget: Measure) -> Calibration:
         cost = share if not isinstance(budget, ApproxDP) else (share, Fraction(0))
         return Component(name, agg, kind, "discrete_laplace", unit, b, l1, l2, cost, bounds)
 
-    def fixed_point(name: str, agg: str, kind: str, lo: float, hi: float) -> Component:
+    def fixed_point(name: str, agg: str, kind: str, lo: float, hi: float,
+                    share: Fraction) -> Component:
         mag = max(abs(lo), abs(hi))
         if mag == 0:
             mag = 1.0
@@ -197,34 +199,35 @@ def calibrate(plan: QueryPlan, budget: Measure) -> Calibration:
         unit = _lattice_unit(est)
         lo_u, hi_u = _round_to_unit(lo, unit) / unit, _round_to_unit(hi, unit) / unit
         m = max(abs(lo_u), abs(hi_u))
-        return additive(name, agg, kind, R * m, unit, (lo_u, hi_u))
+        return additive(name, agg, kind, R * m, unit, (lo_u, hi_u), share)
 
     comps: list[Component] = []
     for a in plan.aggregates:
         n = a.name
+        sh = unit_share * a.weight
         if isinstance(a, Count):
-            comps.append(additive(n, n, "count", Fraction(R), Fraction(1), None))
+            comps.append(additive(n, n, "count", Fraction(R), Fraction(1), None, sh))
         elif isinstance(a, CountDistinct):
-            comps.append(additive(n, n, "count_distinct", Fraction(1), Fraction(1), None))
+            comps.append(additive(n, n, "count_distinct", Fraction(1), Fraction(1), None, sh))
         elif isinstance(a, Sum):
-            comps.append(fixed_point(n, n, "sum", *a.bounds))
+            comps.append(fixed_point(n, n, "sum", *a.bounds, sh))
         elif isinstance(a, Mean):
-            comps.append(fixed_point(f"{n}.sum", n, "sum", *a.bounds))
-            comps.append(additive(f"{n}.count", n, "count", Fraction(R), Fraction(1), None))
+            comps.append(fixed_point(f"{n}.sum", n, "sum", *a.bounds, sh))
+            comps.append(additive(f"{n}.count", n, "count", Fraction(R), Fraction(1), None, sh))
         elif isinstance(a, Variance):
             lo, hi = a.bounds
             sq_lo = 0.0 if lo <= 0 <= hi else min(lo * lo, hi * hi)
             sq_hi = max(lo * lo, hi * hi)
-            comps.append(fixed_point(f"{n}.sum", n, "sum", lo, hi))
-            comps.append(fixed_point(f"{n}.sumsq", n, "sumsq", sq_lo, sq_hi))
-            comps.append(additive(f"{n}.count", n, "count", Fraction(R), Fraction(1), None))
+            comps.append(fixed_point(f"{n}.sum", n, "sum", lo, hi, sh))
+            comps.append(fixed_point(f"{n}.sumsq", n, "sumsq", sq_lo, sq_hi, sh))
+            comps.append(additive(f"{n}.count", n, "count", Fraction(R), Fraction(1), None, sh))
         elif isinstance(a, Quantile):
             for qname, q in zip(a.names(), a.qs, strict=True):
-                comps.append(_quantile_component(qname, n, q, share, zc, budget, G, R))
+                comps.append(_quantile_component(qname, n, q, sh, zc, budget, G, R))
         else:  # pragma: no cover - plan validation prevents this
             raise InvalidParameter(f"unsupported aggregate {a!r}")
     if delta is not None:
-        comps.append(_selection_component(share, delta, G))
+        comps.append(_selection_component(unit_share, delta, G))
     total = budget.compose([c.cost for c in comps])
     return Calibration(budget, tuple(comps), total)
 

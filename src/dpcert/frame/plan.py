@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import Any
 
-from dpcert._validate import check_bounds, check_int, check_probability
+from dpcert._validate import check_bounds, check_int, check_positive, check_probability
 from dpcert.errors import InvalidParameter
 
 __all__ = [
@@ -53,6 +54,8 @@ class Aggregate:
     """Base class of aggregates; ``alias`` overrides the output column name."""
 
     alias_name: str | None = field(default=None, kw_only=True)
+    #: Relative share of the release budget for each of this aggregate's noisy components.
+    weight: Fraction = field(default=Fraction(1), kw_only=True)
 
     @property
     def default_name(self) -> str:
@@ -66,6 +69,15 @@ class Aggregate:
     def alias(self, name: str) -> Aggregate:
         """A copy with output column ``name``."""
         return replace(self, alias_name=_check_column(name, "alias"))
+
+    def weighted(self, weight: Any) -> Aggregate:
+        """A copy whose noisy components get ``weight`` times the default budget share.
+
+        Shares are proportional to weights: ``dp.sum(...).weighted(3)`` next to ``dp.count()``
+        gives the sum three times the count's ε (or ρ), so its noise is 3× (Laplace) or √3×
+        (Gaussian) smaller.
+        """
+        return replace(self, weight=check_positive(weight, "weight"))
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -278,7 +290,8 @@ class QueryPlan:
         """JSON-friendly rendering for certificates."""
         return {
             "aggregates": [{"kind": type(a).__name__, **{
-                k: v for k, v in vars(a).items() if k not in ("components",)}}
+                k: (str(v) if isinstance(v, Fraction) else v)
+                for k, v in vars(a).items() if k not in ("components",)}}
                 for a in self.aggregates],
             "group_keys": list(self.group_keys),
             "keys": "private" if self.public_keys is None else [list(k) for k in self.public_keys],
