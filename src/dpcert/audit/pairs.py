@@ -145,6 +145,10 @@ def measurement_pairs(measurement: Any, d_in: int = 1) -> list[Pair]:
         elif isinstance(met, (SymmetricDistance, InsertDeleteDistance)):
             base = ([lo, hi] * size)[:size] if dom.size is None else [lo] * size
             pairs = [(base, [*base, hi]), (base, [*base, lo]), (base, base[:-1])]
+            if el.bounds is None and el.type in (int, float):
+                # unbounded values: a far-away record exposes the clamp bounds hidden inside
+                big = el.type(10**6)
+                pairs += [(base, [*base, big]), (base, [*base, -big])]
             if dom.size is not None:
                 pairs = []
         elif isinstance(met, (ChangeOneDistance, HammingDistance)):

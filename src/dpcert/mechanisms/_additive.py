@@ -35,6 +35,7 @@ __all__ = [
     "MAX_UNSIZED",
     "NoiseSpace",
     "mechanism_exponent",
+    "noise_batch",
     "noise_function",
     "noise_space",
     "sqrt_up",
@@ -123,6 +124,31 @@ def noise_function(input_domain: Domain, space: NoiseSpace,
     if space.integer:
         return lambda x: int(x) + int(integer_noise(param, 1)[0])
     return lambda x: float(lattice_noise(float(x), param, k=k))
+
+
+def noise_batch(input_domain: Domain, space: NoiseSpace,
+                integer_noise: Callable[[Fraction, int], np.ndarray[Any, Any]],
+                lattice_noise: Callable[..., Any], param: Fraction, k: int
+                ) -> Callable[[Any, int], Any]:
+    """``n`` independent releases of :func:`noise_function` on the same input, vectorised:
+    shape ``(n,)`` for scalars, ``(n, d)`` for vectors (every coordinate of every release gets
+    its own independent noise, exactly as in ``n`` separate calls)."""
+    if space.vector:
+        assert isinstance(input_domain, VectorDomain)
+        to_array = input_domain.to_array
+
+        def vector_batch(x: Any, n: int) -> Any:
+            if space.integer:
+                arr = np.asarray(to_array(x), dtype=np.int64)
+                return arr[None, :] + integer_noise(param, n * arr.size).reshape(n, arr.size)
+            arr = np.asarray(to_array(x), dtype=np.float64)
+            check_length(arr.size, space)
+            out = lattice_noise(np.tile(arr, n), param, k=k)
+            return np.asarray(out).reshape(n, arr.size)
+        return vector_batch
+    if space.integer:
+        return lambda x, n: int(x) + integer_noise(param, n)
+    return lambda x, n: lattice_noise(np.full(n, float(x)), param, k=k)
 
 
 def sqrt_up(m: int) -> Fraction:

@@ -32,7 +32,13 @@ from dpcert.core.domains import Domain
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import ZCDP
 from dpcert.core.metrics import L2Distance, Metric
-from dpcert.mechanisms._additive import mechanism_exponent, noise_function, noise_space, sqrt_up
+from dpcert.mechanisms._additive import (
+    mechanism_exponent,
+    noise_batch,
+    noise_function,
+    noise_space,
+    sqrt_up,
+)
 from dpcert.samplers import discrete_gaussian, lattice_gaussian
 
 __all__ = ["make_gaussian", "then_gaussian"]
@@ -72,6 +78,7 @@ def make_gaussian(input_domain: Domain, input_metric: Metric, scale: Any, *,
         return Fraction(0) if d == 0 else (d + allowance) ** 2 / (2 * sigma**2)
 
     function = noise_function(input_domain, space, discrete_gaussian, lattice_gaussian, sigma, kk)
+    batch = noise_batch(input_domain, space, discrete_gaussian, lattice_gaussian, sigma, kk)
 
     def event_map(d_in: Any) -> Any:
         # Scalars: integer inputs (or lattice points) differ by an integer number of units, at
@@ -105,6 +112,7 @@ def make_gaussian(input_domain: Domain, input_metric: Metric, scale: Any, *,
                 "sampler": "discrete_gaussian" if space.integer else "lattice_gaussian"},
         event_map=event_map,
         accuracy_map=accuracy_map,
+        batch_map=batch,
     )
 
 

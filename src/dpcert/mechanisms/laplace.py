@@ -35,7 +35,12 @@ from dpcert.core.domains import Domain
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import PureDP
 from dpcert.core.metrics import L1Distance, Metric
-from dpcert.mechanisms._additive import mechanism_exponent, noise_function, noise_space
+from dpcert.mechanisms._additive import (
+    mechanism_exponent,
+    noise_batch,
+    noise_function,
+    noise_space,
+)
 from dpcert.samplers import discrete_laplace, lattice_laplace
 
 __all__ = ["make_laplace", "then_laplace"]
@@ -76,6 +81,7 @@ def make_laplace(input_domain: Domain, input_metric: Metric, scale: Any, *,
         return Fraction(0) if d == 0 else (d + allowance) / b
 
     function = noise_function(input_domain, space, discrete_laplace, lattice_laplace, b, kk)
+    batch = noise_batch(input_domain, space, discrete_laplace, lattice_laplace, b, kk)
 
     def event_map(d_in: Any) -> Any:
         # In lattice units the two noisy inputs are integers whose distance is an integer at
@@ -104,6 +110,7 @@ def make_laplace(input_domain: Domain, input_metric: Metric, scale: Any, *,
                 "sampler": "discrete_laplace" if space.integer else "lattice_laplace"},
         event_map=event_map,
         accuracy_map=accuracy_map,
+        batch_map=batch,
     )
 
 
