@@ -37,7 +37,7 @@ from dpcert.core.measurement import Measurement
 from dpcert.core.measures import PureDP
 from dpcert.core.metrics import ChangeOneDistance, HammingDistance, Metric
 from dpcert.errors import InvalidParameter
-from dpcert.mechanisms._selection import exponential_index
+from dpcert.mechanisms._selection import exponential_indices
 from dpcert.mechanisms._spaces import check_dataset_space
 
 __all__ = ["make_quantile", "make_quantiles", "quantile_scores", "then_quantile",
@@ -85,12 +85,20 @@ def _check_space(input_domain: Domain, input_metric: Metric) -> None:
         raise InvalidParameter(f"input_domain={input_domain!r} allows NaN; impute first")
 
 
-def _one(data: np.ndarray[Any, Any], cands: np.ndarray[Any, Any], alpha: Fraction,
-         eps: Fraction, sens: Fraction) -> Any:
+def _many(data: np.ndarray[Any, Any], cands: np.ndarray[Any, Any], alpha: Fraction,
+          eps: Fraction, sens: Fraction, n: int) -> np.ndarray[Any, Any]:
+    """``n`` independent exponential-mechanism draws of the quantile (same scores)."""
     scores = quantile_scores(data, cands, alpha).tolist()
     top = max(scores)
     factor = eps / (2 * sens)
-    return cands[exponential_index([(top - u) * factor for u in scores])].item()
+    out: np.ndarray[Any, Any] = cands[exponential_indices([(top - u) * factor for u in scores],
+                                                          n)]
+    return out
+
+
+def _one(data: np.ndarray[Any, Any], cands: np.ndarray[Any, Any], alpha: Fraction,
+         eps: Fraction, sens: Fraction) -> Any:
+    return _many(data, cands, alpha, eps, sens, 1)[0].item()
 
 
 def make_quantile(input_domain: Domain, input_metric: Metric, candidates: Sequence[Any],
@@ -121,9 +129,13 @@ def make_quantile(input_domain: Domain, input_metric: Metric, candidates: Sequen
     def function(x: Any) -> Any:
         return _one(np.asarray(to_array(x)), cands, al, eps, sens)
 
+    def batch(x: Any, n: int) -> Any:
+        return _many(np.asarray(to_array(x)), cands, al, eps, sens, n)
+
     return Measurement(
         input_domain, input_metric, PureDP(), function=function,
         privacy_map=lambda d_in: eps * Fraction(d_in),
+        batch_map=batch,
         name="quantile",
         params={"alpha": al, "epsilon": eps, "candidates": len(cands), "sensitivity": sens},
     )

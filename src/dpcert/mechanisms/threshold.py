@@ -88,14 +88,20 @@ def make_partition_selection(input_domain: Domain, input_metric: Metric, epsilon
     scale = 1 / eps
     to_array = input_domain.to_array
 
-    def function(x: Any) -> dict[Any, int]:
+    def batch(x: Any, n: int) -> list[dict[Any, int]]:
         arr = np.asarray(to_array(x))
         if arr.size == 0:
-            return {}
+            return [{} for _ in range(n)]
         keys, counts = np.unique(arr, return_counts=True)
-        noisy = counts.astype(np.int64) + np.asarray(discrete_laplace(scale, keys.size))
-        keep = np.flatnonzero(noisy >= tau)
-        return dict(zip(keys[keep].tolist(), noisy[keep].tolist(), strict=True))
+        noise = np.asarray(discrete_laplace(scale, n * keys.size)).reshape(n, keys.size)
+        noisy = counts.astype(np.int64)[None, :] + noise
+        keep = noisy >= tau
+        key_list = keys.tolist()
+        return [{key_list[j]: int(row[j]) for j in np.flatnonzero(k)}
+                for row, k in zip(noisy, keep, strict=True)]
+
+    def function(x: Any) -> dict[Any, int]:
+        return batch(x, 1)[0]
 
     def privacy_map(d_in: Any) -> tuple[Fraction, Fraction]:
         d = int(d_in)
@@ -108,6 +114,7 @@ def make_partition_selection(input_domain: Domain, input_metric: Metric, epsilon
 
     return Measurement(
         input_domain, input_metric, ApproxDP(), function=function, privacy_map=privacy_map,
+        batch_map=batch,
         name="partition_selection",
         params={"epsilon": eps, "delta": dl, "threshold": tau, "scale": scale},
     )
