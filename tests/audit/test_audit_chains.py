@@ -22,7 +22,7 @@ def test_correct_chain_is_not_flagged_and_bound_is_close() -> None:
     m = seed004(25.0)
     # the true loss on the worst pair equals the claim, so only a high confidence keeps a
     # correct mechanism from being flagged by chance (failure probability < 1e-7 per run)
-    r = dp.audit.audit(m, seconds=5, confidence=1 - 1e-7)
+    r = dp.audit.audit(m, samples=400_000, confidence=1 - 1e-7)
     assert not r.violated
     assert 0.25 < r.epsilon_lower <= float(m.map(1))
 
@@ -31,5 +31,5 @@ def test_correct_chain_is_not_flagged_and_bound_is_close() -> None:
 def test_chain_that_understates_its_map_is_flagged() -> None:
     honest = seed004(25.0)
     lying = dataclasses.replace(seed004(10.0), privacy_map=honest.privacy_map)  # 1.2-DP, says 0.48
-    r = dp.audit.audit(lying, seconds=5, confidence=1 - 1e-7)
+    r = dp.audit.audit(lying, samples=400_000, confidence=1 - 1e-7)
     assert r.violated and r.witness is not None
