@@ -43,3 +43,12 @@ def test_cli_self_quick_table(capsys: pytest.CaptureFixture[str]) -> None:
                  "--only", "randomized response (bool)"]) == 0
     out = capsys.readouterr().out
     assert "laplace (int)" in out and "lower bound" in out and "0 violation(s)" in out
+
+
+def test_cli_writes_distribution_plots(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "plots"
+    assert main(["audit", "--self", "--quick", "--only", "laplace (int)",
+                 "--plot-dir", str(out)]) == 0
+    pngs = list(out.glob("*.png"))
+    assert len(pngs) == 1 and pngs[0].stat().st_size > 1000

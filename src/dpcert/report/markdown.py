@@ -49,9 +49,14 @@ def _plot(out_dir: Path, results: dict[str, Any]) -> str | None:
         y = df[col].to_numpy()
         lo, hi = df[f"{col}_ci_low"].to_numpy(), df[f"{col}_ci_high"].to_numpy()
         x = range(len(y))
-        ax.errorbar(list(x), y, yerr=[y - lo, hi - y], fmt="o", capsize=3)
+        has_ci = bool((lo == lo).any())  # quantiles carry no interval (NaN)
+        if has_ci:
+            ax.errorbar(list(x), y, yerr=[y - lo, hi - y], fmt="o", capsize=3)
+        else:
+            ax.plot(list(x), y, "o")
         ax.set_xticks(list(x), labels, fontsize=7)
-        ax.set_title(f"{name}: {col} (95% interval)", fontsize=9)
+        ax.set_title(f"{name}: {col}" + (" (95% interval)" if has_ci else " (no interval)"),
+                     fontsize=9)
     fig.tight_layout()
     path = out_dir / "report.png"
     fig.savefig(path, dpi=100)
