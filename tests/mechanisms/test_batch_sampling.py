@@ -63,3 +63,21 @@ def test_sample_checks_its_arguments() -> None:
         m.sample([1, 2], 3)
     post = m >> str.upper
     assert set(post.sample(DATA, 50)) <= {"A", "B", "C", "D"}
+
+
+@pytest.mark.slow
+def test_sparse_vector_batch_matches_single_runs() -> None:
+    ints = (dp.VectorDomain(dp.AtomDomain(int)), dp.SymmetricDistance())
+    queries = [lambda xs, t=t: sum(1 for x in xs if x >= t) for t in (3, 2, 1)]
+    for kw in ({}, {"c": 2}, {"numeric_epsilon": 1.0}):
+        m = dp.m.make_sparse_vector(*ints, queries, threshold=2, epsilon=1.0, **kw)
+        data = [1, 2, 3]
+        batch = m.sample(data, 20_000)
+        single = [m(data) for _ in range(4000)]
+        assert all(len(r) <= 3 for r in batch)
+        for pos in range(2):  # share of runs whose answer at position pos is a positive
+            def hit(r: list[object], p: int = pos) -> bool:
+                return len(r) > p and r[p] not in (False, None)
+            b = sum(hit(r) for r in batch) / len(batch)
+            s = sum(hit(r) for r in single) / len(single)
+            assert abs(b - s) < 0.045, (kw, pos, b, s)  # > 5 standard deviations

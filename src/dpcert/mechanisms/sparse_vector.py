@@ -137,9 +137,36 @@ def make_sparse_vector(input_domain: Domain, input_metric: Metric, queries: Sequ
                 out.append(False if scale_num is None else None)
         return out
 
+    def batch(x: Any, n: int) -> list[list[Any]]:
+        # n independent runs at once: the same noise draws per run as ``function`` (threshold
+        # noise, one noise per query, fresh noise per positive); answers are deterministic.
+        k = len(qs)
+        answers = np.array([_int_answer(q(x)) for q in qs], dtype=object)
+        noisy_t = t + np.asarray(discrete_laplace(scale_rho, n)).astype(object)
+        nus = np.asarray(discrete_laplace(scale_nu, n * k)).reshape(n, k).astype(object)
+        above = (answers[None, :] + nus) >= noisy_t[:, None]
+        fresh = (None if scale_num is None
+                 else np.asarray(discrete_laplace(scale_num, n * cc)).reshape(n, cc))
+        runs: list[list[Any]] = []
+        for r in range(n):
+            out: list[Any] = []
+            positives = 0
+            for i in range(k):
+                if above[r, i]:
+                    out.append(True if fresh is None
+                               else int(answers[i]) + int(fresh[r, positives]))
+                    positives += 1
+                    if positives == cc:
+                        break
+                else:
+                    out.append(False if fresh is None else None)
+            runs.append(out)
+        return runs
+
     return Measurement(
         input_domain, input_metric, PureDP(), function=function,
         privacy_map=lambda d_in: total * Fraction(d_in),
+        batch_map=batch,
         name="sparse_vector",
         params={"threshold": t, "epsilon": eps, "epsilon_threshold": e1, "epsilon_queries": e2,
                 "numeric_epsilon": eps3, "c": cc, "sensitivity": sens, "monotonic": monotonic,
