@@ -80,4 +80,4 @@ def test_sparse_vector_batch_matches_single_runs() -> None:
                 return len(r) > p and r[p] not in (False, None)
             b = sum(hit(r) for r in batch) / len(batch)
             s = sum(hit(r) for r in single) / len(single)
-            assert abs(b - s) < 0.045, (kw, pos, b, s)  # > 5 standard deviations
+            assert abs(b - s) < 0.05, (kw, pos, b, s)  # > 5.7 standard deviations
