@@ -310,3 +310,20 @@ def test_weights_split_the_budget_proportionally() -> None:
     assert zc.total <= Fraction(2, 5)
     with pytest.raises(errors.InvalidParameter, match="weight=0"):
         dp.count().weighted(0)
+
+
+def test_public_keys_of_the_wrong_type_fail_before_spending() -> None:
+    sess = dp.Session(table(), "uid", budget=dp.ZCDP(1.0))
+    q = sess.query().group_by("g", keys=["north", "south"]).agg(dp.count()).bound_contributions()
+    with pytest.raises(errors.OutOfDomain, match="public keys"):
+        q.release(dp.ZCDP(0.5))
+    assert sess.spent == 0
+
+
+@pytest.mark.parametrize("bad", ["nope >= 3", pl.col("nope") >= 3])
+def test_bad_filters_fail_before_spending(bad: object) -> None:
+    sess = dp.Session(table(), "uid", budget=dp.ZCDP(1.0))
+    q = sess.query().filter(bad).agg(dp.count()).bound_contributions()
+    with pytest.raises(errors.InvalidParameter, match="filter"):
+        q.release(dp.ZCDP(0.5))
+    assert sess.spent == 0

@@ -74,7 +74,29 @@ def check_schema(lf: pl.LazyFrame, plan: QueryPlan) -> dict[str, Any]:
                 raise InvalidParameter(
                     f"{a.name}: column {col!r} has type {schema[col]}, not numeric"
                 )
+    if plan.public_keys is not None and plan.group_keys:
+        _public_key_frame(plan, {k: schema[k] for k in plan.group_keys})
+    if plan.filters:  # resolve the filters against the schema (no data is read)
+        try:
+            _apply_filters(lf, plan).collect_schema()
+        except (pl.exceptions.PolarsError, ValueError, TypeError) as e:
+            raise InvalidParameter(f"filter {[str(f) for f in plan.filters]} is invalid: {e}"
+                                   ) from e
     return dict(schema)
+
+
+def _public_key_frame(plan: QueryPlan, dtypes: dict[str, Any]) -> pl.DataFrame:
+    """The public keys as a frame with the key columns' types (raises if they do not fit)."""
+    assert plan.public_keys is not None
+    keys = list(plan.group_keys)
+    try:
+        key_df = pl.DataFrame([list(k) for k in plan.public_keys], schema=keys, orient="row")
+        return key_df.cast({k: dtypes[k] for k in keys}, strict=True)
+    except (pl.exceptions.PolarsError, TypeError, ValueError) as e:
+        raise OutOfDomain(
+            f"public keys {list(plan.public_keys)[:5]} do not match the key column types "
+            f"{ {k: str(dtypes[k]) for k in keys} }: {e}"
+        ) from e
 
 
 def _apply_filters(lf: pl.LazyFrame, plan: QueryPlan) -> pl.LazyFrame:
@@ -313,11 +335,7 @@ def _align_keys(grouped: pl.DataFrame, plan: QueryPlan) -> pl.DataFrame:
         return grouped
     if plan.public_keys is None:
         return grouped.sort(keys, nulls_last=True)
-    key_df = pl.DataFrame([list(k) for k in plan.public_keys], schema=keys, orient="row")
-    try:
-        key_df = key_df.cast({k: grouped.schema[k] for k in keys})
-    except pl.exceptions.PolarsError as e:
-        raise OutOfDomain(f"public keys do not match the key column types: {e}") from e
+    key_df = _public_key_frame(plan, {k: grouped.schema[k] for k in keys})
     return key_df.join(grouped, on=keys, how="left", nulls_equal=True)
 
 
