@@ -38,7 +38,7 @@ from dpcert.errors import InvalidParameter
 from dpcert.mechanisms._spaces import BOUNDED, check_dataset_space
 from dpcert.samplers import discrete_gaussian, discrete_laplace
 
-__all__ = ["count_categories", "make_histogram", "then_histogram"]
+__all__ = ["check_categories", "count_categories", "make_histogram", "then_histogram"]
 
 
 def count_categories(values: np.ndarray[Any, Any], categories: list[Any]) -> np.ndarray[Any, Any]:
@@ -55,7 +55,8 @@ def count_categories(values: np.ndarray[Any, Any], categories: list[Any]) -> np.
     return counts
 
 
-def _check_categories(categories: Sequence[Any]) -> list[Any]:
+def check_categories(categories: Sequence[Any]) -> list[Any]:
+    """The categories as a list of distinct plain values (non-empty, not a string)."""
     if isinstance(categories, (str, bytes)):
         raise InvalidParameter(f"categories={categories!r} must be a sequence of values")
     cats = [c.item() if isinstance(c, np.generic) else c for c in categories]
@@ -86,7 +87,7 @@ def make_histogram(input_domain: Domain, input_metric: Metric, categories: Seque
     """
     check_dataset_space("make_histogram", input_domain, input_metric, (bool, int, str))
     assert isinstance(input_domain, VectorDomain)
-    cats = _check_categories(categories)
+    cats = check_categories(categories)
     s = check_positive(scale, "scale")
     bounded = isinstance(input_metric, BOUNDED)
     to_array = input_domain.to_array

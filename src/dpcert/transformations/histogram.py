@@ -30,6 +30,7 @@ from dpcert.core.domains import AtomDomain, Domain, VectorDomain
 from dpcert.core.metrics import L1Distance, L2Distance, Metric
 from dpcert.core.transformation import Transformation
 from dpcert.errors import InvalidParameter
+from dpcert.mechanisms.histogram import check_categories, count_categories
 from dpcert.transformations._spaces import BOUNDED_METRICS, vector_space
 
 __all__ = ["SQRT2_UP", "make_count_by_categories", "then_count_by_categories"]
@@ -45,32 +46,17 @@ def make_count_by_categories(input_domain: Domain, input_metric: Metric,
     vector_space("make_count_by_categories", input_domain, input_metric,
                  types=(bool, int, float, str))
     assert isinstance(input_domain, VectorDomain)
-    if isinstance(categories, (str, bytes)):
-        raise InvalidParameter(f"categories={categories!r} must be a sequence of values")
-    cats = [c.item() if isinstance(c, np.generic) else c for c in categories]
-    if not cats:
-        raise InvalidParameter("categories=[] must not be empty")
-    if len(set(cats)) != len(cats):
-        raise InvalidParameter(f"categories={categories!r} has duplicates")
+    cats = check_categories(categories)
     out_metric = L1Distance() if output_metric is None else output_metric
     if not isinstance(out_metric, (L1Distance, L2Distance)):
         raise InvalidParameter(f"output_metric={output_metric!r} must be L1Distance or L2Distance")
     bounded = isinstance(input_metric, BOUNDED_METRICS)
     factor = Fraction(1) if not bounded else (
         Fraction(2) if isinstance(out_metric, L1Distance) else SQRT2_UP)
-    where = {c: i for i, c in enumerate(cats)}
     to_array = input_domain.to_array
 
     def function(x: Any) -> np.ndarray[Any, Any]:
-        arr = to_array(x)
-        counts = np.zeros(len(cats), dtype=np.int64)
-        if arr.size:
-            uniq, cnt = np.unique(arr, return_counts=True)
-            for u, n in zip(uniq.tolist(), cnt.tolist(), strict=True):
-                i = where.get(u)
-                if i is not None:
-                    counts[i] = n
-        return counts
+        return count_categories(np.asarray(to_array(x)), cats)
 
     return Transformation(
         input_domain, input_metric, VectorDomain(AtomDomain(int), size=len(cats)), out_metric,
