@@ -145,18 +145,11 @@ def split_budget(budget: Measure, n_components: Fraction | int, private_keys: bo
                  ) -> tuple[Any, Fraction | None]:
     """Budget per unit of weight (each component's share is this times its weight; partition
     selection, when keys are private, has weight 1 and all of δ), and that δ."""
-    if isinstance(budget, ZCDP):
+    if isinstance(budget, (ZCDP, PureDP)):
         if private_keys:
             raise InvalidParameter(
-                "budget=ZCDP(...) cannot pay for private keys (partition selection needs δ): "
-                "use ApproxDP(epsilon, delta) or give the public keys"
-            )
-        return budget.require_value() / n_components, None
-    if isinstance(budget, PureDP):
-        if private_keys:
-            raise InvalidParameter(
-                "budget=PureDP(...) cannot pay for private keys (partition selection needs δ): "
-                "use ApproxDP(epsilon, delta) or give the public keys"
+                f"budget={type(budget).__name__}(...) cannot pay for private keys (partition "
+                "selection needs δ): use ApproxDP(epsilon, delta) or give the public keys"
             )
         return budget.require_value() / n_components, None
     if isinstance(budget, ApproxDP):
