@@ -185,7 +185,7 @@ def test_rappor_statistics() -> None:
 
 
 def test_accounting_events() -> None:
-    from dpcert.accounting.events import RandomizedResponseEvent, SelfComposedEvent
+    from dpcert.core.events import RandomizedResponseEvent, SelfComposedEvent
 
     assert isinstance(dp.m.make_randomized_response_bool(1.0).event(1), RandomizedResponseEvent)
     ev = dp.m.make_rappor(4, 1.0).event(1)

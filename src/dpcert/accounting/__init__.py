@@ -1,6 +1,6 @@
 """Privacy accounting (alias ``dp.accounting``): events, accountants and the budget ledger.
 
-Events describe what ran (:mod:`dpcert.accounting.events`); accountants compose them into an
+Events describe what ran (:mod:`dpcert.core.events`); accountants compose them into an
 (ε, δ) guarantee.  Each accountant is immutable: ``compose`` returns a new one.
 
 Examples
@@ -13,7 +13,11 @@ Fraction(1, 4)
 
 from dpcert.accounting.accountant import Accountant
 from dpcert.accounting.approx import ApproxAccountant
-from dpcert.accounting.events import (
+from dpcert.accounting.pld import PLDAccountant
+from dpcert.accounting.pure import PureAccountant
+from dpcert.accounting.rdp import RDPAccountant
+from dpcert.accounting.zcdp import ZCDPAccountant
+from dpcert.core.events import (
     ApproxEvent,
     ComposedEvent,
     DiscreteGaussianEvent,
@@ -29,10 +33,6 @@ from dpcert.accounting.events import (
     ZCDPEvent,
     event_from_distance,
 )
-from dpcert.accounting.pld import PLDAccountant
-from dpcert.accounting.pure import PureAccountant
-from dpcert.accounting.rdp import RDPAccountant
-from dpcert.accounting.zcdp import ZCDPAccountant
 
 __all__ = [
     "Accountant",

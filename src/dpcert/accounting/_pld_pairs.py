@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcert.accounting.events import (
+from dpcert.core.events import (
     ApproxEvent,
     DiscreteGaussianEvent,
     DiscreteLaplaceEvent,

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from dpcert._numbers import as_fraction
 from dpcert._validate import check_int
-from dpcert.accounting.events import ComposedEvent, Event, SelfComposedEvent
+from dpcert.core.events import ComposedEvent, Event, SelfComposedEvent
 from dpcert.errors import InvalidParameter, UnsupportedEvent
 
 __all__ = ["Accountant", "leaves"]

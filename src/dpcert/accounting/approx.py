@@ -24,13 +24,13 @@ from typing import Any
 
 from dpcert._numbers import as_fraction, round_up
 from dpcert.accounting.accountant import Accountant, _check_delta_arg, _check_eps_arg
-from dpcert.accounting.events import (
+from dpcert.accounting.pure import amplify_epsilon, epsilon_of
+from dpcert.core.events import (
     ApproxEvent,
     Event,
     PoissonSampledEvent,
     SampledWithoutReplacementEvent,
 )
-from dpcert.accounting.pure import amplify_epsilon, epsilon_of
 from dpcert.errors import UnsupportedEvent
 
 __all__ = ["ApproxAccountant", "approx_of"]

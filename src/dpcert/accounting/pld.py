@@ -34,7 +34,7 @@ from dpcert.accounting.accountant import (
     _check_eps_arg,
     clamp_delta,
 )
-from dpcert.accounting.events import Event, PoissonSampledEvent
+from dpcert.core.events import Event, PoissonSampledEvent
 from dpcert.errors import InvalidParameter, UnsupportedEvent
 
 __all__ = ["ComposedPLD", "PLDAccountant"]

@@ -25,7 +25,8 @@ from typing import Any
 from dpcert._numbers import round_up
 from dpcert.accounting._directed import exp_up, log_up
 from dpcert.accounting.accountant import Accountant, _check_delta_arg, _check_eps_arg, clamp_delta
-from dpcert.accounting.events import (
+from dpcert.accounting.zcdp import _rr_epsilon
+from dpcert.core.events import (
     DiscreteLaplaceEvent,
     Event,
     LaplaceEvent,
@@ -34,7 +35,6 @@ from dpcert.accounting.events import (
     RandomizedResponseEvent,
     SampledWithoutReplacementEvent,
 )
-from dpcert.accounting.zcdp import _rr_epsilon
 from dpcert.errors import UnsupportedEvent
 
 __all__ = ["PureAccountant", "amplify_epsilon", "epsilon_of"]

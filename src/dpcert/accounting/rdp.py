@@ -31,7 +31,7 @@ import numpy as np
 from dpcert.accounting._convert import rdp_to_delta, rdp_to_epsilon
 from dpcert.accounting._pld_pairs import pair_of
 from dpcert.accounting.accountant import Accountant, _check_delta_arg, _check_eps_arg
-from dpcert.accounting.events import (
+from dpcert.core.events import (
     DiscreteGaussianEvent,
     DiscreteLaplaceEvent,
     Event,

@@ -23,7 +23,7 @@ from typing import Any
 from dpcert.accounting._convert import zcdp_to_delta, zcdp_to_epsilon
 from dpcert.accounting._directed import log_up
 from dpcert.accounting.accountant import Accountant, _check_delta_arg, _check_eps_arg
-from dpcert.accounting.events import (
+from dpcert.core.events import (
     DiscreteGaussianEvent,
     DiscreteLaplaceEvent,
     Event,

@@ -79,7 +79,7 @@ def make_composition(measurements: Sequence[Measurement]) -> Measurement:
         return measure.compose([m.map(d_in) for m in ms])
 
     def event_map(d_in: Any) -> Any:
-        from dpcert.accounting.events import ComposedEvent
+        from dpcert.core.events import ComposedEvent
 
         return ComposedEvent([m.event(d_in) for m in ms])
 

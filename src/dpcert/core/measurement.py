@@ -90,7 +90,7 @@ class Measurement:
         d = self.input_metric.validate_d_in(d_in)
         if self.event_map is not None:
             return self.event_map(d)
-        from dpcert.accounting.events import event_from_distance
+        from dpcert.core.events import event_from_distance
 
         return event_from_distance(self.output_measure, self.map(d))
 

@@ -84,7 +84,7 @@ def make_gaussian(input_domain: Domain, input_metric: Metric, scale: Any, *,
         # Scalars: integer inputs (or lattice points) differ by an integer number of units, at
         # most floor((d_in + allowance) / unit).  Vectors: the L2 distance is not an integer, so
         # the event is the zCDP guarantee itself.
-        from dpcert.accounting.events import ComposedEvent, DiscreteGaussianEvent, ZCDPEvent
+        from dpcert.core.events import ComposedEvent, DiscreteGaussianEvent, ZCDPEvent
 
         d = Fraction(d_in)
         if d == 0:

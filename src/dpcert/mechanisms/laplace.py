@@ -86,7 +86,7 @@ def make_laplace(input_domain: Domain, input_metric: Metric, scale: Any, *,
     def event_map(d_in: Any) -> Any:
         # In lattice units the two noisy inputs are integers whose distance is an integer at
         # most (d_in + allowance) / unit, hence at most its floor.
-        from dpcert.accounting.events import ComposedEvent, DiscreteLaplaceEvent
+        from dpcert.core.events import ComposedEvent, DiscreteLaplaceEvent
 
         unit = Fraction(2) ** kk
         d = Fraction(d_in)

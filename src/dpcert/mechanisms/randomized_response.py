@@ -94,7 +94,7 @@ def _linear_map(epsilon: Fraction) -> Any:
 def _rr_event_map(epsilon: Fraction, per_record: int = 1) -> Any:
     """Accounting event: ``per_record·d_in`` randomized-response steps of level ``epsilon``."""
     def event_map(d_in: Any) -> Any:
-        from dpcert.accounting.events import RandomizedResponseEvent, SelfComposedEvent
+        from dpcert.core.events import RandomizedResponseEvent, SelfComposedEvent
 
         count = int(d_in) * per_record
         ev = RandomizedResponseEvent(epsilon=epsilon)

@@ -11,7 +11,7 @@ add/remove neighbours; ``SampledWithoutReplacementEvent`` assumes replace-one ne
 
 Examples
 --------
->>> from dpcert.accounting import GaussianEvent, SelfComposedEvent
+>>> from dpcert.core.events import GaussianEvent, SelfComposedEvent
 >>> SelfComposedEvent(GaussianEvent(sigma=2.0), 10)
 SelfComposedEvent(event=GaussianEvent(sigma=2, sensitivity=1), count=10)
 """
