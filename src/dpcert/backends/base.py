@@ -1,0 +1,110 @@
+"""The backend protocol: the data work of a release, with no privacy arithmetic in it.
+
+A backend (Polars in :mod:`dpcert.backends.polars`, Spark in :mod:`dpcert.backends.spark`) does
+four things on data it never lets out of its engine: report the schema, apply row-local filters
+(already checked by the engine's expression allow-list), bound each privacy unit's contribution
+with a keyed, deterministic rule, and compute exact *integer* statistics per group.  Only the
+K-row grouped result reaches the caller, where core measurements add exact noise.  Every number
+that is charged comes from a core privacy map, never from here.
+
+Contract (what the proofs in ``docs/proofs/frame_*.md`` assume of every backend):
+
+* ``keyed_bound`` is a deterministic function of (data, spec) -- the same ``key`` gives the same
+  rows on every backend (bit-identical bounded statistics).  Privacy units are compared *exactly*
+  (after canonicalising NaN, -0.0 and null, each to one unit); a hash only orders.
+* After bounding, each unit has rows in at most ``max_groups`` groups and at most
+  ``max_rows_per_group`` rows per group; the rows of one unit do not depend on any other unit.
+* ``group_stats`` returns exact integers (int64 arrays, or object arrays of Python ints where
+  int64 could overflow); public keys absent from the data get 0; the key order is the public key
+  order, or an order that depends on the key values only (sorted) for private keys.
+
+Value rule of the fixed-point statistics (``fixed_sum``, ``fixed_sum_sq``, ``at_most``): a value is
+imputed (null or NaN → ``lower``), clamped to ``[lower, upper]``, (squared for ``fixed_sum_sq``),
+divided by ``2**exponent`` and rounded half-to-even to an integer, then clamped to the rounded
+bounds.  ``lower``/``upper`` are exact rationals; backends must compute the same integers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = ["BoundSpec", "FrameOps", "GroupedStats", "StatKind", "StatSpec"]
+
+#: ``count``: rows; ``unit_count``: distinct privacy units; ``fixed_sum``/``fixed_sum_sq``:
+#: exact fixed-point sums of the value / squared value; ``at_most``: per candidate, the number of
+#: rows whose fixed-point value is ≤ the candidate (quantiles).
+StatKind = Literal["count", "unit_count", "fixed_sum", "fixed_sum_sq", "at_most"]
+
+
+@dataclass(frozen=True)
+class StatSpec:
+    """One exact integer statistic computed per group."""
+
+    name: str
+    kind: StatKind
+    column: str | None = None
+    lower: Fraction | None = None
+    upper: Fraction | None = None
+    exponent: int = 0
+    #: ``at_most`` only: candidate thresholds in fixed-point units (integers), ascending.
+    candidates: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class BoundSpec:
+    """Contribution bounding: which rows each privacy unit keeps."""
+
+    unit: str | None
+    by: tuple[str, ...]
+    max_groups: int
+    max_rows_per_group: int
+    #: Fresh CSPRNG bytes per release (16 bytes); the rule is deterministic given the key.
+    key: bytes = field(repr=False)
+    #: Columns whose values decide *which* of a unit's rows in a group are kept (the columns the
+    #: statistics read); identical rows are interchangeable.
+    value_columns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class GroupedStats:
+    """Exact per-group statistics: ``keys`` has one tuple per group; ``values[name]`` one
+    integer per group (shape ``(K,)``, or ``(K, C)`` for ``at_most``)."""
+
+    keys: list[tuple[Any, ...]]
+    values: Mapping[str, np.ndarray[Any, Any]]
+
+    @property
+    def n_groups(self) -> int:
+        """Number of groups."""
+        return len(self.keys)
+
+
+@runtime_checkable
+class FrameOps(Protocol):
+    """What an engine backend implements (see the module docstring for the contract)."""
+
+    name: str
+
+    def schema(self, data: Any) -> Mapping[str, str]:
+        """Column name → logical type (``"int"``, ``"float"``, ``"str"``, ``"bool"``,
+        ``"date"``, ``"datetime"``, or ``"other"``); reads no rows."""
+        ...
+
+    def filter(self, data: Any, predicates: Sequence[Any]) -> Any:
+        """Keep the rows on which every (already allow-listed) predicate is true."""
+        ...
+
+    def keyed_bound(self, data: Any, spec: BoundSpec) -> Any:
+        """Contribution bounding, deterministic given ``spec.key``."""
+        ...
+
+    def group_stats(self, data: Any, by: Sequence[str],
+                    keys: Sequence[tuple[Any, ...]] | None,
+                    specs: Sequence[StatSpec]) -> GroupedStats:
+        """Exact integer statistics per group (public ``keys``, or the groups present)."""
+        ...
