@@ -25,6 +25,8 @@ __all__ = [
     "MeasureMismatch",
     "MetricMismatch",
     "OutOfDomain",
+    "ReleaseFailed",
+    "UnsafeExpression",
     "UnsupportedEvent",
 ]
 
@@ -66,3 +68,15 @@ class EntropyError(DPCertError):
 
 class UnsupportedEvent(DPCertError, TypeError):
     """An accountant was handed an event it cannot account for exactly (nothing is guessed)."""
+
+
+class UnsafeExpression(DPCertError, ValueError):
+    """An expression (filter, SQL string, column expression) is not on the engine's allow-list:
+    it could read other rows or fail on some values, so its effect is not covered by the
+    certificate.  The message names the offending sub-expression."""
+
+
+class ReleaseFailed(DPCertError):
+    """A release failed *after* its budget was charged.  The charge stands and is recorded; the
+    error carries no message text, cause or context from the data
+    (see ``docs/known_limitations.md``)."""

@@ -95,6 +95,15 @@ class FrameOps(Protocol):
         ``"date"``, ``"datetime"``, or ``"other"``); reads no rows."""
         ...
 
+    def check_predicates(self, predicates: Sequence[Any],
+                         schema: Mapping[str, str]) -> tuple[Any, ...]:
+        """Validate predicates against the backend's expression allow-list (row-local and
+        infallible on every value of the schema's types: SQL strings are parsed and walked the
+        same way) and return them normalised; raise
+        :class:`~dpcert.errors.UnsafeExpression` naming the offending sub-expression.  Reads no
+        rows; runs before anything is charged."""
+        ...
+
     def filter(self, data: Any, predicates: Sequence[Any]) -> Any:
         """Keep the rows on which every (already allow-listed) predicate is true."""
         ...
