@@ -217,20 +217,23 @@ def test_filters_sql_and_expr() -> None:
                           (0x0, 0xFFFFFFFF), (0x0, 0x0)])
 def test_bounding_invariants_even_with_hash_collisions(
         monkeypatch: pytest.MonkeyPatch, unit_mask: int, pair_mask: int) -> None:
-    """Every unit keeps <= G groups and <= R rows per group, also when the sort-key hashes
-    collide (masks shrunk to force unit merges and pair collisions onto the repair path)."""
+    """Every unit keeps <= G groups and <= R rows per group and exactly what the bounds allow,
+    also when the hashes collide (masks shrunk: units and keys are compared exactly, the hashes
+    only order, so colliding units are never merged)."""
     from dpcert.frame import polars_backend as pb
     from dpcert.frame.plan import Count, QueryPlan
 
     monkeypatch.setattr(pb, "_UNIT_MASK", unit_mask)
     monkeypatch.setattr(pb, "_PAIR_MASK", pair_mask)
+    monkeypatch.setattr(pb, "_ROW_MASK", pair_mask)
     rng = np.random.default_rng(3)
     n = 3000
     df = pl.DataFrame({"u": rng.integers(0, 60, n), "g": rng.integers(0, 12, n).astype(str),
                        "x": rng.uniform(0, 1, n)})
     for G, R in ((1, 1), (2, 3), (5, 2)):
         plan = QueryPlan((Count(),), ("g",), None, "u", G, R)
-        out = pb._bounded(df, plan, InsecureSeededSource(G * 10 + R))
+        seeds = pb._draw_seeds(InsecureSeededSource(G * 10 + R))
+        out = pb._bounded(df, plan, seeds, pb._Names(df.columns))
         per_pair = out.group_by("u", "g").len()
         assert per_pair["len"].max() <= R
         assert per_pair.group_by("u").len()["len"].max() <= G
@@ -242,8 +245,7 @@ def test_bounding_invariants_even_with_hash_collisions(
             pl.col("len").clip(upper_bound=R).sort().head(G).sum().alias("min"))
         got = out.group_by("u").len().join(expect, on="u")
         assert ((got["len"] <= got["max"]) & (got["len"] >= got["min"])).all()
-        if unit_mask == 0 and G == 1:
-            break  # all units merged into one: only the upper bounds above are meaningful
+        assert got.height == df["u"].n_unique()
 
 
 def test_ledger_is_charged_before_release_and_matches_certificate(tmp_path: object) -> None:
@@ -252,6 +254,7 @@ def test_ledger_is_charged_before_release_and_matches_certificate(tmp_path: obje
     from dpcert.accounting.ledger import Ledger
 
     path = str(Path(str(tmp_path)) / "ledger.sqlite")
+    Ledger(path).create("t", dp.ZCDP(1.0))
     df = table()
     sess = dp.Session(df, "uid", budget=dp.ZCDP(1.0), ledger=path, dataset="t")
     q = sess.query().group_by("g", keys=KEYS).agg(dp.count()).bound_contributions(1, 1)
@@ -284,13 +287,15 @@ def test_partwise_bounding_equals_whole(monkeypatch: pytest.MonkeyPatch) -> None
     cal = calibrate(plan, dp.ZCDP(0.5))
     whole = compute_stats(df, plan, cal, InsecureSeededSource(1))
     monkeypatch.setattr(pb, "_PART_ROWS", 256)  # forces 2^5 parts
-    assert len(list(pb._parts(df, plan, InsecureSeededSource(2)))) == 32
+    seeds = pb._draw_seeds(InsecureSeededSource(2))
+    assert len(list(pb._parts(df, plan, seeds, pb._Names(df.columns)))) == 32
     parts = compute_stats(df, plan, cal, InsecureSeededSource(1))
     assert parts.keys == whole.keys
     for name, v in whole.values.items():
         assert np.array_equal(np.asarray(parts.values[name]), np.asarray(v)), name
     for name, h in whole.histograms.items():
-        assert np.array_equal(parts.histograms[name], h), name
+        assert np.array_equal(parts.histograms[name].cumulative(0, h.n_groups),
+                              h.cumulative(0, h.n_groups)), name
 
 
 def test_weights_split_the_budget_proportionally() -> None:
@@ -324,6 +329,6 @@ def test_public_keys_of_the_wrong_type_fail_before_spending() -> None:
 def test_bad_filters_fail_before_spending(bad: object) -> None:
     sess = dp.Session(table(), "uid", budget=dp.ZCDP(1.0))
     q = sess.query().filter(bad).agg(dp.count()).bound_contributions()
-    with pytest.raises(errors.InvalidParameter, match="filter"):
+    with pytest.raises(errors.UnsafeExpression, match="unknown column 'nope'"):
         q.release(dp.ZCDP(0.5))
     assert sess.spent == 0

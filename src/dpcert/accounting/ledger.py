@@ -154,25 +154,52 @@ class Ledger:
     ``Ledger`` may be shared across threads and many processes may use the same file.
     """
 
-    def __init__(self, path: str, *, timeout: float = 60.0) -> None:
+    def __init__(self, path: str, *, timeout: float = 60.0,
+                 read_only: bool | None = None) -> None:
+        import os
+
         self.path = str(path)
         self.timeout = float(timeout)
+        if read_only is None:  # a ledger file we may not write is opened for reading
+            read_only = os.path.exists(self.path) and not os.access(self.path, os.W_OK)
+        #: Opened for reading only: every read works, ``create`` and ``spend`` are refused.
+        self.read_only = bool(read_only)
+        if self.read_only and not os.path.exists(self.path):
+            raise InvalidParameter(f"path={self.path!r}: no ledger to open read-only")
         with self._tx() as con:
             self._init_schema(con)
             for (name,) in con.execute("SELECT name FROM datasets").fetchall():
                 self._load(con, name)
 
     # -- plumbing ---------------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        if not self.read_only:
+            return sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+        from pathlib import Path
+
+        uri = Path(self.path).resolve().as_uri()
+        try:
+            con = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=self.timeout,
+                                  isolation_level=None)
+            con.execute("SELECT 1 FROM sqlite_master LIMIT 1")
+            return con
+        except sqlite3.Error:  # a WAL ledger in a folder we cannot write: read a snapshot
+            return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True,
+                                   timeout=self.timeout, isolation_level=None)
+
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         try:
-            con = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+            con = self._connect()
         except sqlite3.Error as e:
             raise LedgerIntegrityError(f"cannot open ledger path={self.path!r}: {e}") from e
         try:
-            con.execute("PRAGMA journal_mode=WAL")
-            con.execute("PRAGMA synchronous=FULL")
-            con.execute("BEGIN IMMEDIATE")
+            if self.read_only:
+                con.execute("BEGIN")
+            else:
+                con.execute("PRAGMA journal_mode=WAL")
+                con.execute("PRAGMA synchronous=FULL")
+                con.execute("BEGIN IMMEDIATE")
             try:
                 yield con
             except BaseException:
@@ -180,7 +207,9 @@ class Ledger:
                 raise
             con.execute("COMMIT")
         except sqlite3.DatabaseError as e:
-            raise LedgerIntegrityError(f"ledger path={self.path!r} is not usable: {e}") from e
+            ro = " (opened read-only: create and spend are refused)" if self.read_only else ""
+            raise LedgerIntegrityError(f"ledger path={self.path!r} is not usable{ro}: {e}"
+                                       ) from e
         finally:
             con.close()
 
@@ -303,6 +332,14 @@ class Ledger:
         """Every charge to ``dataset``, oldest first (verified)."""
         with self._tx() as con:
             return self._load(con, dataset)[2]
+
+    def head(self, dataset: str) -> tuple[str, int]:
+        """The verified chain head of ``dataset`` (the hash of its latest charge, or of its
+        budget row) and its number of charges.  Recorded in every release certificate: a ledger
+        rolled back to an earlier state shows a shorter chain than an artifact already has."""
+        with self._tx() as con:
+            _, _, spends, last = self._load(con, dataset)
+        return last, len(spends)
 
     def datasets(self) -> list[str]:
         """Names of the datasets with a budget."""

@@ -28,6 +28,7 @@ from typing import Any
 from dpcert._numbers import round_up
 from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
 from dpcert.errors import InvalidParameter, MeasureMismatch
+from dpcert.frame.checks import check_bounds_magnitude, check_scale_limit
 from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, QueryPlan, Sum, Variance
 
 __all__ = ["ENGINE_LATTICE_BITS", "Component", "Calibration", "calibrate", "sqrt_up_rational"]
@@ -130,11 +131,6 @@ class Calibration:
         return None
 
 
-def _lattice_unit(scale_estimate: float) -> Fraction:
-    k = math.floor(math.log2(scale_estimate)) - ENGINE_LATTICE_BITS
-    return Fraction(2) ** k
-
-
 def _round_to_unit(x: float, unit: Fraction) -> Fraction:
     """x rounded to the nearest multiple of unit (exact)."""
     v = Fraction(x) / unit
@@ -184,12 +180,14 @@ def calibrate(plan: QueryPlan, budget: Measure) -> Calibration:
 
     def fixed_point(name: str, agg: str, kind: str, lo: float, hi: float,
                     share: Fraction) -> Component:
-        mag = max(abs(lo), abs(hi))
-        if mag == 0:
-            mag = 1.0
-        est = G * R * mag / float(share) if not zc else math.sqrt(G) * R * mag / math.sqrt(
-            2 * float(share))
-        unit = _lattice_unit(est)
+        if kind == "sum":
+            check_bounds_magnitude(agg, (lo, hi))
+        mag = Fraction(max(abs(lo), abs(hi))) or Fraction(1)
+        # log2 of the noise scale estimate, from exact rationals (no float overflow for any
+        # share): G·R·M/s (Laplace) or sqrt(G·R²·M²/(2s)) (Gaussian)
+        est2 = (G * R * mag / share) if not zc else (G * R * R * mag * mag / (2 * share))
+        log2 = est2.numerator.bit_length() - est2.denominator.bit_length()
+        unit = Fraction(2) ** ((log2 if not zc else log2 // 2) - ENGINE_LATTICE_BITS)
         lo_u, hi_u = _round_to_unit(lo, unit) / unit, _round_to_unit(hi, unit) / unit
         m = max(abs(lo_u), abs(hi_u))
         return additive(name, agg, kind, R * m, unit, (lo_u, hi_u), share)
@@ -215,19 +213,21 @@ def calibrate(plan: QueryPlan, budget: Measure) -> Calibration:
             comps.append(fixed_point(f"{n}.sumsq", n, "sumsq", sq_lo, sq_hi, sh))
             comps.append(additive(f"{n}.count", n, "count", Fraction(R), Fraction(1), None, sh))
         elif isinstance(a, Quantile):
-            for qname, q in zip(a.names(), a.qs, strict=True):
+            for qname, q in zip(a.names(), a.levels, strict=True):
                 comps.append(_quantile_component(qname, n, q, sh, zc, budget, G, R))
         else:  # pragma: no cover - plan validation prevents this
             raise InvalidParameter(f"unsupported aggregate {a!r}")
     if delta is not None:
         comps.append(_selection_component(unit_share, delta, G))
+    for c in comps:
+        if c.kind != "quantile":
+            check_scale_limit(c.name, c.scale)
     total = budget.compose([c.cost for c in comps])
     return Calibration(budget, tuple(comps), total)
 
 
-def _quantile_component(name: str, agg: str, q: float, share: Any, zc: bool, budget: Measure,
-                        G: int, R: int) -> Component:
-    fq = Fraction(repr(q))
+def _quantile_component(name: str, agg: str, fq: Fraction, share: Any, zc: bool,
+                        budget: Measure, G: int, R: int) -> Component:
     a, b = fq.numerator, fq.denominator
     per_group = Fraction(R * max(b - a, a))
     if zc:
@@ -246,9 +246,13 @@ def _quantile_component(name: str, agg: str, q: float, share: Any, zc: bool, bud
 def _selection_component(share: Fraction, delta: Fraction, G: int) -> Component:
     """Keep a key iff distinct units + DLap(G/ε) ≥ τ, with G·P(Z ≥ τ−1) ≤ δ."""
     scale = Fraction(G) / share
+    check_scale_limit("partition_selection", scale)
     qf = math.exp(-float(share) / G)
-    # smallest t with G q^t / (1+q) <= delta; +1 guards the float evaluation
-    t = math.ceil(math.log(G / (float(delta) * (1 + qf))) / (float(share) / G)) + 1
+    # smallest t with G q^t / (1+q) <= delta; +1 guards the float evaluation (logs of the
+    # exact numerator and denominator: no underflow for tiny delta)
+    log_ratio = (math.log(G) - math.log(delta.numerator) + math.log(delta.denominator)
+                 - math.log1p(qf))
+    t = math.ceil(log_ratio * G / float(share)) + 1
     t = max(t, 0)
     tau = t + 1
     return Component("partition_selection", "keys", "select", "discrete_laplace", Fraction(1),

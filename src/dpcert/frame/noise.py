@@ -9,6 +9,7 @@ chosen by permute-and-flip on integer rank utilities, sampled exactly.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any
 
@@ -16,7 +17,8 @@ import numpy as np
 
 from dpcert.frame.calibrate import Calibration, Component
 from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, QueryPlan, Sum, Variance
-from dpcert.frame.stats import GroupStats
+from dpcert.frame.checks import MAX_QUANTILE_CELLS
+from dpcert.frame.stats import GroupStats, SparseHistogram
 from dpcert.mechanisms.accuracy import discrete_gaussian_accuracy, discrete_laplace_accuracy
 from dpcert.samplers import (
     EntropySource,
@@ -30,8 +32,26 @@ from dpcert.samplers import (
 __all__ = ["NoisyRelease", "add_noise", "half_width"]
 
 
+def noise_is_zero_whp(noise: str, scale: Fraction, alpha: Fraction) -> bool:
+    """Is ``P(noise ≠ 0) ≤ alpha`` by a closed-form bound (tiny scales, e.g. ε = 10⁶)?
+
+    Discrete Laplace: ``P(X ≠ 0) = 2q/(1+q) ≤ 2q`` with ``q = e^{−1/t}``, which is ``≤ α`` once
+    ``1/t ≥ ln(2/α)``.  Discrete Gaussian: ``P(X ≠ 0) ≤ 2Σ_{x≥1} e^{−x/(2σ²)} ≤ 4q`` with
+    ``q = e^{−1/(2σ²)} ≤ 1/2``, which is ``≤ α`` once ``1/(2σ²) ≥ ln(4/α)``.  ``ln y ≤ log₂ y ≤
+    bit_length(⌈y⌉)`` keeps the test exact and in bounded time for any scale.
+    """
+    if noise == "discrete_laplace":
+        need, rate = math.ceil(2 / alpha), 1 / scale
+    else:
+        need, rate = math.ceil(4 / alpha), 1 / (2 * scale * scale)
+    return rate >= max(2, need.bit_length())
+
+
 def half_width(c: Component, alpha: Fraction) -> float:
-    """Real half-width of component ``c``'s noise at level ``alpha`` (rounded up)."""
+    """Real half-width of component ``c``'s noise at level ``alpha`` (rounded up); bounded time
+    for any scale (:func:`noise_is_zero_whp` for tiny ones, the sampler limit for large)."""
+    if noise_is_zero_whp(c.noise, c.scale, alpha):
+        return 0.0
     if c.noise == "discrete_laplace":
         a = discrete_laplace_accuracy(c.scale, alpha)
     else:
@@ -95,7 +115,7 @@ def add_noise(stats: GroupStats, plan: QueryPlan, cal: Calibration, alpha: Fract
             _variance(rel, a, comps, noisy, keep, alpha)
         elif isinstance(a, Quantile):
             for c in comps:
-                idx = permute_and_flip_quantile(stats.histograms[c.name], c, src)
+                idx = quantile_indices(stats.histograms[c.name], c, src)
                 vals = stats.candidates[c.name][idx][keep]
                 rel.columns[c.name] = vals
                 rel.ci_low[c.name] = np.full(vals.shape, np.nan)
@@ -157,6 +177,17 @@ def _variance(rel: NoisyRelease, a: Variance, comps: list[Component],
     rel.ci_high[a.name] = np.clip(high, 0, vmax)
 
 
+def quantile_indices(hist: SparseHistogram, c: Component,
+                     src: EntropySource) -> np.ndarray[Any, Any]:
+    """:func:`permute_and_flip_quantile` for every group, in chunks of groups whose dense
+    histograms fit in :data:`MAX_QUANTILE_CELLS` cells (bounded memory for any number of
+    groups; the selections are independent per group, so chunking changes nothing)."""
+    step = max(1, MAX_QUANTILE_CELLS // max(hist.n_bins, 1))
+    out = [permute_and_flip_quantile(hist.cumulative(i, min(i + step, hist.n_groups)), c, src)
+           for i in range(0, hist.n_groups, step)]
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+
 def permute_and_flip_quantile(cum: np.ndarray[Any, Any], c: Component,
                               src: EntropySource) -> np.ndarray[Any, Any]:
     """Per group, the index of a candidate chosen by permute-and-flip (McKenna & Sheldon 2020).
@@ -171,8 +202,10 @@ def permute_and_flip_quantile(cum: np.ndarray[Any, Any], c: Component,
     assert c.epsilon is not None and c.level is not None and c.per_group is not None
     g_count = cum.shape[0]
     qa, qb = c.level.numerator, c.level.denominator
+    if cum.size and int(cum.max()) * qb >= 2**62:  # exact Python integers where int64 could wrap
+        cum = cum.astype(object)
     n = cum[:, -1:]
-    util = -np.abs(qb * cum - qa * n)  # exact int64 utilities
+    util = -np.abs(qb * cum - qa * n)  # exact integer utilities
     gap = util.max(axis=1, keepdims=True) - util  # >= 0 integers
     per_unit = c.per_group
     gamma0 = c.epsilon / (2 * per_unit)

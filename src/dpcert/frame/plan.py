@@ -16,6 +16,7 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
@@ -32,6 +33,9 @@ __all__ = [
     "QueryPlan",
     "Sum",
     "Variance",
+    "check_output_names",
+    "generated_names",
+    "quantile_level",
 ]
 
 
@@ -170,10 +174,30 @@ class Variance(Aggregate):
         return (self.column,)
 
 
+#: Quantile levels are rounded to the nearest multiple of 1/QUANTILE_LEVEL_DENOMINATOR.
+QUANTILE_LEVEL_DENOMINATOR = 10_000
+
+
+def quantile_level(q: Any) -> Fraction:
+    """The exact level used for a requested quantile ``q``: ``q`` rounded (half to even) to
+    the nearest multiple of 1/10 000, i.e. a decimal with at most four digits.
+
+    A float means its exact binary value before rounding, so ``0.1 + 0.2`` gives 3/10 and
+    ``1/3`` gives 3333/10000; the used level is in the output name and the certificate.  The
+    bounded denominator keeps the rank utilities ``b·C − a·n`` small integers (no overflow).
+
+    >>> quantile_level(0.1 + 0.2), quantile_level(1 / 3), quantile_level(0.5)
+    (Fraction(3, 10), Fraction(3333, 10000), Fraction(1, 2))
+    """
+    d = QUANTILE_LEVEL_DENOMINATOR
+    return Fraction(round(Fraction(q) * d), d)
+
+
 @dataclass(frozen=True)
 class Quantile(Aggregate):
     """Quantiles ``qs`` of ``column`` in ``bounds``, by the exponential mechanism on a grid of
-    ``candidates`` equally spaced points (one noisy selection per quantile)."""
+    ``candidates`` equally spaced points (one noisy selection per quantile).  Each level is
+    rounded to four decimals (:func:`quantile_level`)."""
 
     column: str
     qs: tuple[float, ...]
@@ -190,10 +214,12 @@ class Quantile(Aggregate):
             check_probability(q, "q")
             if isinstance(q, float) and math.isnan(q):
                 raise InvalidParameter(f"q={q!r} must be a number")
-        object.__setattr__(self, "qs", tuple(float(q) for q in qs))
+        object.__setattr__(self, "qs", tuple(float(quantile_level(q)) for q in qs))
         object.__setattr__(self, "bounds",
                            _check_value_bounds(self.bounds, f"quantile({self.column})"))
         check_int(self.candidates, "candidates", minimum=2)
+        if self.candidates > 1 << 20:
+            raise InvalidParameter(f"candidates={self.candidates!r} must be <= 2**20")
         object.__setattr__(self, "components", len(qs))
 
     @property
@@ -207,11 +233,39 @@ class Quantile(Aggregate):
         base = self.alias_name or f"quantile_{{q}}_{self.column}"
         if "{q}" not in base:
             base = base + "_{q}"
-        return [base.format(q=f"{q:g}") for q in self.qs]
+        return [base.replace("{q}", f"{q:g}") for q in self.qs]
+
+    @property
+    def levels(self) -> tuple[Fraction, ...]:
+        """The exact levels used (:func:`quantile_level`)."""
+        return tuple(quantile_level(q) for q in self.qs)
 
     @property
     def columns(self) -> tuple[str, ...]:
         return (self.column,)
+
+
+def generated_names(names: Sequence[str]) -> list[str]:
+    """Every column a release table gets for value columns ``names``."""
+    out: list[str] = []
+    for n in names:
+        out += [n, f"{n}_ci_low", f"{n}_ci_high"]
+    return out
+
+
+def check_output_names(output_names: Sequence[str], group_keys: Sequence[str]) -> None:
+    """No released column may collide with another or with a group key (``count_ci_low`` as an
+    alias would silently overwrite the count's interval)."""
+    seen: dict[str, str] = {k: f"group key {k!r}" for k in group_keys}
+    if len(seen) != len(group_keys):
+        raise InvalidParameter(f"group_by{tuple(group_keys)!r} names a column twice")
+    for n in output_names:
+        for g in generated_names([n]):
+            if g in seen:
+                raise InvalidParameter(
+                    f"output name {n!r}: its column {g!r} collides with {seen[g]}; choose "
+                    "another .alias()")
+            seen[g] = f"the column {g!r} of output {n!r}"
 
 
 @dataclass(frozen=True)
@@ -253,6 +307,7 @@ class QueryPlan:
         dup = {n for n in names if names.count(n) > 1}
         if dup:
             raise InvalidParameter(f"duplicate output names {sorted(dup)}: use .alias()")
+        check_output_names(names, self.group_keys)
         check_int(self.max_groups, "max_groups", minimum=1)
         check_int(self.max_rows_per_group, "max_rows_per_group", minimum=1)
         if self.privacy_unit is None and (self.max_groups != 1 or self.max_rows_per_group != 1):

@@ -2,16 +2,17 @@
 
 Everything is vectorised in Polars (no Python loop per row):
 
-* **Contribution bounding** (privacy unit ``u``, keys ``K``): each (unit, group) pair gets a fresh
-  64-bit random number from the CSPRNG; a unit keeps the ``max_groups`` pairs with the smallest
-  numbers (a uniformly random subset of its groups).  Each row gets a fresh random number; a pair
-  keeps its ``max_rows_per_group`` rows with the smallest numbers (a uniformly random subset of its
-  rows).  Never "first rows".
+* **Contribution bounding** (privacy unit ``u``, keys ``K``): deterministic given three fresh
+  CSPRNG seeds per release; units are separated by exact comparison of their canonical values
+  and a keyed hash only orders them (:func:`_bounded`).
 * **Sums** are exact fixed point: each value is imputed (null/NaN → lower bound), clamped to the
   bounds, rounded to the component's unit ``2^k`` and clamped again to the rounded bounds, then
   summed as int64 in two halves (high and low bits) that cannot overflow, recombined as Python
   ints per group.
-* **Quantiles** count values at or below each candidate of an equally spaced grid per group.
+* **Quantiles** count values at or below each candidate of an equally spaced grid per group,
+  kept sparse (only non-empty (group, bin) cells) so memory is bounded by the rows.
+
+Internal columns get a prefix that no data column starts with (:func:`internal_prefix`).
 """
 
 from __future__ import annotations
@@ -24,49 +25,46 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from dpcert.errors import InvalidParameter, OutOfDomain
+from dpcert.errors import InvalidParameter
 from dpcert.frame.calibrate import Calibration
+from dpcert.frame.checks import (
+    canonical,
+    check_bounds_magnitude,
+    check_filters,
+    check_output_names,
+    check_public_keys,
+    check_unit_column,
+    internal_prefix,
+)
+from dpcert.frame.io import to_lazy
 from dpcert.frame.plan import CountDistinct, Mean, Quantile, QueryPlan, Sum, Variance
-from dpcert.frame.stats import GroupStats
+from dpcert.frame.stats import GroupStats, SparseHistogram
 from dpcert.samplers import EntropySource, default_source
 
 __all__ = ["check_schema", "compute_stats", "to_lazy"]
 
 _SPLIT = 24  # low-bit width of the two-part integer sums
-# Bits of the bounding sort key taken from the unit hash and from the pair hash (tests shrink
-# them to force hash collisions and exercise the exact repair path).
-_UNIT_MASK = 0xFFFFFFFF00000000
-_PAIR_MASK = 0x00000000FFFFFFFF
+#: Bits of the unit, pair and row hashes used for ordering (tests shrink them to force
+#: collisions: the result must not change, since units and keys are compared exactly).
+_UNIT_MASK = 0xFFFFFFFFFFFFFFFF
+_PAIR_MASK = 0xFFFFFFFFFFFFFFFF
+_ROW_MASK = 0xFFFFFFFFFFFFFFFF
 #: Rows per part when bounding large tables part by part (memory, not privacy).
 _PART_ROWS = 1 << 21
 _NUMERIC = (pl.Float32, pl.Float64, pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16,
             pl.UInt32, pl.UInt64)
 
 
-def to_lazy(data: Any) -> pl.LazyFrame:
-    """Accept a LazyFrame, DataFrame, or a CSV/Parquet path."""
-    if isinstance(data, pl.LazyFrame):
-        return data
-    if isinstance(data, pl.DataFrame):
-        return data.lazy()
-    if isinstance(data, str):
-        if data.endswith(".parquet"):
-            return pl.scan_parquet(data)
-        if data.endswith(".csv"):
-            return pl.scan_csv(data)
-        raise InvalidParameter(f"data={data!r}: expected a .csv or .parquet path")
-    raise InvalidParameter(
-        f"data of type {type(data).__name__} is not a Polars LazyFrame/DataFrame or a path"
-    )
-
-
 def check_schema(lf: pl.LazyFrame, plan: QueryPlan) -> dict[str, Any]:
-    """Check every column the plan reads exists with a usable type (reads only the schema)."""
-    schema = lf.collect_schema()
+    """Everything about ``plan`` that can be checked on the schema, before any charge: columns
+    exist with usable types, the unit can be compared exactly and is not a group key, filters
+    are row-local and infallible, public keys fit their columns and are distinct, output names
+    do not collide, bounds are finite enough.  Reads no rows."""
+    schema = dict(lf.collect_schema())
     for col in plan.columns:
         if col not in schema:
             raise InvalidParameter(
-                f"unknown column {col!r}; the data has {sorted(schema.names())}"
+                f"unknown column {col!r}; the data has {sorted(schema)}"
             )
     for a in plan.aggregates:
         for col in a.columns:
@@ -74,29 +72,14 @@ def check_schema(lf: pl.LazyFrame, plan: QueryPlan) -> dict[str, Any]:
                 raise InvalidParameter(
                     f"{a.name}: column {col!r} has type {schema[col]}, not numeric"
                 )
+        if isinstance(a, (Sum, Mean, Variance, Quantile)):
+            check_bounds_magnitude(a.name, a.bounds)
+    check_unit_column(plan.privacy_unit, plan.group_keys, schema)
+    check_output_names(plan.output_names(), plan.group_keys)
     if plan.public_keys is not None and plan.group_keys:
-        _public_key_frame(plan, {k: schema[k] for k in plan.group_keys})
-    if plan.filters:  # resolve the filters against the schema (no data is read)
-        try:
-            _apply_filters(lf, plan).collect_schema()
-        except (pl.exceptions.PolarsError, ValueError, TypeError) as e:
-            raise InvalidParameter(f"filter {[str(f) for f in plan.filters]} is invalid: {e}"
-                                   ) from e
-    return dict(schema)
-
-
-def _public_key_frame(plan: QueryPlan, dtypes: dict[str, Any]) -> pl.DataFrame:
-    """The public keys as a frame with the key columns' types (raises if they do not fit)."""
-    assert plan.public_keys is not None
-    keys = list(plan.group_keys)
-    try:
-        key_df = pl.DataFrame([list(k) for k in plan.public_keys], schema=keys, orient="row")
-        return key_df.cast({k: dtypes[k] for k in keys}, strict=True)
-    except (pl.exceptions.PolarsError, TypeError, ValueError) as e:
-        raise OutOfDomain(
-            f"public keys {list(plan.public_keys)[:5]} do not match the key column types "
-            f"{ {k: str(dtypes[k]) for k in keys} }: {e}"
-        ) from e
+        check_public_keys(plan.group_keys, plan.public_keys, schema)
+    check_filters(plan.filters, schema)
+    return schema
 
 
 def _apply_filters(lf: pl.LazyFrame, plan: QueryPlan) -> pl.LazyFrame:
@@ -106,12 +89,18 @@ def _apply_filters(lf: pl.LazyFrame, plan: QueryPlan) -> pl.LazyFrame:
 
 
 def _differs(s: pl.Series) -> np.ndarray[Any, Any]:
-    """Does each row's value differ from the previous row's (nulls equal to nulls)?"""
+    """Does each row's value differ from the previous row's?  Exact identity: nulls equal
+    nulls, every NaN equals every NaN (values are canonical, so −0.0 never occurs)."""
     if s.dtype.is_numeric() and s.null_count() == 0:
         v = s.to_numpy()
-        return np.asarray(v[1:] != v[:-1])
+        d = v[1:] != v[:-1]
+        if s.dtype.is_float():
+            d &= ~(np.isnan(v[1:]) & np.isnan(v[:-1]))
+        return np.asarray(d)
     a, b = s.slice(1), s.slice(0, len(s) - 1)
     eq = (a == b).fill_null(False) | (a.is_null() & b.is_null())
+    if s.dtype.is_float():
+        eq = eq | (a.is_nan() & b.is_nan()).fill_null(False)
     return np.asarray(~eq.to_numpy())
 
 
@@ -125,110 +114,87 @@ def _run_rank(starts: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     return pos
 
 
-def _bounded(df: pl.DataFrame, plan: QueryPlan, source: EntropySource) -> pl.DataFrame:
+class _Names:
+    """Internal column names, guaranteed absent from the data (a prefix no column has)."""
+
+    def __init__(self, columns: list[str]) -> None:
+        p = internal_prefix(columns)
+        self.h, self.p, self.w = p + "unit_hash", p + "pair_hash", p + "row_hash"
+        self.row, self.bin, self.n, self.gid = p + "row", p + "bin", p + "n", p + "gid"
+        self.one = p + "one"
+        self.prefix = p
+
+
+def _bounded(df: pl.DataFrame, plan: QueryPlan, seeds: list[int], nm: _Names) -> pl.DataFrame:
     """Contribution bounding: ≤ max_groups groups per unit, ≤ max_rows_per_group rows per group.
 
-    Rows are grouped with one 64-bit sort key: the high 32 bits of a keyed hash of the unit, then
-    the low 32 bits of a keyed hash of the (unit, keys) pair, both keyed with fresh CSPRNG bits.
-    Units whose high bits collide are merged into one "unit" (that only lowers what each of them
-    contributes); pairs whose keys collide are detected and those blocks re-sorted exactly.
-    Groups: a (merged) unit keeps its first ``max_groups`` pairs in keyed-hash order, a
-    pseudo-random subset.  Rows: a pair with more than ``max_rows_per_group`` rows keeps the rows
-    with the smallest fresh CSPRNG words, a uniformly random subset.  The privacy proof needs
-    neither choice to be random, only that each unit's choice depends on its own rows.
+    Deterministic given the three CSPRNG seeds (keyed hashes), and each unit's kept rows depend
+    only on that unit's own rows.  Rows are sorted by (keyed hash of the unit, the canonical
+    unit value itself, keyed hash of the (unit, keys) pair, the key values, keyed hash of the
+    row's values), keeping the input order of identical rows.  Units are separated by *exact*
+    comparison of the canonical unit value (every NaN one unit, −0.0 = 0.0, null one unit), so
+    two units whose hashes collide are never merged: the hash only orders.  A unit keeps its
+    first ``max_groups`` pairs in this order (a keyed pseudo-random subset of its groups), and a
+    pair its first ``max_rows_per_group`` rows (a keyed pseudo-random subset of its rows).  The
+    privacy proof needs neither choice to be random, only that it depends on the unit's own rows.
     """
     unit = plan.privacy_unit
     if unit is None or df.height == 0:
         return df
     keys = list(plan.group_keys)
     G, R = plan.max_groups, plan.max_rows_per_group
-    if "_k" not in df.columns:
-        df = _with_sort_key(df, plan, source)
-    hi = np.uint64(_UNIT_MASK)
-    df = df.sort("_k")
+    if nm.h not in df.columns:
+        df = _with_hashes(df, plan, seeds, nm)
+    df = df.sort([nm.h, unit, nm.p, *keys, nm.w], nulls_last=True, maintain_order=True)
     n = df.height
-    k = df["_k"].to_numpy()
-    same_k = k[1:] == k[:-1]
-    pair_differs = np.zeros(n - 1, dtype=bool)
-    for col in (unit, *keys):
-        pair_differs |= _differs(df[col])
-    bad = same_k & pair_differs
-    if bad.any():  # 32-bit pair-hash collisions inside a unit block: re-sort those blocks exactly
-        block = np.cumsum(np.concatenate(([True], ~same_k))) - 1
-        df = df.with_columns(pl.Series("_b", block)).sort(["_b", unit, *keys], nulls_last=True)
-        df = df.drop("_b")
-        pair_differs = np.zeros(n - 1, dtype=bool)
-        for col in (unit, *keys):
-            pair_differs |= _differs(df[col])
-    new_unit = np.concatenate(([True], (k[1:] & hi) != (k[:-1] & hi)))
-    new_pair = np.concatenate(([True], ~same_k | pair_differs))
+    unit_differs = _differs(df[nm.h]) | _differs(df[unit])
+    key_differs = np.zeros(n - 1, dtype=bool)
+    for col in keys:
+        key_differs |= _differs(df[col])
+    new_unit = np.concatenate(([True], unit_differs))
+    new_pair = np.concatenate(([True], unit_differs | key_differs))
     pair_id: np.ndarray[Any, Any] = np.cumsum(new_pair, dtype=np.int32 if n < 2**31 else np.int64)
     pair_id -= 1
     keep_pair = _run_rank(new_unit[new_pair]) < G  # rank of each pair inside its unit
-    keep = keep_pair[pair_id]
-    rows_per_pair = np.bincount(pair_id)
-    big = (rows_per_pair[pair_id] > R) & keep
-    if big.any():
-        pos_big = np.nonzero(big)[0]
-        words = source.random_uint64(pos_big.size)
-        order = np.lexsort((words, pair_id[pos_big]))
-        p_sorted = pair_id[pos_big][order]
-        rank = _run_rank(np.concatenate(([True], p_sorted[1:] != p_sorted[:-1])))
-        keep[pos_big[order[rank >= R]]] = False
-    return df.filter(pl.Series(keep)).drop("_k")
+    keep = keep_pair[pair_id] & (_run_rank(new_pair) < R)  # rank of each row inside its pair
+    return df.filter(pl.Series(keep)).drop([nm.h, nm.p, nm.w])
 
 
-def _with_sort_key(df: pl.DataFrame, plan: QueryPlan, source: EntropySource) -> pl.DataFrame:
-    """Add the bounding sort key ``_k`` (unit-hash high bits | pair-hash low bits)."""
+def _with_hashes(df: pl.DataFrame, plan: QueryPlan, seeds: list[int],
+                 nm: _Names) -> pl.DataFrame:
+    """Add the keyed unit, pair and row hashes (masks shrink them in tests, to force
+    collisions)."""
     unit = plan.privacy_unit
     assert unit is not None
     keys = list(plan.group_keys)
-    seeds = [int(v) >> 1 for v in source.random_uint64(2)]
-    pair_expr = pl.struct([unit, *keys]).hash(seeds[1]) if keys else pl.col(unit).hash(seeds[1])
-    hi_lit = pl.lit(_UNIT_MASK, dtype=pl.UInt64)
-    lo_lit = pl.lit(_PAIR_MASK, dtype=pl.UInt64)
+    values = [c for c in plan.columns if c != unit and c not in keys]
+    pair = pl.struct([unit, *keys]).hash(seeds[1]) if keys else pl.lit(0, dtype=pl.UInt64)
+    row = pl.struct(values).hash(seeds[2]) if values else pl.lit(0, dtype=pl.UInt64)
     return df.with_columns(
-        ((pl.col(unit).hash(seeds[0]) & hi_lit) | (pair_expr & lo_lit)).alias("_k"))
+        (pl.col(unit).hash(seeds[0]) & pl.lit(_UNIT_MASK, dtype=pl.UInt64)).alias(nm.h),
+        (pair & pl.lit(_PAIR_MASK, dtype=pl.UInt64)).alias(nm.p),
+        (row & pl.lit(_ROW_MASK, dtype=pl.UInt64)).alias(nm.w))
 
 
-def _parts(df: pl.DataFrame, plan: QueryPlan, source: EntropySource) -> Iterator[pl.DataFrame]:
-    """Split into unit-disjoint parts (by the top bits of ``_k``) to bound memory.
+def _parts(df: pl.DataFrame, plan: QueryPlan, seeds: list[int],
+           nm: _Names) -> Iterator[pl.DataFrame]:
+    """Split into unit-disjoint parts (by the top bits of the unit hash) to bound memory.
 
-    Every row of a unit has the same unit-hash bits, so a unit never straddles two parts and
+    Every row of a unit has the same unit hash, so a unit never straddles two parts and
     bounding part by part is the same as bounding the whole.
     """
     if plan.privacy_unit is None:
         yield df
         return
-    df = _with_sort_key(df, plan, source)
+    df = _with_hashes(df, plan, seeds, nm)
     bits = max(0, math.ceil(math.log2(max(df.height, 1) / _PART_ROWS)))
-    if bits == 0 or _UNIT_MASK >> 63 == 0:
+    if bits == 0:
         yield df
         return
     bits = min(bits, 8)
-    top = pl.col("_k") // (1 << (64 - bits))
+    top = pl.col(nm.h) // (1 << (64 - bits))
     for i in range(1 << bits):  # one part in memory at a time
         yield df.filter(top == i)
-
-
-def _bounded_windows(df: pl.DataFrame, plan: QueryPlan, source: EntropySource) -> pl.DataFrame:
-    """Exact bounding with window functions (used only after a hash collision)."""
-    unit = plan.privacy_unit
-    assert unit is not None
-    keys = list(plan.group_keys)
-    G, R = plan.max_groups, plan.max_rows_per_group
-    cond = []
-    df = df.with_columns(pl.Series("_r", source.random_uint64(df.height)))
-    if keys:
-        df = df.with_columns((pl.struct([unit, *keys]).rank("dense") - 1).alias("_pair"))
-        n_pairs = int(df["_pair"].max()) + 1  # type: ignore[arg-type]
-        pair_rand = pl.Series("_pr", source.random_uint64(n_pairs))
-        df = df.with_columns(pl.lit(pair_rand).gather(pl.col("_pair")).alias("_pr"))
-        cond.append(pl.col("_pr").rank("dense").over(unit) <= G)
-        cond.append(pl.col("_r").rank("ordinal").over([unit, *keys]) <= R)
-    else:
-        cond.append(pl.col("_r").rank("ordinal").over(unit) <= R)
-    return df.filter(*cond).drop([c for c in ("_r", "_pair", "_pr") if c in df.columns])
 
 
 def _value_expr(col: str, lo: float, hi: float) -> pl.Expr:
@@ -242,28 +208,45 @@ def _fixed_point(expr: pl.Expr, unit: Fraction, lo_u: Fraction, hi_u: Fraction) 
     return (expr * inv).round(0).clip(float(lo_u), float(hi_u)).cast(pl.Int64)
 
 
+def _draw_seeds(source: EntropySource) -> list[int]:
+    return [int(v) >> 1 for v in source.random_uint64(3)]
+
+
 def compute_stats(data: Any, plan: QueryPlan, cal: Calibration,
                   source: EntropySource | None = None) -> GroupStats:
-    """Exact per-group statistics of ``plan`` on ``data`` (Polars)."""
+    """Exact per-group statistics of ``plan`` on ``data`` (Polars).
+
+    The bounding seeds are the first three words drawn from ``source``: with a seeded test
+    source the bounding of two neighbouring tables is coupled exactly (``dpcert.testing``).
+    """
     src = default_source() if source is None else source
-    lf = _apply_filters(to_lazy(data), plan)
-    # keep one column even when the plan reads none (a plain count), so rows are not lost
-    lf = lf.select(list(plan.columns)) if plan.columns else lf.with_row_index("_row").select("_row")
-    df = lf.collect()
+    seeds = _draw_seeds(src)
+    lf = to_lazy(data)
+    schema = dict(lf.collect_schema())
+    nm = _Names(list(schema))
+    lf = _apply_filters(lf, plan)
     keys = list(plan.group_keys)
+    # keep one column even when the plan reads none (a plain count), so rows are not lost
+    lf = (lf.select(list(plan.columns)) if plan.columns
+          else lf.with_row_index(nm.row).select(nm.row))
+    canon = [canonical(c, schema[c]) for c in (*keys, *([plan.privacy_unit]
+                                                         if plan.privacy_unit else []))]
+    df = lf.with_columns(canon).collect() if canon else lf.collect()
     aggs: list[pl.Expr] = []
-    int_cols: list[str] = []
+    int_cols: dict[str, str] = {}  # component name -> internal column
+    sums: dict[str, tuple[str, str, str]] = {}
     for a in plan.aggregates:
         for c in cal.by_aggregate(a.name):
+            tmp = f"{nm.prefix}c{len(int_cols) + len(sums)}"
             if c.kind == "count":
-                aggs.append(pl.len().cast(pl.Int64).alias(c.name))
-                int_cols.append(c.name)
+                aggs.append(pl.len().cast(pl.Int64).alias(tmp))
+                int_cols[c.name] = tmp
             elif c.kind == "count_distinct":
                 assert isinstance(a, CountDistinct)
                 unit_col = plan.privacy_unit
                 expr = pl.col(unit_col).n_unique() if unit_col else pl.len()
-                aggs.append(expr.cast(pl.Int64).alias(c.name))
-                int_cols.append(c.name)
+                aggs.append(expr.cast(pl.Int64).alias(tmp))
+                int_cols[c.name] = tmp
             elif c.kind in ("sum", "sumsq"):
                 assert isinstance(a, (Sum, Mean, Variance)) and c.bounds is not None
                 lo, hi = a.bounds
@@ -272,31 +255,32 @@ def compute_stats(data: Any, plan: QueryPlan, cal: Calibration,
                     v = v * v
                 # shift to non-negative integers so the two halves are unambiguous
                 fp = _fixed_point(v, c.unit, *c.bounds) - int(c.bounds[0])
-                aggs.append((fp // (1 << _SPLIT)).sum().alias(c.name + "#hi"))
-                aggs.append((fp % (1 << _SPLIT)).sum().alias(c.name + "#lo"))
-                aggs.append(pl.len().cast(pl.Int64).alias(c.name + "#n"))
-            elif c.kind == "quantile":
-                pass  # handled below
-            elif c.kind == "select":
-                pass
+                names = (tmp + "h", tmp + "l", tmp + "n")
+                aggs.append((fp // (1 << _SPLIT)).sum().alias(names[0]))
+                aggs.append((fp % (1 << _SPLIT)).sum().alias(names[1]))
+                aggs.append(pl.len().cast(pl.Int64).alias(names[2]))
+                sums[c.name] = names
+            elif c.kind in ("quantile", "select"):
+                pass  # quantiles: below; selection: after the loop
             else:  # pragma: no cover
                 raise InvalidParameter(f"unknown component kind {c.kind}")
     sel = cal.selection()
     if sel is not None:
         unit_col = plan.privacy_unit
         expr = pl.col(unit_col).n_unique() if unit_col else pl.len()
-        aggs.append(expr.cast(pl.Int64).alias(sel.name))
-        int_cols.append(sel.name)
+        tmp = f"{nm.prefix}sel"
+        aggs.append(expr.cast(pl.Int64).alias(tmp))
+        int_cols[sel.name] = tmp
     grouped_parts: list[pl.DataFrame] = []
     bin_parts: list[dict[str, pl.DataFrame]] = []
-    for part in _parts(df, plan, src):
-        bounded = _bounded(part, plan, src) if plan.privacy_unit else part
+    for part in _parts(df, plan, seeds, nm):
+        bounded = _bounded(part, plan, seeds, nm) if plan.privacy_unit else part
         if keys:
             g = bounded.group_by(keys).agg(aggs) if aggs else bounded.select(keys).unique()
         else:
-            g = bounded.select(aggs) if aggs else pl.DataFrame({"_one": [1]})
+            g = bounded.select(aggs) if aggs else pl.DataFrame({nm.one: [1]})
         grouped_parts.append(g)
-        bin_parts.append(_bin_counts(bounded, plan))
+        bin_parts.append(_bin_counts(bounded, plan, nm))
     del df
     # partial aggregates of unit-disjoint parts add up exactly (all are integer sums)
     if len(grouped_parts) == 1:
@@ -305,16 +289,17 @@ def compute_stats(data: Any, plan: QueryPlan, cal: Calibration,
         grouped = pl.concat(grouped_parts).group_by(keys).agg(pl.all().sum())
     else:
         grouped = pl.concat(grouped_parts).sum()
-    grouped = _align_keys(grouped, plan)
+    grouped = _align_keys(grouped, plan, schema)
     values: dict[str, np.ndarray[Any, Any]] = {}
-    for name in int_cols:
-        values[name] = grouped[name].fill_null(0).to_numpy().astype(np.int64)
+    for name, tmp in int_cols.items():
+        values[name] = grouped[tmp].fill_null(0).to_numpy().astype(np.int64)
     for c in cal.components:
-        if c.kind in ("sum", "sumsq"):
+        if c.name in sums:
             assert c.bounds is not None
-            hi_arr = grouped[c.name + "#hi"].fill_null(0).to_numpy().astype(np.int64)
-            lo_arr = grouped[c.name + "#lo"].fill_null(0).to_numpy().astype(np.int64)
-            n_arr = grouped[c.name + "#n"].fill_null(0).to_numpy().astype(np.int64)
+            h, lo_, n_ = sums[c.name]
+            hi_arr = grouped[h].fill_null(0).to_numpy().astype(np.int64)
+            lo_arr = grouped[lo_].fill_null(0).to_numpy().astype(np.int64)
+            n_arr = grouped[n_].fill_null(0).to_numpy().astype(np.int64)
             shift = int(c.bounds[0])
             if (np.abs(hi_arr).max(initial=0) < (1 << (60 - _SPLIT))
                     and abs(shift) * max(int(n_arr.max(initial=0)), 1) < (1 << 60)):
@@ -325,21 +310,22 @@ def compute_stats(data: Any, plan: QueryPlan, cal: Calibration,
     key_tuples: list[tuple[Any, ...]] = (
         [tuple(r) for r in grouped.select(keys).iter_rows()] if keys else [()]
     )
-    histograms, candidates = _quantile_histograms(bin_parts, plan, grouped)
+    histograms, candidates = _quantile_histograms(bin_parts, plan, grouped, nm)
     return GroupStats(key_tuples, values, histograms, candidates)
 
 
-def _align_keys(grouped: pl.DataFrame, plan: QueryPlan) -> pl.DataFrame:
+def _align_keys(grouped: pl.DataFrame, plan: QueryPlan, schema: dict[str, Any]) -> pl.DataFrame:
     keys = list(plan.group_keys)
     if not keys:
         return grouped
     if plan.public_keys is None:
         return grouped.sort(keys, nulls_last=True)
-    key_df = _public_key_frame(plan, {k: grouped.schema[k] for k in keys})
-    return key_df.join(grouped, on=keys, how="left", nulls_equal=True)
+    key_df = check_public_keys(keys, plan.public_keys, schema)
+    key_df = key_df.cast({k: grouped.schema[k] for k in keys})  # canonical floats are Float64
+    return key_df.join(grouped, on=keys, how="left", nulls_equal=True, maintain_order="left")
 
 
-def _bin_counts(df: pl.DataFrame, plan: QueryPlan) -> dict[str, pl.DataFrame]:
+def _bin_counts(df: pl.DataFrame, plan: QueryPlan, nm: _Names) -> dict[str, pl.DataFrame]:
     """Per quantile aggregate: rows per (keys, candidate bin) of one bounded part."""
     out: dict[str, pl.DataFrame] = {}
     keys = list(plan.group_keys)
@@ -351,13 +337,14 @@ def _bin_counts(df: pl.DataFrame, plan: QueryPlan) -> dict[str, pl.DataFrame]:
         step = (hi - lo) / (m - 1) if hi > lo else 1.0
         # index of the first candidate >= value: value <= cand[j]  <=>  idx <= j
         idx = ((_value_expr(a.column, lo, hi) - lo) / step).ceil().clip(0, m - 1).cast(pl.Int64)
-        out[a.name] = (df.select(*keys, idx.alias("_bin")).group_by([*keys, "_bin"])
-                       .agg(pl.len().cast(pl.Int64).alias("_n")))
+        out[a.name] = (df.select(*keys, idx.alias(nm.bin)).group_by([*keys, nm.bin])
+                       .agg(pl.len().cast(pl.Int64).alias(nm.n)))
     return out
 
 
 def _quantile_histograms(bin_parts: list[dict[str, pl.DataFrame]], plan: QueryPlan,
-                         grouped: pl.DataFrame) -> tuple[dict[str, Any], dict[str, Any]]:
+                         grouped: pl.DataFrame, nm: _Names
+                         ) -> tuple[dict[str, Any], dict[str, Any]]:
     histograms: dict[str, Any] = {}
     candidates: dict[str, Any] = {}
     keys = list(plan.group_keys)
@@ -370,16 +357,14 @@ def _quantile_histograms(bin_parts: list[dict[str, pl.DataFrame]], plan: QueryPl
         cand = np.linspace(lo, hi, m)
         counts = pl.concat([p[a.name] for p in bin_parts])
         if keys:
-            gid = grouped.select(keys).with_row_index("_gid")
+            gid = grouped.select(keys).with_row_index(nm.gid)
             counts = counts.join(gid, on=keys, how="inner", nulls_equal=True)
-            g = counts["_gid"].to_numpy().astype(np.int64)
+            g = counts[nm.gid].to_numpy().astype(np.int64)
         else:
             g = np.zeros(counts.height, dtype=np.int64)
-        hist = np.zeros((n_groups, m), dtype=np.int64)
-        np.add.at(hist, (g, counts["_bin"].to_numpy().astype(np.int64)),
-                  counts["_n"].to_numpy().astype(np.int64))
-        cum = np.cumsum(hist, axis=1)
+        hist = SparseHistogram(g, counts[nm.bin].to_numpy().astype(np.int64),
+                               counts[nm.n].to_numpy().astype(np.int64), n_groups, m)
         for qname in a.names():
-            histograms[qname] = cum
+            histograms[qname] = hist
             candidates[qname] = cand
     return histograms, candidates

@@ -20,6 +20,8 @@ True
 from __future__ import annotations
 
 import threading
+import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
@@ -31,9 +33,12 @@ from dpcert.core.measures import Measure
 from dpcert.errors import BudgetExceeded, InvalidParameter
 from dpcert.frame.calibrate import Calibration, calibrate
 from dpcert.frame.certificate import build_certificate
+from dpcert.frame.checks import check_quantile_cells, check_unit_column
+from dpcert.frame.io import to_lazy
+from dpcert.frame.ledger import BudgetMismatchWarning, open_ledger, release_failed
 from dpcert.frame.noise import add_noise, half_width
 from dpcert.frame.plan import Aggregate, Quantile, QueryPlan
-from dpcert.frame.polars_backend import check_schema, compute_stats, to_lazy
+from dpcert.frame.polars_backend import check_schema, compute_stats
 from dpcert.samplers import EntropySource
 
 __all__ = ["Query", "Release", "Session"]
@@ -71,6 +76,7 @@ class Session:
 
     def __init__(self, data: Any, privacy_unit: str | None = None, *, budget: Measure,
                  ledger: str | None = None, dataset: str | None = None,
+                 schema: Mapping[str, Any] | None = None,
                  _source: EntropySource | None = None) -> None:
         if not isinstance(budget, Measure):
             raise InvalidParameter(
@@ -79,13 +85,15 @@ class Session:
         budget.require_value("budget")
         if privacy_unit is not None and (not isinstance(privacy_unit, str) or not privacy_unit):
             raise InvalidParameter(f"privacy_unit={privacy_unit!r} must be a column name")
-        self._lf = to_lazy(data)
-        schema = self._lf.collect_schema()
-        if privacy_unit is not None and privacy_unit not in schema:
+        self._lf = to_lazy(data, schema)
+        cols = self._lf.collect_schema()
+        if privacy_unit is not None and privacy_unit not in cols:
             raise InvalidParameter(
                 f"privacy_unit={privacy_unit!r} is not a column; the data has "
-                f"{sorted(schema.names())}"
+                f"{sorted(cols.names())}"
             )
+        if privacy_unit is not None:
+            check_unit_column(privacy_unit, (), dict(cols))
         self.privacy_unit = privacy_unit
         self.budget = budget
         self._spent: Any = budget.zero()
@@ -93,12 +101,12 @@ class Session:
         self._source = _source
         self.dataset = dataset or "default"
         self._ledger: Any = None
+        #: Differences between this session's budget and the ledger's (reported, not fatal).
+        self.ledger_notes: tuple[str, ...] = ()
         if ledger is not None:
-            from dpcert.accounting.ledger import Ledger
-
-            self._ledger = Ledger(ledger)
-            if self.dataset not in self._ledger.datasets():
-                self._ledger.create(self.dataset, budget)
+            self._ledger, self.ledger_notes = open_ledger(ledger, dataset, budget)
+            for note in self.ledger_notes:
+                warnings.warn(note, BudgetMismatchWarning, stacklevel=2)
 
     @property
     def spent(self) -> Any:
@@ -131,8 +139,11 @@ class Session:
             if self._ledger is not None:
                 amount = _as_amount(m, cal.total)
                 self._ledger.spend(self.dataset, amount, note=note)  # raises before revealing
+                head, n_charges = self._ledger.head(self.dataset)
                 info = {"path": str(self._ledger.path), "dataset": self.dataset,
-                        "remaining": m.to_json(self._ledger.remaining(self.dataset))}
+                        "remaining": m.to_json(self._ledger.remaining(self.dataset)),
+                        "chain_head": head, "charges": n_charges,
+                        "budget_notes": list(self.ledger_notes)}
             self._spent = new_total
         return info
 
@@ -218,20 +229,48 @@ class Query:
                              "scale": float("nan"), "half_width": float("nan")})
         return pl.DataFrame(rows)
 
-    def release(self, budget: Measure, *, alpha: Any = 0.05) -> Release:
-        """Charge ``budget`` (session and ledger), then compute and return the release."""
+    def check(self, budget: Measure) -> Calibration:
+        """Every check that runs before a charge (schema, filters, keys, names, bounds, noise
+        limits, memory) and the calibration for ``budget``; reads no rows, spends nothing."""
+        plan = self.plan()
+        check_schema(self.session._lf, plan)
+        cal = calibrate(plan, budget)
+        if plan.public_keys is not None:
+            for agg in plan.aggregates:
+                if isinstance(agg, Quantile):
+                    check_quantile_cells(agg.name, len(plan.public_keys), agg.candidates)
+        return cal
+
+    def release(self, budget: Measure, *, alpha: Any = 0.05, name: str | None = None
+                ) -> Release:
+        """Check everything, charge ``budget`` (session and ledger), then compute and return
+        the release.
+
+        After the charge, any failure raises :class:`~dpcert.errors.ReleaseFailed`, which
+        carries no text, cause or context from the data; the charge stands.
+        """
         a = check_probability(alpha, "alpha", open_low=True, open_high=True)
         plan = self.plan()
-        check_schema(self.session._lf, plan)  # before spending anything
-        cal = calibrate(plan, budget)
-        ledger_info = self.session._charge(cal, note=f"release {plan.output_names()}")
-        stats = compute_stats(self.session._lf, plan, cal, self.session._source)
-        noisy = add_noise(stats, plan, cal, a, self.session._source)
-        table = _to_frame(plan, noisy)
-        cert = build_certificate(plan, cal, session_total=self.session.spent,
-                                 session_budget=self.session.budget, ledger=ledger_info,
-                                 alpha=a, backend="polars")
-        return Release(table, cert)
+        cal = self.check(budget)  # before spending anything
+        for c in cal.components:
+            if c.kind in ("count", "count_distinct", "sum", "sumsq"):
+                half_width(c, a)
+        label = name if name is not None else ", ".join(plan.output_names())
+        ledger_info = self.session._charge(cal, note=f"release {label}")
+        result: Release | None = None
+        try:
+            stats = compute_stats(self.session._lf, plan, cal, self.session._source)
+            noisy = add_noise(stats, plan, cal, a, self.session._source)
+            table = _to_frame(plan, noisy)
+            cert = build_certificate(plan, cal, session_total=self.session.spent,
+                                     session_budget=self.session.budget, ledger=ledger_info,
+                                     alpha=a, backend="polars")
+            result = Release(table, cert)
+        except Exception:  # noqa: BLE001 - data-dependent: replaced by a data-free error below
+            result = None
+        if result is None:  # raised outside the handler: no __context__ to leak
+            raise release_failed(budget, cal.total, ledger_info)
+        return result
 
 
 def _to_frame(plan: QueryPlan, noisy: Any) -> pl.DataFrame:
