@@ -21,6 +21,7 @@ epsilon = 2.0
 delta = 1e-6
 ledger = "ledger.sqlite"
 dataset = "people"
+create = true
 
 [output]
 dir = "out"
@@ -62,12 +63,16 @@ def test_release_writes_everything(tmp_path: Path, capsys: pytest.CaptureFixture
     cert = json.loads((out / "certificate.json").read_text())
     assert cert["by_region"]["release_total"]["epsilon"]["exact"] == "1"
     assert "count" in capsys.readouterr().out
-    # the ledger refuses the spend that would exceed the budget, and nothing new is written
+    assert (out / "by_region.certificate.json").exists()
+    # the spend that would exceed what the ledger has left is refused before any charge
+    from dpcert.accounting.ledger import Ledger
+
     before = (out / "results.json").stat().st_mtime_ns
     spec2 = write(tmp_path, eps=1.5)
     assert main(["release", str(spec2)]) == 3
-    assert "BudgetExceeded" in capsys.readouterr().err
+    assert "what ledger dataset 'people' has left" in capsys.readouterr().err
     assert (out / "results.json").stat().st_mtime_ns == before
+    assert len(Ledger(str(tmp_path / "ledger.sqlite")).history("people")) == 1
 
 
 def test_dry_run_reads_no_data_and_spends_nothing(tmp_path: Path,

@@ -1,15 +1,24 @@
 """``dpcert release SPEC.toml``: a DP release of a CSV/Parquet table described by a TOML spec.
 
-Writes, into the spec's output directory: ``<query>.csv`` per query, ``results.json``,
-``certificate.json`` and ``report.md`` (with ``report.png`` when matplotlib is installed).
-``--dry-run`` reads only the schema and prints the budget and accuracy that would result.
-Spec errors name the line of the spec they come from.
+The whole spec is validated before anything is charged: query names (``[A-Za-z_][A-Za-z0-9_-]*``,
+at most 64 characters, distinct: they become file names), columns, types, filters, keys, and the
+total of all queries against both the session budget and what the ledger has left.  Then each
+query is charged and computed in turn, and written at once, with its certificate, into the
+spec's output directory: ``<query>.csv`` and ``<query>.certificate.json``; at the end come
+``results.json``, ``certificate.json`` and ``report.md`` (with ``report.png`` when matplotlib
+is installed).  A query that fails later (another process spent the ledger meanwhile; a
+data-free ``ReleaseFailed``) leaves the earlier, paid releases on disk.  Without a ledger a
+loud warning says that running the spec again spends again.  The ledger dataset must exist
+(``dpcert budget init``); ``[budget] create = true`` creates it with the spec's budget when it
+is missing.  ``--dry-run`` reads only the schema and prints the budget and accuracy that would
+result.  Spec errors name the line of the spec they come from.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 import tomllib
@@ -23,6 +32,11 @@ __all__ = ["load_spec", "register", "run"]
 
 class SpecError(InvalidParameter):
     """A problem in a release spec, with its line number."""
+
+
+#: Query names become file names: letters, digits, ``_`` and ``-``, not starting with a digit
+#: or ``-``, at most 64 characters (no ``/``, ``..`` or drive letters).
+NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 
 
 def _line_of(text: str, needle: str, after: int = 0) -> int:
@@ -41,7 +55,7 @@ def _query_lines(text: str) -> list[int]:
 def _budget(spec: dict[str, Any], where: str) -> Any:
     import dpcert as dp
 
-    keys = set(spec) - {"ledger", "dataset"}
+    keys = set(spec) - {"ledger", "dataset", "create"}
     try:
         if "rho" in spec or "zcdp" in spec:
             return dp.ZCDP(spec.get("rho", spec.get("zcdp")))
@@ -98,8 +112,11 @@ def _aggregate(spec: dict[str, Any], where: str) -> Any:
     return agg
 
 
-def build(spec_path: Path) -> tuple[Any, list[tuple[str, Any, Any]], dict[str, Any]]:
-    """The session and its queries (name, query, budget) from a spec; reads only the schema."""
+def build(spec_path: Path, *, check_total: bool = True, dry_run: bool = False
+          ) -> tuple[Any, list[tuple[str, Any, Any]], dict[str, Any]]:
+    """The session and its queries (name, query, budget) from a spec, every query checked and
+    (with ``check_total``) their total against the session and ledger; reads only the
+    schema."""
     import dpcert as dp
 
     spec, text = load_spec(spec_path)
@@ -113,19 +130,33 @@ def build(spec_path: Path) -> tuple[Any, list[tuple[str, Any, Any]], dict[str, A
     budget_spec = spec.get("budget", {})
     total = _budget(budget_spec, f"{spec_path}:{_line_of(text, '[budget]')}")
     ledger = budget_spec.get("ledger")
+    ledger_path = str(base / ledger) if ledger else None
+    if ledger_path is not None and budget_spec.get("create") is True:
+        if not dry_run:
+            _create_if_missing(ledger_path, budget_spec.get("dataset"), total)
+        elif not _has_dataset(ledger_path, budget_spec.get("dataset")):
+            ledger_path = None  # a dry run creates nothing: check against the spec's budget
     try:
         sess = dp.Session(str(data_path), data.get("privacy_unit"), budget=total,
-                          ledger=str(base / ledger) if ledger else None,
-                          dataset=budget_spec.get("dataset"))
+                          ledger=ledger_path, dataset=budget_spec.get("dataset"))
     except DPCertError as e:
-        line = _line_of(text, "privacy_unit")
+        needle = "ledger" if ledger_path and "ledger" in str(e) else "privacy_unit"
+        line = _line_of(text, needle)
         raise SpecError(f"{spec_path}:{line}: {e}") from e
     queries = []
     starts = _query_lines(text)
+    seen: set[str] = set()
     for i, q in enumerate(spec.get("query", [])):
         at = starts[i] if i < len(starts) else 1
         name = q.get("name", f"query{i + 1}")
         where = f"{spec_path}:{at} (query {name!r})"
+        if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+            raise SpecError(f"{where}: name={name!r} must match {NAME_PATTERN.pattern} (it "
+                            "becomes a file name)")
+        if name.casefold() in seen:
+            raise SpecError(f"{where}: name={name!r} is used twice (names are compared "
+                            "without case, as some file systems do)")
+        seen.add(name.casefold())
         try:
             qq = sess.query()
             if "filter" in q:
@@ -141,9 +172,7 @@ def build(spec_path: Path) -> tuple[Any, list[tuple[str, Any, Any]], dict[str, A
                 qq = qq.bound_contributions(q.get("max_groups", 1),
                                             q.get("max_rows_per_group", 1))
             b = _budget(q.get("budget", {}), f"{spec_path}:{_line_of(text, 'budget', at)}")
-            from dpcert.frame.polars_backend import check_schema
-
-            check_schema(sess._lf, qq.plan())
+            qq.check(b)  # schema, filters, keys, names, bounds, noise limits: reads no rows
         except SpecError:
             raise
         except DPCertError as e:
@@ -151,7 +180,55 @@ def build(spec_path: Path) -> tuple[Any, list[tuple[str, Any, Any]], dict[str, A
         queries.append((name, qq, b))
     if not queries:
         raise SpecError(f"{spec_path}: no [[query]] sections")
+    if check_total:
+        problem = over_budget(sess, queries)
+        if problem is not None:
+            raise SpecError(f"{spec_path}:{_line_of(text, '[budget]')}: {problem}")
     return sess, queries, spec
+
+
+def _has_dataset(path: str, dataset: Any) -> bool:
+    import os
+
+    from dpcert.accounting.ledger import Ledger
+
+    return os.path.exists(path) and dataset in Ledger(path, read_only=True).datasets()
+
+
+def _create_if_missing(path: str, dataset: Any, total: Any) -> None:
+    """``[budget] create = true``: the explicit request to create the ledger dataset."""
+    from dpcert.accounting.ledger import Ledger
+
+    led = Ledger(path)
+    if isinstance(dataset, str) and dataset not in led.datasets():
+        led.create(dataset, total)
+        print(f"dpcert: created ledger dataset {dataset!r} in {path} with {total!r}",
+              file=sys.stderr)
+
+
+def spec_total(sess: Any, queries: list[tuple[str, Any, Any]]) -> Any:
+    """The exact total that running every query would charge (reads no rows)."""
+    total = sess.budget.zero()
+    for _, q, b in queries:
+        sess.budget.check_same_kind(b, "query budget")
+        total = sess.budget.compose([total, q.check(b).total])
+    return total
+
+
+def over_budget(sess: Any, queries: list[tuple[str, Any, Any]]) -> str | None:
+    """Why the queries together exceed the session's or the ledger's remaining budget (None
+    if they fit); reads no rows, charges nothing."""
+    m = sess.budget
+    total = spec_total(sess, queries)
+    limits = [("the [budget] of the spec", sess.remaining)]
+    if sess._ledger is not None:
+        limits.append((f"what ledger dataset {sess.dataset!r} has left",
+                       sess._ledger.remaining(sess.dataset)))
+    for what, left in limits:
+        if not m.compare(total, left):
+            return (f"the queries together would spend {m.describe(total)}, more than {what} "
+                    f"({m.describe(left)}); nothing was charged")
+    return None
 
 
 def _num(v: Any) -> str:
@@ -193,48 +270,69 @@ def _progress(i: int, n: int, msg: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run (or dry-run) a release spec."""
     spec_path = Path(args.spec)
-    sess, queries, spec = build(spec_path)
     alpha = args.alpha
     if args.dry_run:
-        print(f"dry run: {len(queries)} queries, dataset budget {sess.budget!r}")
-        total = sess.budget.zero()
-        from dpcert.frame.calibrate import calibrate
-
-        for name, q, b in queries:
-            cal = calibrate(q.plan(), b)
-            total = sess.budget.compose([total, cal.total])
-            print(f"\n{name}: would spend {b.describe(cal.total)}")
-            print(q.accuracy(alpha, b))
-        ok = sess.budget.compare(total, sess.budget.require_value())
-        print(f"\ntotal: {sess.budget.describe(total)}"
-              f" ({'within' if ok else 'EXCEEDS'} the dataset budget)")
-        return 0 if ok else 4
+        return _dry_run(spec_path, alpha)
+    sess, queries, spec = build(spec_path)
+    if sess._ledger is None:
+        print("dpcert: WARNING: no ledger is named in [budget]: this run's spending is not "
+              "recorded anywhere, and running the spec again spends the budget AGAIN. Name a "
+              "ledger (ledger = \"budget.sqlite\", dataset = \"...\") to enforce the total.",
+              file=sys.stderr)
     out_dir = (spec_path.parent / spec.get("output", {}).get("dir", "out")).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {}
     certs: dict[str, Any] = {}
     n = len(queries)
     t0 = time.perf_counter()
+    failed: DPCertError | None = None
     for i, (name, q, b) in enumerate(queries):
         _progress(i, n, f"{name}: charging and computing")
-        rel = q.release(b, alpha=alpha)
+        try:
+            rel = q.release(b, alpha=alpha, name=name)
+        except DPCertError as e:  # earlier, paid releases are already on disk
+            failed = e
+            break
         results[name] = rel.to_polars()
         certs[name] = rel.certificate
-    _progress(n, n, f"done in {time.perf_counter() - t0:.1f} s")
-    # write everything only after every release succeeded (nothing half-written)
-    for name, table in results.items():
-        table.write_csv(out_dir / f"{name}.csv")
-    (out_dir / "results.json").write_text(json.dumps(
-        {k: v.to_dicts() for k, v in results.items()}, indent=2, default=str))
-    (out_dir / "certificate.json").write_text(json.dumps(certs, indent=2, default=str))
-    from dpcert.report.markdown import write_report
+        rel.to_polars().write_csv(out_dir / f"{name}.csv")  # written as soon as computed
+        (out_dir / f"{name}.certificate.json").write_text(
+            json.dumps(rel.certificate, indent=2, default=str))
+    _progress(len(results), n, f"done in {time.perf_counter() - t0:.1f} s")
+    if results:
+        (out_dir / "results.json").write_text(json.dumps(
+            {k: v.to_dicts() for k, v in results.items()}, indent=2, default=str))
+        (out_dir / "certificate.json").write_text(json.dumps(certs, indent=2, default=str))
+        from dpcert.report.markdown import write_report
 
-    report = write_report(out_dir, results, certs, sess)
-    for name, table in results.items():
-        print(f"\n{name}  (estimate [95% interval])")
-        print(compact_table(table))
-    print(f"\nspent {sess.budget.describe(sess.spent)} of {sess.budget!r}; wrote {report}")
+        report = write_report(out_dir, results, certs, sess)
+        for name, table in results.items():
+            print(f"\n{name}  (estimate [95% interval])")
+            print(compact_table(table))
+        print(f"\nspent {sess.budget.describe(sess.spent)} of {sess.budget!r}; wrote {report}")
+    if failed is not None:
+        done = ", ".join(results) or "none"
+        print(f"dpcert: error: {type(failed).__name__}: {failed}\n"
+              f"dpcert: releases written before the failure: {done}", file=sys.stderr)
+        return 3
     return 0
+
+
+def _dry_run(spec_path: Path, alpha: float) -> int:
+    """Print what the spec would spend and the accuracy, reading only the schema."""
+    sess, queries, _ = build(spec_path, check_total=False, dry_run=True)
+    print(f"dry run: {len(queries)} queries, dataset budget {sess.budget!r}")
+    for name, q, b in queries:
+        cal = q.check(b)
+        print(f"\n{name}: would spend {b.describe(cal.total)}")
+        print(q.accuracy(alpha, b))
+    total = spec_total(sess, queries)
+    problem = over_budget(sess, queries)
+    print(f"\ntotal: {sess.budget.describe(total)}"
+          f" ({'within' if problem is None else 'EXCEEDS'} the dataset budget)")
+    if problem is not None:
+        print(f"dpcert: {problem}", file=sys.stderr)
+    return 0 if problem is None else 4
 
 
 def register(sub: Any) -> None:
