@@ -19,7 +19,8 @@ from typing import Any
 from dpcert.core.measurement import Measurement
 from dpcert.core.transformation import Transformation
 
-__all__ = ["check_measurement_contract", "check_transformation_contract"]
+__all__ = ["adversarial_unit", "check_measurement_contract", "check_neighbours",
+           "check_transformation_contract", "neighbours"]
 
 
 def _check_frozen(obj: Any) -> None:
@@ -68,3 +69,13 @@ def check_measurement_contract(m: Measurement, d_ins: Sequence[Any]) -> None:
             assert measure.compare(prev, out), f"{m.name}: map not monotone at d_in={d}"
         assert m.check(d, out), f"{m.name}: check(d, map(d)) is False at d_in={d}"
         prev = out
+
+
+def __getattr__(name: str) -> Any:
+    """The neighbour harness (:mod:`dpcert.frame.neighbours`), imported on first use so that
+    ``dpcert.testing`` does not need Polars."""
+    if name in ("check_neighbours", "neighbours", "adversarial_unit"):
+        from dpcert.frame import neighbours as _nb
+
+        return getattr(_nb, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
