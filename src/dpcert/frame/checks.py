@@ -113,6 +113,15 @@ def check_public_keys(group_keys: Sequence[str], keys: Sequence[tuple[Any, ...]]
         raise OutOfDomain(
             f"public keys {list(keys)[:5]} do not match the key column types "
             f"{ {k: str(t) for k, t in dtypes.items()} }: {str(e).splitlines()[0]}") from None
+    for given, got in zip(keys, key_df.rows(), strict=True):
+        for v, w in zip(given, got, strict=True):
+            same = (v is None and w is None) or (v is not None and w is not None and (
+                v == w or (isinstance(v, float) and isinstance(w, float)
+                           and math.isnan(v) and math.isnan(w))))
+            if not same:
+                raise OutOfDomain(
+                    f"public key {tuple(given)!r} does not fit the key column types "
+                    f"{ {k: str(t) for k, t in dtypes.items()} }: {v!r} becomes {w!r}")
     key_df = key_df.with_columns(canonical(k, dtypes[k]) for k in cols)
     dup = key_df.is_duplicated()
     if dup.any():
