@@ -14,10 +14,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpcert.core.measurement import Measurement
 from dpcert.core.transformation import Transformation
+
+if TYPE_CHECKING:  # imported lazily at run time (they need Polars): see __getattr__
+    from dpcert.frame.neighbours import adversarial_unit, check_neighbours, neighbours
 
 __all__ = ["adversarial_unit", "check_measurement_contract", "check_neighbours",
            "check_transformation_contract", "neighbours"]

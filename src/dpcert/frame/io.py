@@ -64,7 +64,7 @@ def read_csv_safely(path: str, schema: Mapping[str, Any] | None = None) -> pl.La
         names = text.collect_schema().names()
         inferred = dict(pl.scan_csv(path, infer_schema_length=INFER_ROWS, **opts)
                         .collect_schema()) if schema is None else {}
-    except Exception as e:  # noqa: BLE001 - nothing is charged yet; the file is unreadable
+    except Exception as e:
         raise InvalidParameter(f"data={path!r} cannot be read as CSV: "
                                f"{str(e).splitlines()[0]}") from None
     types = dict(inferred)
@@ -99,7 +99,7 @@ def to_lazy(data: Any, schema: Mapping[str, Any] | None = None) -> pl.LazyFrame:
             out = pl.from_arrow(data)
             assert isinstance(out, pl.DataFrame)
             return out.lazy()
-    except Exception as e:  # noqa: BLE001 - conversion of the user's own object
+    except Exception as e:
         raise InvalidParameter(f"data of type {type(data).__name__} could not be converted "
                                f"to Polars: {str(e).splitlines()[0]}") from None
     raise InvalidParameter(

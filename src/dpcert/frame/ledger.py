@@ -8,10 +8,10 @@ Examples
 >>> from dpcert.frame.ledger import open_ledger
 >>> path = os.path.join(tempfile.mkdtemp(), "budget.sqlite")
 >>> Ledger(path).create("people", dp.PureDP(1.0))
->>> open_ledger(path, "People", dp.PureDP(1.0))
+>>> open_ledger(path, "People", dp.PureDP(1.0))  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-dpcert.errors.InvalidParameter: dataset='People' is not in the ledger ...: it has ['people'] ('people' differs only in case). A Session never creates a dataset: run `dpcert budget init ... People ...` or Ledger(...).create('People', budget) first
+dpcert.errors.InvalidParameter: dataset='People' is not in the ledger ...differs only in case...
 """
 
 from __future__ import annotations

@@ -48,6 +48,10 @@ _EXTREMES = [1e308, -1e308, math.inf, -math.inf, math.nan, None, 0.0, -0.0, 5e-3
 _OTHER_NAN = struct.unpack("<d", struct.pack("<Q", 0x7FF8_0000_0000_0ABC))[0]
 
 
+def _max(s: pl.Series) -> Any:
+    return s.max()
+
+
 def _fresh_unit(values: pl.Series) -> list[Any]:
     """Unit values for a new unit: a value absent from ``values`` (for floats, NaN written two
     ways when no NaN unit exists yet, or 0.0 and −0.0 when no zero unit exists)."""
@@ -58,13 +62,13 @@ def _fresh_unit(values: pl.Series) -> list[Any]:
             return [math.nan, _OTHER_NAN]
         if not (present == 0).any():
             return [0.0, -0.0]
-        return [float(present.fill_nan(0).max() or 0) + 1.0]  # type: ignore[operator]
+        return [float(_max(present.fill_nan(0)) or 0) + 1.0]
     if values.null_count() == 0:
         return [None]
     if dt.is_integer():
-        return [int(present.max() or 0) + 1]  # type: ignore[call-overload]
+        return [int(_max(present) or 0) + 1]
     if dt == pl.String:
-        return ["\u0000adversary" + "x" * int(present.str.len_chars().max() or 0)]
+        return ["\u0000adversary" + "x" * int(_max(present.str.len_chars()) or 0)]
     raise ValueError(f"no fresh unit value for dtype {dt}")
 
 
@@ -83,13 +87,13 @@ def adversarial_unit(df: pl.DataFrame, plan: QueryPlan, *, rows_per_group: int |
         key_rows = list(dict.fromkeys([*key_rows, *observed[:fresh_keys]]))
         key_rows.append(tuple(None for _ in keys))
         for i in range(fresh_keys):
-            fresh = []
+            fresh: list[Any] = []
             for k in keys:
                 s = df[k]
                 if s.dtype.is_integer():
-                    fresh.append(int(s.max() or 0) + 1 + i)  # type: ignore[call-overload]
+                    fresh.append(int(_max(s) or 0) + 1 + i)
                 elif s.dtype.is_float():
-                    fresh.append(float(s.drop_nans().max() or 0) + 1 + i)  # type: ignore[arg-type]
+                    fresh.append(float(_max(s.drop_nans()) or 0) + 1 + i)
                 else:
                     fresh.append(f"adversary-key-{i}")
             key_rows.append(tuple(fresh))
@@ -105,12 +109,15 @@ def adversarial_unit(df: pl.DataFrame, plan: QueryPlan, *, rows_per_group: int |
 
 def _values(dtype: Any, mode: str, n: int) -> list[Any]:
     """``n`` adversarial values of ``dtype`` (nulls for non-numeric columns)."""
+    pools: dict[str, list[Any]]
     if dtype.is_float():
-        pool: list[Any] = {"extreme": _EXTREMES, "high": [1e308], "low": [-1e308]}[mode]
+        pools = {"extreme": _EXTREMES, "high": [1e308], "low": [-1e308]}
+        pool = pools[mode]
     elif dtype.is_integer():
         info = np.iinfo(str(dtype).lower())
-        pool = {"extreme": [int(info.max), int(info.min), 0, None], "high": [int(info.max)],
-                "low": [int(info.min)]}[mode]
+        pools = {"extreme": [int(info.max), int(info.min), 0, None], "high": [int(info.max)],
+                 "low": [int(info.min)]}
+        pool = pools[mode]
     else:
         pool = [None]
     return [pool[i % len(pool)] for i in range(n)]

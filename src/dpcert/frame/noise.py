@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from dpcert.frame.calibrate import Calibration, Component
-from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, QueryPlan, Sum, Variance
 from dpcert.frame.checks import MAX_QUANTILE_CELLS
+from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, QueryPlan, Sum, Variance
 from dpcert.frame.stats import GroupStats, SparseHistogram
 from dpcert.mechanisms.accuracy import discrete_gaussian_accuracy, discrete_laplace_accuracy
 from dpcert.samplers import (

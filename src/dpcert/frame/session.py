@@ -266,7 +266,7 @@ class Query:
                                      session_budget=self.session.budget, ledger=ledger_info,
                                      alpha=a, backend="polars")
             result = Release(table, cert)
-        except Exception:  # noqa: BLE001 - data-dependent: replaced by a data-free error below
+        except Exception:
             result = None
         if result is None:  # raised outside the handler: no __context__ to leak
             raise release_failed(budget, cal.total, ledger_info)
