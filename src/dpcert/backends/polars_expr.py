@@ -176,7 +176,7 @@ class _Walker:
     def _n_Cast(self, node: Any, body: Any) -> set[str]:
         dtype = body.get("dtype")
         target = dtype.get("Literal") if isinstance(dtype, dict) else None
-        if target not in _CAST_TARGETS:
+        if not isinstance(target, str) or target not in _CAST_TARGETS:
             raise _Refused(node, f"casts to {json.dumps(dtype)}; filters may cast only to "
                                  f"{sorted(_CAST_TARGETS)}")
         cols = self.walk(body["expr"])
@@ -322,6 +322,10 @@ def check_row_local(expr: pl.Expr | str, schema: Any) -> pl.Expr:
         walker.walk(tree)
     except _Refused as r:
         raise _refuse(label, r.node, r.why) from None
+    except (TypeError, KeyError, AttributeError, IndexError, ValueError):  # unexpected shape
+        raise UnsafeExpression(
+            f"expression {label} has a form dpcert does not know; filters may use only "
+            "row-local, infallible operations (see dpcert.backends.polars_expr)") from None
     for p in walker.patterns:
         try:
             pl.select(pl.lit("").str.contains(p, literal=False, strict=True))

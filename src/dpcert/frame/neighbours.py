@@ -62,7 +62,9 @@ def _fresh_unit(values: pl.Series) -> list[Any]:
             return [math.nan, _OTHER_NAN]
         if not (present == 0).any():
             return [0.0, -0.0]
-        return [float(_max(present.fill_nan(0)) or 0) + 1.0]
+        taken = set(present.fill_nan(0).to_list())
+        return [next(v for v in (0.125 * k + 0.0625 for k in range(len(taken) + 1))
+                     if v not in taken)]
     if values.null_count() == 0:
         return [None]
     if dt.is_integer():
@@ -74,15 +76,16 @@ def _fresh_unit(values: pl.Series) -> list[Any]:
 
 def adversarial_unit(df: pl.DataFrame, plan: QueryPlan, *, rows_per_group: int | None = None,
                      fresh_keys: int = 3, value_mode: str = "extreme") -> pl.DataFrame:
-    """Rows of one new unit: every public key (and ``fresh_keys`` new key values, and a null
-    key), ``rows_per_group`` rows in each (default R + 3), with values from ``value_mode``:
-    ``"extreme"`` (±1e308, ±inf, NaN, null, ±0.0, subnormal), ``"high"`` or ``"low"``."""
+    """Rows of one new unit: every public key (and, unless ``fresh_keys`` is 0, observed keys,
+    ``fresh_keys`` new key values and a null key), ``rows_per_group`` rows in each (default
+    R + 3), with values from ``value_mode``: ``"extreme"`` (±1e308, ±inf, NaN, null, ±0.0,
+    subnormal), ``"high"`` or ``"low"``."""
     assert plan.privacy_unit is not None
     unit_vals = _fresh_unit(df[plan.privacy_unit])
     R = rows_per_group or plan.max_rows_per_group + 3
     keys = list(plan.group_keys)
     key_rows: list[tuple[Any, ...]] = (list(plan.public_keys or []) if keys else [()])
-    if keys:
+    if keys and fresh_keys:
         observed = df.select(keys).unique().rows()
         key_rows = list(dict.fromkeys([*key_rows, *observed[:fresh_keys]]))
         key_rows.append(tuple(None for _ in keys))
@@ -137,6 +140,10 @@ def neighbours(df: pl.DataFrame, plan: QueryPlan) -> Iterator[tuple[str, pl.Data
         add = adversarial_unit(df, plan, value_mode=mode)
         yield f"add one unit ({add.height} rows, {mode} values)", pl.concat([df, add])
         yield f"add one unit ({add.height} rows, {mode} values) first", pl.concat([add, df])
+        if plan.group_keys and plan.public_keys is not None:
+            add = adversarial_unit(df, plan, value_mode=mode, fresh_keys=0)
+            yield (f"add one unit on the public keys only ({add.height} rows, {mode} values)",
+                   pl.concat([df, add]))
     if df.height:
         counts = df.group_by(unit).len().sort("len", descending=True)
         for who in {counts[unit][0], df[unit][0]} if df[unit][0] is not None else {
