@@ -104,3 +104,85 @@ def test_spec_errors_name_the_line(tmp_path: Path, capsys: pytest.CaptureFixture
     line = int(err.split(f"{spec}:")[1].split()[0].rstrip(":"))
     assert 1 <= line <= 30
     assert not (tmp_path / "out").exists()
+
+
+def _spec_text(tmp: Path, queries: str, budget: str = 'epsilon = 2.0\ndelta = 1e-6') -> Path:
+    write(tmp)
+    spec = tmp / "spec2.toml"
+    spec.write_text(f'[data]\npath = "people.csv"\nprivacy_unit = "pid"\n\n[budget]\n{budget}\n'
+                    f'\n[output]\ndir = "out"\n\n{queries}')
+    return spec
+
+
+QUERY = """[[query]]
+name = "{name}"
+group_by = ["region"]
+keys = ["n", "s"]
+budget = {{ epsilon = {eps}, delta = 0 }}
+aggregates = [ {{ kind = "count" }} ]
+"""
+
+
+@pytest.mark.parametrize("name", ["../../x", "a/b", "..", "", "x" * 65, "1abc", "-x", "a b",
+                                  "C:x", "ok\n"])
+def test_query_names_must_be_safe_file_names(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str],
+                                             name: str) -> None:
+    q = QUERY.format(name=name.replace("\n", "\\n"), eps=0.5)
+    spec = _spec_text(tmp_path, q, 'epsilon = 2.0\ndelta = 1e-6\nledger = "l.sqlite"\n'
+                                   'dataset = "people"\ncreate = true')
+    assert main(["release", str(spec)]) == 3
+    assert "must match" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists() and not (tmp_path.parent / "x.csv").exists()
+    assert not (tmp_path / "l.sqlite").exists()  # nothing created before the spec validated
+
+
+def test_the_total_of_all_queries_is_checked_before_any_charge(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = _spec_text(tmp_path, QUERY.format(name="a", eps=1.5) + QUERY.format(name="b", eps=1))
+    assert main(["release", str(spec)]) == 3
+    assert "the queries together would spend ε = 2.5" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+    same = _spec_text(tmp_path, QUERY.format(name="a", eps=1) + QUERY.format(name="A", eps=1))
+    assert main(["release", str(same)]) == 3
+    assert "used twice" in capsys.readouterr().err
+
+
+def test_each_release_is_written_as_soon_as_it_is_paid(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from dpcert.errors import ReleaseFailed
+    from dpcert.frame.session import Query
+
+    real = Query.release
+    calls = []
+
+    def flaky(self: Query, *args: object, **kwargs: object) -> object:
+        calls.append(1)
+        if len(calls) == 2:
+            raise ReleaseFailed("the release failed after ε = 1 was charged")
+        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Query, "release", flaky)
+    spec = _spec_text(tmp_path, QUERY.format(name="first", eps=0.5)
+                      + QUERY.format(name="second", eps=0.5))
+    assert main(["release", str(spec)]) == 3
+    err = capsys.readouterr().err
+    assert "WARNING: no ledger" in err and "ReleaseFailed" in err
+    assert "written before the failure: first" in err
+    out = tmp_path / "out"
+    assert (out / "first.csv").exists() and (out / "first.certificate.json").exists()
+    assert not (out / "second.csv").exists()
+
+
+def test_a_bad_csv_cell_does_not_fail_the_release(tmp_path: Path) -> None:
+    spec = _spec_text(tmp_path, QUERY.format(name="a", eps=1).replace(
+        'aggregates = [ { kind = "count" } ]',
+        'aggregates = [ { kind = "sum", column = "income", bounds = [0, 100] } ]'))
+    csv = tmp_path / "people.csv"
+    csv.write_text(csv.read_text() + "999,n,NOT-A-NUMBER\n")
+    text = spec.read_text().replace('privacy_unit = "pid"',
+                                    'privacy_unit = "pid"\ntypes = { income = "float" }')
+    spec.write_text(text)
+    assert main(["release", str(spec)]) == 0
+    assert (tmp_path / "out" / "a.csv").exists()

@@ -10,7 +10,9 @@ is installed).  A query that fails later (another process spent the ledger meanw
 data-free ``ReleaseFailed``) leaves the earlier, paid releases on disk.  Without a ledger a
 loud warning says that running the spec again spends again.  The ledger dataset must exist
 (``dpcert budget init``); ``[budget] create = true`` creates it with the spec's budget when it
-is missing.  ``--dry-run`` reads only the schema and prints the budget and accuracy that would
+is missing.  CSV cells that do not parse as their column's type (inferred from the first rows,
+or declared with ``[data] types = {age = "int"}``) become null, never an error after a charge.
+``--dry-run`` reads only the schema and prints the budget and accuracy that would
 result.  Spec errors name the line of the spec they come from.
 """
 
@@ -37,6 +39,9 @@ class SpecError(InvalidParameter):
 #: Query names become file names: letters, digits, ``_`` and ``-``, not starting with a digit
 #: or ``-``, at most 64 characters (no ``/``, ``..`` or drive letters).
 NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+#: Column types a spec may declare for a CSV file (``[data] types = {age = "int"}``); cells
+#: that do not parse as their type become null.
+TYPE_NAMES = {"int", "float", "str", "bool", "date"}
 
 
 def _line_of(text: str, needle: str, after: int = 0) -> int:
@@ -116,10 +121,26 @@ def build(spec_path: Path, *, check_total: bool = True, dry_run: bool = False
           ) -> tuple[Any, list[tuple[str, Any, Any]], dict[str, Any]]:
     """The session and its queries (name, query, budget) from a spec, every query checked and
     (with ``check_total``) their total against the session and ledger; reads only the
-    schema."""
+    schema.  ``[budget] create = true`` creates a missing ledger dataset only after the whole
+    spec has been validated (and never in a dry run)."""
+    spec, text = load_spec(spec_path)
+    budget_spec = spec.get("budget", {})
+    ledger = budget_spec.get("ledger")
+    ledger_path = str(spec_path.parent / ledger) if ledger else None
+    dataset = budget_spec.get("dataset")
+    if (ledger_path is not None and budget_spec.get("create") is True
+            and not _has_dataset(ledger_path, dataset)):
+        built = _build(spec_path, spec, text, None, check_total)  # validate first
+        if dry_run:
+            return built  # a dry run creates nothing: checked against the spec's budget
+        _create_if_missing(ledger_path, dataset, built[0].budget)
+    return _build(spec_path, spec, text, ledger_path, check_total)
+
+
+def _build(spec_path: Path, spec: dict[str, Any], text: str, ledger_path: str | None,
+           check_total: bool) -> tuple[Any, list[tuple[str, Any, Any]], dict[str, Any]]:
     import dpcert as dp
 
-    spec, text = load_spec(spec_path)
     base = spec_path.parent
     data = spec.get("data")
     if not isinstance(data, dict) or "path" not in data:
@@ -129,16 +150,20 @@ def build(spec_path: Path, *, check_total: bool = True, dry_run: bool = False
         raise SpecError(f"{spec_path}:{_line_of(text, 'path')}: data file {data_path} not found")
     budget_spec = spec.get("budget", {})
     total = _budget(budget_spec, f"{spec_path}:{_line_of(text, '[budget]')}")
-    ledger = budget_spec.get("ledger")
-    ledger_path = str(base / ledger) if ledger else None
-    if ledger_path is not None and budget_spec.get("create") is True:
-        if not dry_run:
-            _create_if_missing(ledger_path, budget_spec.get("dataset"), total)
-        elif not _has_dataset(ledger_path, budget_spec.get("dataset")):
-            ledger_path = None  # a dry run creates nothing: check against the spec's budget
+    types = data.get("types")
+    schema = None
+    if types is not None:
+        from dpcert.backends.polars_expr import polars_schema
+
+        bad = {k: v for k, v in types.items() if v not in TYPE_NAMES}
+        if bad:
+            raise SpecError(f"{spec_path}:{_line_of(text, 'types')}: [data] types {bad} must "
+                            f"be one of {sorted(TYPE_NAMES)}")
+        schema = polars_schema(types)
     try:
         sess = dp.Session(str(data_path), data.get("privacy_unit"), budget=total,
-                          ledger=ledger_path, dataset=budget_spec.get("dataset"))
+                          ledger=ledger_path, dataset=budget_spec.get("dataset"),
+                          schema=schema)
     except DPCertError as e:
         needle = "ledger" if ledger_path and "ledger" in str(e) else "privacy_unit"
         line = _line_of(text, needle)
