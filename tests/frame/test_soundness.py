@@ -111,12 +111,14 @@ def test_fallible_expressions_are_refused_before_charging(ledger: str, bad: Any)
     assert_nothing_charged(sess, ledger)
 
 
+@pytest.mark.parametrize("exc", [ValueError, pl.exceptions.ComputeError, MemoryError,
+                                 pl.exceptions.PanicException, OverflowError])
 def test_a_failure_after_the_charge_is_data_free_and_the_charge_stands(
-        ledger: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        ledger: str, monkeypatch: pytest.MonkeyPatch, exc: type[BaseException]) -> None:
     from dpcert.frame import session as session_module
 
     def boom(*args: Any, **kwargs: Any) -> None:
-        raise ValueError("row 17: Bob has HIV")
+        raise exc("row 17: Bob has HIV")
 
     monkeypatch.setattr(session_module, "compute_stats", boom)
     sess = session(ledger)

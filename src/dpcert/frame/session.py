@@ -266,8 +266,10 @@ class Query:
                                      session_budget=self.session.budget, ledger=ledger_info,
                                      alpha=a, backend="polars")
             result = Release(table, cert)
-        except Exception:
-            result = None
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException:  # incl. Polars' PanicException, which is a BaseException: the
+            result = None  # cause may depend on the data, so it is replaced below
         if result is None:  # raised outside the handler: no __context__ to leak
             raise release_failed(budget, cal.total, ledger_info)
         return result
