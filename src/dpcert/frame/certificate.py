@@ -38,9 +38,13 @@ def build_certificate(plan: QueryPlan, cal: Calibration, *, session_total: Any,
         "neighbouring": "add or remove all rows of one privacy unit (d_in = 1 unit)",
         "contribution_bounds": {
             "max_groups": plan.max_groups, "max_rows_per_group": plan.max_rows_per_group,
-            "method": "uniformly random subsets (fresh CSPRNG draws per pair and per row)",
+            "method": "first groups and rows in a keyed pseudo-random order (3 fresh CSPRNG "
+                      "seeds per release); units compared exactly (NaN, -0.0/0.0, null "
+                      "canonicalised), hashes only order",
         },
         "plan": plan.describe(),
+        "checks": "filters row-local and infallible (allow-list walk), public keys distinct "
+                  "after the strict cast, output names distinct, all before the charge",
         "measure": type(m).__name__,
         "budget_split": "even across noisy components",
         "measurements": [c.describe(m) for c in cal.components],
