@@ -26,10 +26,32 @@ from dpcert.mechanisms.randomized_response import (
     make_randomized_response_bool,
     make_rappor,
 )
+from dpcert.mechanisms.rappor_bloom import (
+    RapporBloomParams,
+    RapporReports,
+    instantaneous_report,
+    make_rappor_bloom,
+    make_rappor_bloom_permanent,
+)
+from dpcert.mechanisms.rappor_decode import (
+    BitCountEstimate,
+    RapporDecoding,
+    decode_rappor_bloom,
+    estimate_bit_counts,
+)
 from dpcert.mechanisms.sparse_vector import make_sparse_vector, then_sparse_vector
 from dpcert.mechanisms.threshold import make_partition_selection, then_partition_selection
 
 __all__ = [
+    "BitCountEstimate",
+    "RapporBloomParams",
+    "RapporDecoding",
+    "RapporReports",
+    "decode_rappor_bloom",
+    "estimate_bit_counts",
+    "instantaneous_report",
+    "make_rappor_bloom",
+    "make_rappor_bloom_permanent",
     "FrequencyEstimate",
     "analytic_gaussian_scale",
     "classic_gaussian_scale",
