@@ -39,13 +39,14 @@ from dpcert.frame.ledger import BudgetMismatchWarning, open_ledger, release_fail
 from dpcert.frame.noise import add_noise, half_width
 from dpcert.frame.plan import Aggregate, Quantile, QueryPlan
 from dpcert.frame.polars_backend import check_schema, compute_stats
+from dpcert.frame.result import ReleaseMixin
 from dpcert.samplers import EntropySource
 
 __all__ = ["Query", "Release", "Session"]
 
 
 @dataclass(frozen=True)
-class Release:
+class Release(ReleaseMixin):
     """The result of :meth:`Query.release`: a table of estimates with intervals, and a
     certificate (a JSON-serialisable dict)."""
 
