@@ -33,6 +33,7 @@ def releases() -> dict[str, dp.Release]:
 def test_report_has_tables_plots_spend_and_certificate(tmp_path: Path) -> None:
     rel = releases()
     path = write_html_report(tmp_path / "out", rel)
+    assert path is not None
     html = path.read_text()
     assert path == tmp_path / "out" / "report.html"
     assert html.count("data:image/png;base64,") == 2 and "Plots are absent" not in html
@@ -46,14 +47,18 @@ def test_report_has_tables_plots_spend_and_certificate(tmp_path: Path) -> None:
 def test_report_says_when_plots_are_absent(tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
-    html = write_html_report(tmp_path, releases()).read_text()
+    path = write_html_report(tmp_path, releases())
+    assert path is not None
+    html = path.read_text()
     assert "Plots are absent: matplotlib is not installed" in html
     assert "data:image/png" not in html
 
 
 def test_report_escapes_and_accepts_plain_frames(tmp_path: Path) -> None:
     df = pl.DataFrame({"k": ["<script>"], "v": [1.5], "v_ci_low": [1.0], "v_ci_high": [2.0]})
-    html = write_html_report(tmp_path, {"t<1>": df}).read_text()
+    path = write_html_report(tmp_path, {"t<1>": df})
+    assert path is not None
+    html = path.read_text()
     assert "<script>" not in html and "&lt;script&gt;" in html and "[1, 2]" in html
     with pytest.raises(dp.errors.InvalidParameter, match="release="):
         write_html_report(tmp_path, {"bad": 3})
@@ -75,3 +80,10 @@ def test_console_plain_and_rich() -> None:
     assert list(progress([1, 2], "x", file=err, plain=True)) == [1, 2]
     assert err.getvalue().splitlines() == ["[0/2] x", "[1/2] x"]
     assert list(progress(iter([5]), "y", file=io.StringIO(), plain=False)) == [5]
+
+
+def test_report_without_jinja2_writes_nothing(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "jinja2", None)
+    assert write_html_report(tmp_path, releases()) is None
+    assert not (tmp_path / "report.html").exists()

@@ -126,6 +126,13 @@ def _rappor(make: Any) -> Built:
     return _per_call(make(8, 2.0), [(0, 1)])
 
 
+def _rappor_bloom(make: Any) -> Built:
+    from dpcert.mechanisms.rappor_bloom import RapporBloomParams
+
+    # "v0" and "v5" set disjoint bits of a 4-bit filter (one cohort): the worst-case pair
+    return _per_call(make(RapporBloomParams(num_bits=4, num_cohorts=1)), [("v0", "v5")])
+
+
 _CANDS = ["red", "green", "blue"]
 
 
@@ -182,6 +189,7 @@ TARGETS: tuple[Target, ...] = (
     Target("randomized response (bool)", "make_randomized_response_bool", _rr_bool),
     Target("randomized response (k=4)", "make_randomized_response", _rr_k),
     Target("rappor", "make_rappor", _rappor),
+    Target("rappor (bloom filters)", "make_rappor_bloom", _rappor_bloom),
     Target("exponential", "make_exponential", _selection()),
     Target("report noisy max (exp)", "make_report_noisy_max", _selection()),
     Target("report noisy max (laplace)", "make_report_noisy_max", _selection(noise="laplace")),

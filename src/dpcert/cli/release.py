@@ -307,6 +307,7 @@ def run(args: argparse.Namespace) -> int:
     out_dir = (spec_path.parent / spec.get("output", {}).get("dir", "out")).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {}
+    releases: dict[str, Any] = {}
     certs: dict[str, Any] = {}
     n = len(queries)
     t0 = time.perf_counter()
@@ -319,6 +320,7 @@ def run(args: argparse.Namespace) -> int:
             failed = e
             break
         results[name] = rel.to_polars()
+        releases[name] = rel
         certs[name] = rel.certificate
         rel.to_polars().write_csv(out_dir / f"{name}.csv")  # written as soon as computed
         (out_dir / f"{name}.certificate.json").write_text(
@@ -331,10 +333,15 @@ def run(args: argparse.Namespace) -> int:
         from dpcert.report.markdown import write_report
 
         report = write_report(out_dir, results, certs, sess)
+        from dpcert.report.html import write_html_report
+
+        html = write_html_report(out_dir, releases, certs)
         for name, table in results.items():
             print(f"\n{name}  (estimate [95% interval])")
             print(compact_table(table))
         print(f"\nspent {sess.budget.describe(sess.spent)} of {sess.budget!r}; wrote {report}")
+        print(f"HTML report: {html}" if html else
+              'HTML report skipped: Jinja2 is not installed (pip install "dpcert[report]")')
     if failed is not None:
         done = ", ".join(results) or "none"
         print(f"dpcert: error: {type(failed).__name__}: {failed}\n"
