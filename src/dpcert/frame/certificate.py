@@ -54,7 +54,8 @@ def build_certificate(plan: QueryPlan, cal: Calibration, *, session_total: Any,
                     "spent_total": session_budget.to_json(session_total)},
         "ledger": ledger,
         "confidence_level": 1 - float(alpha),
-        "sampler": "exact integer samplers fed by os.urandom (dpcert.samplers.SystemSource)",
+        "sampler": ("exact integer samplers fed by os.getrandom (os.urandom where the OS lacks "
+                    "it; dpcert.samplers.SystemSource)"),
         "versions": versions,
         "proofs": "docs/proofs/engine.md",
     }
