@@ -76,6 +76,8 @@ __all__ = [
 MAX_BITS = 1 << 16
 #: Largest number of hash functions (BLAKE2b gives 64 bytes: 8 bytes per hash).
 MAX_HASHES = 8
+#: Coins drawn per call of the sampler (bounds the memory of large collections).
+_CHUNK = 1 << 22
 #: Privacy maps are rounded up to a multiple of this.
 _EPS_GRID = 1 << 64
 
@@ -203,7 +205,8 @@ class RapporBloomParams:
     def bloom_filters(self, values: Any, cohorts: Any) -> U8:
         """The ``(n, num_bits)`` 0/1 Bloom filters of ``values`` in ``cohorts``.
 
-        Hashes each distinct (value, cohort) pair once, then scatters with NumPy.
+        Factorises the (value, cohort) pairs with NumPy, hashes each distinct pair once, then
+        scatters the bits.
         """
         vals = np.asarray(values, dtype=object).reshape(-1)
         coh = np.asarray(cohorts, dtype=np.int64).reshape(-1)
@@ -213,14 +216,19 @@ class RapporBloomParams:
         out = np.zeros((vals.size, self.num_bits), dtype=np.uint8)
         if vals.size == 0:
             return out
-        pairs = np.empty(vals.size, dtype=object)
-        pairs[:] = list(zip(vals.tolist(), coh.tolist(), strict=True))
-        keyed = {pair: j for j, pair in enumerate(dict.fromkeys(pairs.tolist()))}
-        table = np.array([self.bloom_indices(v, c) for v, c in keyed], dtype=np.int64)
-        which = np.fromiter((keyed[pr] for pr in pairs.tolist()), dtype=np.int64,
-                            count=vals.size)
+        bad = next((t for t in set(map(type, vals)) if t is not str), None)
+        if bad is not None:
+            example = next(v for v in vals if type(v) is bad)
+            raise OutOfDomain(f"value={example!r} must be a str")
+        if coh.min() < 0 or coh.max() >= self.num_cohorts:
+            raise OutOfDomain(f"cohorts must be in [0, {self.num_cohorts})")
+        uniq, vidx = np.unique(vals.astype(str), return_inverse=True)
+        keys, which = np.unique(vidx.reshape(-1) * self.num_cohorts + coh, return_inverse=True)
+        table = np.array([self.bloom_indices(str(uniq[k // self.num_cohorts]),
+                                             int(k % self.num_cohorts)) for k in keys.tolist()],
+                         dtype=np.int64)
         rows = np.repeat(np.arange(vals.size), self.num_hashes)
-        out[rows, table[which].reshape(-1)] = 1
+        out[rows, table[which.reshape(-1)].reshape(-1)] = 1
         return out
 
 
@@ -261,19 +269,32 @@ class RapporReports:
                              np.concatenate([r.bits for r in items]))
 
 
+def _coins(prob: Fraction, size: int, source: EntropySource | None) -> npt.NDArray[np.bool_]:
+    """``size`` exact Bernoulli(``prob``) draws, in chunks (bounded memory)."""
+    if size <= _CHUNK:
+        return bernoulli(prob, size, source=source)
+    return np.concatenate([bernoulli(prob, min(_CHUNK, size - i), source=source)
+                           for i in range(0, size, _CHUNK)])
+
+
 def _flip(bits: U8, prob: Fraction, source: EntropySource | None) -> U8:
-    noise = bernoulli(prob, bits.size, source=source).reshape(bits.shape)
+    noise = _coins(prob, bits.size, source).reshape(bits.shape)
     out: U8 = bits ^ noise.astype(np.uint8)
     return out
 
 
 def _respond(bits: U8, if_one: Fraction, if_zero: Fraction,
              source: EntropySource | None) -> U8:
-    """Each bit independently: 1 w.p. ``if_one`` where it is 1, w.p. ``if_zero`` where 0."""
-    ones = bernoulli(if_one, bits.size, source=source).reshape(bits.shape)
-    zeros = bernoulli(if_zero, bits.size, source=source).reshape(bits.shape)
-    out: U8 = np.where(bits == 1, ones, zeros).astype(np.uint8)
-    return out
+    """Each bit independently: 1 w.p. ``if_one`` where it is 1, w.p. ``if_zero`` where 0.
+
+    Draws ``if_zero`` coins for every bit, then fresh ``if_one`` coins for the (few) bits that
+    are 1, which has the same law and needs ``n·k + #ones`` coins instead of ``2·n·k``.
+    """
+    out = _coins(if_zero, bits.size, source)
+    ones = np.flatnonzero(bits.reshape(-1))
+    out[ones] = _coins(if_one, ones.size, source)
+    result: U8 = out.reshape(bits.shape).astype(np.uint8)
+    return result
 
 
 def _builder(params: RapporBloomParams, input_domain: Domain | None, who: str,
