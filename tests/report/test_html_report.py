@@ -87,3 +87,21 @@ def test_report_without_jinja2_writes_nothing(tmp_path: Path,
     monkeypatch.setitem(sys.modules, "jinja2", None)
     assert write_html_report(tmp_path, releases()) is None
     assert not (tmp_path / "report.html").exists()
+
+
+def test_markdown_report_uses_the_same_format(tmp_path: Path) -> None:
+    from dpcert.report.markdown import write_report
+
+    rel = releases()
+    results = {k: r.to_polars() for k, r in rel.items()}
+    certs = {k: r.certificate for k, r in rel.items()}
+
+    class Sess:
+        budget = dp.PureDP(2.0)
+        spent = dp.PureDP(2.0).require_value()
+
+    text = write_report(tmp_path, results, certs, Sess()).read_text()
+    assert "rows in rank" in text and "ε = 1" in text and "{'" not in text
+    count = int(rel["by_g"].tidy()["count"][0])
+    assert format_number(count) in text
+    assert (tmp_path / "report_by_g.png").exists()

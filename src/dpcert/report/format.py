@@ -11,6 +11,8 @@ Examples
 ['28,146', '31.58', '1,509,596,607', '0.004321', '–', '–']
 >>> format_interval(1.0, 2.5)
 '[1, 2.5]'
+>>> format_loss({"epsilon": {"exact": "1/5", "float_up": 0.2}, "delta": {"float_up": 0.0}})
+'ε = 0.2, δ = 0'
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["format_interval", "format_number"]
+__all__ = ["format_interval", "format_loss", "format_number"]
 
 MISSING = "–"
 
@@ -52,3 +54,19 @@ def format_interval(lo: Any, hi: Any) -> str:
     if a == MISSING and b == MISSING:
         return ""
     return f"[{a}, {b}]"
+
+
+_SYMBOLS = {"epsilon": "ε", "delta": "δ", "rho": "ρ"}
+
+
+def format_loss(d_out: Any) -> str:
+    """A privacy loss from a certificate (``{"epsilon": {"float_up": ...}, ...}``), rounded up
+    values as ``ε = 0.2, δ = 0``."""
+    if not isinstance(d_out, dict):
+        return format_number(d_out)
+    parts = []
+    for key, sym in _SYMBOLS.items():
+        if key in d_out:
+            v = d_out[key]
+            parts.append(f"{sym} = {format_number(v['float_up'] if isinstance(v, dict) else v)}")
+    return ", ".join(parts) if parts else str(d_out)

@@ -33,9 +33,11 @@ from typing import Any
 import polars as pl
 
 from dpcert.errors import InvalidParameter
-from dpcert.report.format import format_interval, format_number
+from dpcert.report.format import format_loss, format_number
+from dpcert.report.tables import columns as _columns
+from dpcert.report.tables import rows as _rows
 
-__all__ = ["write_html_report"]
+__all__ = ["PLOTS_ABSENT", "plot_png", "write_html_report"]
 
 PLOTS_ABSENT = ("Plots are absent: matplotlib is not installed "
                 "(pip install \"dpcert[report]\" adds it).")
@@ -49,29 +51,8 @@ def _tables(release: Any) -> tuple[pl.DataFrame, dict[str, Any] | None]:
     raise InvalidParameter(f"release={release!r} must be a Release or a polars DataFrame")
 
 
-def _columns(df: pl.DataFrame) -> tuple[list[str], list[str]]:
-    values = [c for c in df.columns
-              if f"{c}_ci_low" in df.columns or f"{c}_rank_error" in df.columns]
-    derived = {f"{v}_{s}" for v in values for s in ("ci_low", "ci_high", "rank_error")}
-    keys = [c for c in df.columns if c not in values and c not in derived]
-    return keys, values
-
-
-def _rows(df: pl.DataFrame, keys: list[str], values: list[str]) -> list[list[str]]:
-    out = []
-    for r in df.iter_rows(named=True):
-        cells = [str(r[k]) for k in keys]
-        for v in values:
-            if f"{v}_rank_error" in r:
-                extra = f"± {format_number(r[f'{v}_rank_error'])} rows in rank"
-            else:
-                extra = format_interval(r.get(f"{v}_ci_low"), r.get(f"{v}_ci_high"))
-            cells.append(f"{format_number(r[v])} {extra}".strip())
-        out.append(cells)
-    return out
-
-
-def _plot(name: str, df: pl.DataFrame, keys: list[str], values: list[str]) -> str | None:
+def plot_png(name: str, df: pl.DataFrame, keys: list[str], values: list[str]) -> str | None:
+    """Base64 PNG of estimates with intervals; ``None`` without matplotlib, ``""`` if empty."""
     try:
         import matplotlib
 
@@ -105,20 +86,9 @@ def _plot(name: str, df: pl.DataFrame, keys: list[str], values: list[str]) -> st
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _eps(d_out: Any) -> str:
-    if isinstance(d_out, dict):
-        parts = []
-        for k in ("epsilon", "delta", "rho"):
-            if k in d_out:
-                v = d_out[k]
-                parts.append(f"{k} = {format_number(v['float_up'] if isinstance(v, dict) else v)}")
-        return ", ".join(parts) if parts else json.dumps(d_out)
-    return format_number(d_out)
-
-
 def _spend(cert: dict[str, Any]) -> list[list[str]]:
     return [[str(m.get("name")), str(m.get("mechanism")), format_number(m.get("scale")),
-             _eps(m.get("d_out"))] for m in cert.get("measurements", [])]
+             format_loss(m.get("d_out"))] for m in cert.get("measurements", [])]
 
 
 def write_html_report(out_dir: Any, releases: Mapping[str, Any],
@@ -148,13 +118,13 @@ def write_html_report(out_dir: Any, releases: Mapping[str, Any],
         table, own = _tables(rel)
         cert = dict(certificate[name]) if certificate and name in certificate else own
         keys, values = _columns(table)
-        png = _plot(name, table, keys, values)
+        png = plot_png(name, table, keys, values)
         sections.append({
             "name": name, "header": keys + values, "rows": _rows(table, keys, values),
             "png": png, "cert": cert,
             "cert_json": json.dumps(cert, indent=2, default=str) if cert else "",
             "spend": _spend(cert) if cert else [],
-            "total": _eps(cert.get("release_total")) if cert else "",
+            "total": format_loss(cert.get("release_total")) if cert else "",
             "confidence": format_number(100 * float(cert.get("confidence_level", 0.95)))
             if cert else "95",
         })
@@ -166,7 +136,7 @@ def write_html_report(out_dir: Any, releases: Mapping[str, Any],
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     html = env.from_string(template.read_text(encoding="utf-8")).render(
         sections=sections, plots_absent=PLOTS_ABSENT,
-        budget=session.get("budget", ""), spent=_eps(session.get("spent_total")),
+        budget=session.get("budget", ""), spent=format_loss(session.get("spent_total")),
         ledger=(last_cert or {}).get("ledger"), version=dpcert.__version__,
         created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
     )
