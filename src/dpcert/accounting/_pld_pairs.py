@@ -320,6 +320,8 @@ def discretise(pld: PairPLD, h: float) -> Grid:
 def event_grid(event: Event, h: float, direction: Direction) -> Grid:
     """Discretised PLD of a leaf event in one direction."""
     if isinstance(event, PoissonSampledEvent):
-        base = pair_of(event.event)
+        from dpcert.accounting._nesting import dominating_base
+
+        base = pair_of(dominating_base(event.event))
         return discretise(subsample(base, float(event.rate), direction), h)
     return discretise(pair_of(event), h)

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcert.accounting._nesting import dominating_base
 from dpcert.accounting._pld_pairs import Direction, Grid, event_grid, pair_of
 from dpcert.accounting.accountant import (
     Accountant,
@@ -233,8 +234,8 @@ class PLDAccountant(Accountant):
             raise InvalidParameter(f"tail_mass={t!r} must be in (0, 1e-6)")
 
     def _supports_leaf(self, event: Event) -> bool:
-        base = event.event if isinstance(event, PoissonSampledEvent) else event
         try:
+            base = dominating_base(event.event) if isinstance(event, PoissonSampledEvent) else event
             pair_of(base)
         except UnsupportedEvent:
             return False

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from dpcert.accounting._convert import rdp_to_delta, rdp_to_epsilon
+from dpcert.accounting._nesting import dominating_base
 from dpcert.accounting._pld_pairs import pair_of
 from dpcert.accounting.accountant import Accountant, _check_delta_arg, _check_eps_arg
 from dpcert.core.events import (
@@ -100,8 +101,10 @@ def rdp_of(event: Event, orders: Array) -> Array:
         cap = float(event.epsilon) if not isinstance(event, RandomizedResponseEvent) else (
             event.probabilities()[2])
         return _widen(_atoms_rdp(event, a, cap))
-    if isinstance(event, PoissonSampledEvent) and isinstance(event.event, GaussianEvent):
-        g = event.event
+    if isinstance(event, PoissonSampledEvent):
+        g = dominating_base(event.event)
+        if type(g) is not GaussianEvent:
+            raise UnsupportedEvent(f"RDPAccountant cannot account for {event!r}")
         q = float(event.rate)
         if q == 1.0:
             return rdp_of(g, a)
