@@ -23,9 +23,9 @@ from fractions import Fraction
 from typing import Any
 
 from dpcert._numbers import as_fraction, round_up
+from dpcert.accounting._nesting import flat_leaves
 from dpcert.accounting.accountant import Accountant, _check_delta_arg, _check_eps_arg
 from dpcert.accounting.pure import amplify_epsilon, epsilon_of
-from dpcert.accounting._nesting import flat_leaves
 from dpcert.core.events import (
     ApproxEvent,
     ComposedEvent,

@@ -42,6 +42,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 from collections.abc import Sequence
@@ -190,10 +191,8 @@ def _approx_point(r: Release, delta_left: Fraction) -> tuple[Fraction, Fraction]
         e_a, d_a = r.amount
         best = e_a
         if d_a > 0 and _structured(r.event):
-            try:
+            with contextlib.suppress(UnsupportedEvent):
                 best = min(best, _up(_pld_epsilon(r.event, float(d_a) * (1 - 1e-12))))
-            except UnsupportedEvent:
-                pass
         if base is not None and base[1] <= d_a:
             best = min(best, base[0])
         return best, d_a

@@ -37,7 +37,7 @@ Fraction(0, 1)
 >>> led.spend("census", dp.PureDP(0.25))  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-dpcert.errors.BudgetExceeded: dataset 'census': ... the budget ε = 1.0; remaining ε = 0.0 (by the pure filter)
+dpcert.errors.BudgetExceeded: dataset 'census': ... remaining ε = 0.0 (by the pure filter)
 """
 
 from __future__ import annotations
@@ -92,6 +92,12 @@ class Spend:
     event: Event | None = None
     batch: bool = False
     legacy: bool = False
+    stated: bool = True
+
+    def release(self) -> Release:
+        """This charge as the privacy filter sees it."""
+        assert self.event is not None
+        return Release(self.event, self.amount if self.stated else None, self.batch)
 
 
 @dataclass(frozen=True)
@@ -179,7 +185,7 @@ def _hash(*parts: Any) -> str:
 
 
 def _migrate_v1(con: sqlite3.Connection) -> None:
-    """Schema 1 → 2 in the caller's transaction: add the event and batch columns.
+    """Schema 1 → 2 in the caller's transaction: add the event, batch and stated columns.
 
     Old rows keep their amounts, notes, times and hashes (their hash formula is the v1 one,
     recognised by ``event IS NULL AND batch = 0``); nothing is rewritten, so the chain stays
@@ -190,6 +196,8 @@ def _migrate_v1(con: sqlite3.Connection) -> None:
         con.execute("ALTER TABLE spends ADD COLUMN event TEXT")
     if "batch" not in cols:
         con.execute("ALTER TABLE spends ADD COLUMN batch INTEGER NOT NULL DEFAULT 0")
+    if "stated" not in cols:
+        con.execute("ALTER TABLE spends ADD COLUMN stated INTEGER NOT NULL DEFAULT 1")
     con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
 
 
@@ -271,7 +279,8 @@ class Ledger:
             con.execute(
                 "CREATE TABLE spends (id INTEGER PRIMARY KEY AUTOINCREMENT, dataset TEXT NOT "
                 "NULL REFERENCES datasets(name), amount TEXT NOT NULL, note TEXT, time REAL NOT "
-                "NULL, hash TEXT NOT NULL, event TEXT, batch INTEGER NOT NULL DEFAULT 0)"
+                "NULL, hash TEXT NOT NULL, event TEXT, batch INTEGER NOT NULL DEFAULT 0, "
+                "stated INTEGER NOT NULL DEFAULT 1)"
             )
             return
         if "meta" not in tables:
@@ -301,14 +310,14 @@ class Ledger:
             raise LedgerIntegrityError(f"dataset={dataset!r}: its budget row was altered")
         total = _dec(total_s)
         spends = []
-        for sid, amount_s, note, t, sh, event_s, batch in con.execute(
-            "SELECT id, amount, note, time, hash, event, batch FROM spends WHERE dataset = ? "
-            "ORDER BY id",
+        for sid, amount_s, note, t, sh, event_s, batch, stated in con.execute(
+            "SELECT id, amount, note, time, hash, event, batch, stated FROM spends "
+            "WHERE dataset = ? ORDER BY id",
             (dataset,),
         ):
-            legacy = event_s is None and batch == 0
+            legacy = event_s is None and batch == 0 and stated == 1
             expect = (_hash(h, sid, dataset, amount_s, note, t) if legacy
-                      else _hash(h, sid, dataset, amount_s, note, t, event_s, batch))
+                      else _hash(h, sid, dataset, amount_s, note, t, event_s, batch, stated))
             if sh != expect:
                 raise LedgerIntegrityError(
                     f"dataset={dataset!r}: charge id={sid} fails its checksum (ledger altered)"
@@ -325,7 +334,8 @@ class Ledger:
                         f"dataset={dataset!r}: charge id={sid} records an event this dpcert "
                         f"cannot read ({e}); nothing was changed — upgrade dpcert"
                     ) from e
-            spends.append(Spend(sid, dataset, amount, note, t, event, bool(batch), legacy))
+            spends.append(Spend(sid, dataset, amount, note, t, event, bool(batch), legacy,
+                                bool(stated)))
         return kind, total, spends, h
 
     # -- public API -------------------------------------------------------------------------
@@ -372,7 +382,7 @@ class Ledger:
                     f"dataset={dataset!r} has a {kind} budget; amount={amount!r} is {kind_a}"
                 )
             release = make_release(kind, event, amount, batch)
-            past = [Release(s.event, s.amount, s.batch) for s in spends]  # type: ignore[arg-type]
+            past = [s.release() for s in spends]
             before = tally(kind, total, past)
             after = tally(kind, total, [*past, release])
             value = release.amount
@@ -390,16 +400,17 @@ class Ledger:
             t = time.time()
             enc = _enc(value)
             ev_s = event_to_json(release.event)
-            b = int(release.batch)
+            b, st = int(release.batch), int(release.amount is not None)
             cur = con.execute(
-                "INSERT INTO spends (dataset, amount, note, time, hash, event, batch) "
-                "VALUES (?, ?, ?, ?, '', ?, ?)",
-                (dataset, enc, note, t, ev_s, b),
+                "INSERT INTO spends (dataset, amount, note, time, hash, event, batch, stated) "
+                "VALUES (?, ?, ?, ?, '', ?, ?, ?)",
+                (dataset, enc, note, t, ev_s, b, st),
             )
             sid = int(cur.lastrowid or 0)
             con.execute("UPDATE spends SET hash = ? WHERE id = ?",
-                        (_hash(last, sid, dataset, enc, note, t, ev_s, b), sid))
-        return Spend(sid, dataset, value, note, t, release.event, release.batch, False)
+                        (_hash(last, sid, dataset, enc, note, t, ev_s, b, st), sid))
+        return Spend(sid, dataset, value, note, t, release.event, release.batch, False,
+                     bool(st))
 
     def charge(self, dataset: str, event: Event, note: str | None = None, *,
                batch: bool = False) -> Spend:
@@ -414,7 +425,7 @@ class Ledger:
         with self._tx() as con:
             kind, total, spends, _ = self._load(con, dataset)
         release = make_release(kind, event, amount, batch)
-        past = [Release(s.event, s.amount, s.batch) for s in spends]  # type: ignore[arg-type]
+        past = [s.release() for s in spends]
         after = tally(kind, total, [*past, release])
         try:
             basic: Amount | None = basic_amount(kind, release.event)
@@ -430,8 +441,7 @@ class Ledger:
         basic = _zero(kind)
         for s in spends:
             basic = _add(basic, s.amount)
-        t = tally(kind, total, [Release(s.event, s.amount, s.batch)  # type: ignore[arg-type]
-                                for s in spends])
+        t = tally(kind, total, [s.release() for s in spends])
         return BudgetStatus(dataset, kind, total, t.spent, t.remaining, basic, t.rule,
                             len(spends))
 
