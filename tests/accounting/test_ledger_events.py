@@ -186,3 +186,22 @@ def test_ledger_run_records_the_measurement_event(tmp_path: Path) -> None:
     (s,) = led.history("d")
     assert s.event == m.event(1) and s.amount == Fraction(1, 4)
     assert isinstance(PureEvent(1), PureEvent) and time.time() > s.time - 60
+
+
+def test_cli_history_shows_events_and_both_totals(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from dpcert.cli.main import main as cli_main
+
+    path = str(tmp_path / "cli.sqlite")
+    assert cli_main(["budget", "init", path, "census", "--epsilon", "10", "--delta", "1e-6"]) == 0
+    led = Ledger(path)
+    led.charge("census", SelfComposedEvent(LaplaceEvent(10), 100), note="counts", batch=True)
+    capsys.readouterr()
+    assert cli_main(["budget", "history", path, "census"]) == 0
+    out = capsys.readouterr().out
+    assert "event: batch: 100 × Laplace(scale 10)" in out and "counts" in out
+    assert "basic total: ε = 10.0, δ = 0.0" in out
+    assert "tight total: ε = 4.69" in out and "approx filter" in out
+    assert cli_main(["budget", "show", path, "census"]) == 0
+    out = capsys.readouterr().out
+    assert "basic:     ε = 10.0" in out and "spent:     ε = 4.69" in out
