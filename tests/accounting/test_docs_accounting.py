@@ -18,7 +18,7 @@ def test_accounting_guide_snippets_run_and_print_what_they_claim() -> None:
     for block in blocks:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            exec(compile(block, str(DOC), "exec"), scope)  # noqa: S102
+            exec(compile(block, str(DOC), "exec"), scope)
         printed = [ln for ln in out.getvalue().splitlines() if ln.strip()]
         claimed = [m.group(1).strip() for m in re.finditer(r"print\(.*\)\s+#\s*([^—(\n]+)", block)]
         for got, want in zip(printed, claimed, strict=True):

@@ -195,6 +195,11 @@ def _approx_point(r: Release, delta_left: Fraction) -> tuple[Fraction, Fraction]
                 best = min(best, _up(_pld_epsilon(r.event, float(d_a) * (1 - 1e-12))))
         if base is not None and base[1] <= d_a:
             best = min(best, base[0])
+        if r.batch and d_a == 0 and delta_left > 0 and _structured(r.event):
+            with contextlib.suppress(UnsupportedEvent):  # a declared batch may use δ left
+                e = _up(_pld_epsilon(r.event, float(delta_left) * (1 - 1e-12)))
+                if e < best:
+                    return e, delta_left
         return best, d_a
     pure_ok = base is not None and base[1] == 0
     if pure_ok and not r.batch:
