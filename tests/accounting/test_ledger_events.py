@@ -205,3 +205,14 @@ def test_cli_history_shows_events_and_both_totals(
     assert cli_main(["budget", "show", path, "census"]) == 0
     out = capsys.readouterr().out
     assert "basic:     ε = 10.0" in out and "spent:     ε = 4.69" in out
+
+
+def test_a_read_only_v1_ledger_is_read_without_migrating(tmp_path: Path) -> None:
+    path = str(tmp_path / "v1.sqlite")
+    _v1_ledger(path, 3, kind="PureDP")
+    led = Ledger(path, read_only=True)
+    st = led.status("d")
+    assert st.charges == 3 and st.spent == Fraction(3, 1000) and st.rule == "pure"
+    con = sqlite3.connect(path)
+    assert con.execute("SELECT value FROM meta").fetchone()[0] == "1"
+    con.close()

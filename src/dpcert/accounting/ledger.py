@@ -294,7 +294,9 @@ class Ledger:
                 f"ledger path={self.path!r} has schema version {version}, newer than this "
                 f"dpcert understands ({SCHEMA_VERSION}); upgrade dpcert"
             )
-        if version == 1:
+        #: A schema-1 ledger opened read-only is read as it is (no event columns).
+        self._v1_view = version == 1 and self.read_only
+        if version == 1 and not self.read_only:
             _migrate_v1(con)
 
     def _load(self, con: sqlite3.Connection,
@@ -310,8 +312,9 @@ class Ledger:
             raise LedgerIntegrityError(f"dataset={dataset!r}: its budget row was altered")
         total = _dec(total_s)
         spends = []
+        cols = ("NULL, 0, 1" if getattr(self, "_v1_view", False) else "event, batch, stated")
         for sid, amount_s, note, t, sh, event_s, batch, stated in con.execute(
-            "SELECT id, amount, note, time, hash, event, batch, stated FROM spends "
+            f"SELECT id, amount, note, time, hash, {cols} FROM spends "  # cols: a constant
             "WHERE dataset = ? ORDER BY id",
             (dataset,),
         ):
