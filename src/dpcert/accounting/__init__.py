@@ -13,6 +13,9 @@ Fraction(1, 4)
 
 from dpcert.accounting.accountant import Accountant
 from dpcert.accounting.approx import ApproxAccountant
+from dpcert.accounting.calibrate import calibrate, gaussian_sigma, max_count
+from dpcert.accounting.codec import event_from_json, event_to_json
+from dpcert.accounting.filters import PrivacyFilter
 from dpcert.accounting.pld import PLDAccountant
 from dpcert.accounting.pure import PureAccountant
 from dpcert.accounting.rdp import RDPAccountant
@@ -32,6 +35,7 @@ from dpcert.core.events import (
     SelfComposedEvent,
     ZCDPEvent,
     event_from_distance,
+    relation_of,
 )
 
 __all__ = [
@@ -45,6 +49,7 @@ __all__ = [
     "GaussianEvent",
     "LaplaceEvent",
     "PLDAccountant",
+    "PrivacyFilter",
     "PoissonSampledEvent",
     "PureAccountant",
     "PureEvent",
@@ -54,5 +59,11 @@ __all__ = [
     "SelfComposedEvent",
     "ZCDPAccountant",
     "ZCDPEvent",
+    "calibrate",
     "event_from_distance",
+    "event_from_json",
+    "event_to_json",
+    "gaussian_sigma",
+    "max_count",
+    "relation_of",
 ]

@@ -73,6 +73,7 @@ class PairPLD:
     q_neg_inf: float = 0.0  # Q-mass where P = 0 (loss −∞)
     mode: str = "none"  # how the continuous part is seen: "none", "remove" or "add"
     rate: float = 1.0
+    inf_pad: float = 0.0  # part of inf_mass that is a pessimistic allowance, not true mass
 
 
 def _phi_gauss(z: Array) -> Array:
@@ -148,7 +149,7 @@ def _discrete_gaussian(sigma: float, delta: int) -> PairPLD:
     loss = (delta * delta - 2.0 * x * delta) / (2.0 * sigma * sigma)
     # Mass outside the kept range: Σ_{|x|>r} e^{−x²/2σ²} ≤ 2e^{−r²/2σ²}/(1 − e^{−r/σ²}); put at +∞.
     tail = 2.0 * math.exp(-r * r / (2.0 * sigma * sigma)) / (-math.expm1(-r / sigma**2)) / z
-    return PairPLD(loss, w / z, tail * 2.0)
+    return PairPLD(loss, w / z, tail * 2.0, inf_pad=tail * 2.0)
 
 
 def pair_of(event: Event) -> PairPLD:
@@ -202,7 +203,8 @@ def subsample(pld: PairPLD, q: float, direction: Direction) -> PairPLD:
     if q >= 1.0:
         return pld
     loss, prob, inf = _subsample_atoms(pld, q, direction)
-    return PairPLD(loss, prob, inf, pld.cont, 0.0, direction, q)
+    pad = q * pld.inf_pad if direction == "remove" else 0.0
+    return PairPLD(loss, prob, inf, pld.cont, 0.0, direction, q, pad)
 
 
 @dataclass(frozen=True)
@@ -216,9 +218,13 @@ class Grid:
     max_abs_loss: float = field(default=0.0)
 
 
-def _split_atoms(loss: Array, prob: Array, h: float) -> tuple[Array, Array, Array]:
-    """Connect-the-dots split of atoms onto neighbouring grid points (mass preserving)."""
+def _split_atoms(loss: Array, prob: Array, h: float,
+                 optimistic: bool = False) -> tuple[Array, Array, Array]:
+    """Connect-the-dots split of atoms onto neighbouring grid points (mass preserving); with
+    ``optimistic`` every atom goes to the grid point below it (a lower bound)."""
     j = np.floor(loss / h)
+    if optimistic:
+        return j.astype(np.int64), prob, np.zeros_like(prob)
     u = loss - j * h
     em1 = math.expm1(h)
     right = prob * (-np.expm1(-u)) / (-math.expm1(-h))
@@ -242,8 +248,8 @@ def _transform(mode: str, q: float) -> tuple[Callable[[Array], Array], Callable[
             (lambda u: np.ones_like(u)))
 
 
-def _discretise_cont(c: Continuous, mode: str, q: float,
-                     h: float) -> tuple[list[Array], list[Array], float, float]:
+def _discretise_cont(c: Continuous, mode: str, q: float, h: float,
+                     optimistic: bool = False) -> tuple[list[Array], list[Array], float, float]:
     """Connect-the-dots masses of a continuous part (integrated in the base variable u)."""
     t, t_inv, pfac = _transform(mode, q)
     ends = t(np.array([c.lo, c.hi]))
@@ -277,14 +283,18 @@ def _discretise_cont(c: Continuous, mode: str, q: float,
         above = q * c.p_above + (1 - q) * c.q_above
     else:
         below, above = c.q_above, c.q_below
+    if optimistic:  # mass to the grid point below; below-range mass dropped, above kept finite
+        idx = [ji, np.array([math.floor(y_hi / h)])]
+        return idx, [m0, np.array([above])], 0.0, max(abs(y_lo), abs(y_hi))
     idx = [ji, ji + 1, np.array([math.ceil(y_lo / h)])]
     val = [m0 - dm * ratio, dm * ratio, np.array([below])]
     return idx, val, above, max(abs(y_lo), abs(y_hi))
 
 
-def discretise(pld: PairPLD, h: float) -> Grid:
-    """Pessimistic discretisation of a PLD on the grid ``h·ℤ``."""
-    inf = pld.inf_mass
+def discretise(pld: PairPLD, h: float, optimistic: bool = False) -> Grid:
+    """Pessimistic discretisation of a PLD on the grid ``h·ℤ`` (``optimistic``: losses rounded
+    down, no float margins — its hockey-stick curve is a lower estimate of the true one)."""
+    inf = pld.inf_mass if not optimistic else pld.inf_mass - pld.inf_pad
     parts_idx: list[Array] = []
     parts_val: list[Array] = []
     keep = pld.prob > 0
@@ -293,12 +303,12 @@ def discretise(pld: PairPLD, h: float) -> Grid:
     inf += float(np.sum(prob[~fin & (loss > 0)]))
     loss, prob = loss[fin], prob[fin]
     if loss.size:
-        j, left, right = _split_atoms(loss, prob, h)
+        j, left, right = _split_atoms(loss, prob, h, optimistic)
         parts_idx += [j, j + 1]
         parts_val += [left, right]
     max_abs = float(np.max(np.abs(loss))) if loss.size else 0.0
     if pld.cont is not None:
-        idx, val, top, m_abs = _discretise_cont(pld.cont, pld.mode, pld.rate, h)
+        idx, val, top, m_abs = _discretise_cont(pld.cont, pld.mode, pld.rate, h, optimistic)
         parts_idx += idx
         parts_val += val
         inf += top
@@ -313,13 +323,15 @@ def discretise(pld: PairPLD, h: float) -> Grid:
     if nz.size == 0:
         return Grid(h, 0, np.zeros(1), min(1.0, inf + ABS_MARGIN), max_abs)
     out = out[nz[0]: nz[-1] + 1]
-    margin = ABS_MARGIN * (1.0 + max_abs)
-    return Grid(h, lo + int(nz[0]), out, min(1.0, inf + margin), max_abs)
+    margin = 0.0 if optimistic else ABS_MARGIN * (1.0 + max_abs)
+    return Grid(h, lo + int(nz[0]), out, min(1.0, max(0.0, inf) + margin), max_abs)
 
 
-def event_grid(event: Event, h: float, direction: Direction) -> Grid:
-    """Discretised PLD of a leaf event in one direction."""
+def event_grid(event: Event, h: float, direction: Direction, optimistic: bool = False) -> Grid:
+    """Discretised PLD of a leaf event in one direction (pessimistic, or ``optimistic``)."""
     if isinstance(event, PoissonSampledEvent):
-        base = pair_of(event.event)
-        return discretise(subsample(base, float(event.rate), direction), h)
-    return discretise(pair_of(event), h)
+        from dpcert.accounting._nesting import dominating_base
+
+        base = pair_of(dominating_base(event.event))
+        return discretise(subsample(base, float(event.rate), direction), h, optimistic)
+    return discretise(pair_of(event), h, optimistic)

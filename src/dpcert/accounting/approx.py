@@ -23,13 +23,16 @@ from fractions import Fraction
 from typing import Any
 
 from dpcert._numbers import as_fraction, round_up
+from dpcert.accounting._nesting import flat_leaves
 from dpcert.accounting.accountant import Accountant, _check_delta_arg, _check_eps_arg
 from dpcert.accounting.pure import amplify_epsilon, epsilon_of
 from dpcert.core.events import (
     ApproxEvent,
+    ComposedEvent,
     Event,
     PoissonSampledEvent,
     SampledWithoutReplacementEvent,
+    SelfComposedEvent,
 )
 from dpcert.errors import UnsupportedEvent
 
@@ -40,6 +43,21 @@ def approx_of(event: Event) -> tuple[Fraction, Fraction]:
     """The (ε, δ) of one leaf (raises :class:`UnsupportedEvent`)."""
     if isinstance(event, ApproxEvent):
         return event.epsilon, event.delta
+    if isinstance(event, (ComposedEvent, SelfComposedEvent)):
+        te, td = Fraction(0), Fraction(0)
+        for leaf, k in flat_leaves(event):
+            e, d = approx_of(leaf)
+            te, td = te + k * e, td + k * d
+        return te, min(td, Fraction(1))
+    if isinstance(event, SampledWithoutReplacementEvent) and isinstance(
+            event.event, PoissonSampledEvent):
+        try:
+            return epsilon_of(event), Fraction(0)
+        except UnsupportedEvent:
+            raise UnsupportedEvent(
+                f"{event!r}: no replace-one guarantee is implemented for a Poisson-sampled "
+                "(ε, δ) event with δ > 0"
+            ) from None
     if isinstance(event, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
         e, d = approx_of(event.event)
         return amplify_epsilon(e, event.rate), event.rate * d

@@ -7,6 +7,15 @@ transaction that re-reads every charge, checks the new total against the budget 
 A crash after the charge loses budget, never privacy.  Concurrent processes serialise on the
 SQLite write lock (WAL journal), so they can never overspend together.
 
+Every charge records its privacy *event* (``dpcert.core.events``, as versioned JSON:
+:mod:`dpcert.accounting.codec`) beside its basic amount, and the budget is kept by the privacy
+filter of :mod:`dpcert.accounting.filters`: each charge (one release, or a batch declared
+together) is costed by the tightest accountant valid inside it, and the charges — which may be
+chosen adaptively — by a filter with a proof of fully adaptive composition.  :meth:`Ledger.status`
+reports both totals (basic: the sum of amounts; tight: the filter's).  Ledgers of schema 1 (no
+events) are migrated when opened: their charges keep their amounts and hashes, and their event
+is the amount itself (``PureEvent``/``ApproxEvent``/``ZCDPEvent``).
+
 Rows are stored as exact ``"num/den"`` text.  Each charge carries a SHA-256 hash chained over the
 dataset row and all earlier charges; the chain is verified when the ledger is opened and on every
 read or spend, and a mismatch raises :class:`LedgerIntegrityError` (accidental edits and
@@ -28,7 +37,7 @@ Fraction(0, 1)
 >>> led.spend("census", dp.PureDP(0.25))  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-dpcert.errors.BudgetExceeded: dataset 'census': ... the budget ε = 1.0; remaining ε = 0.0
+dpcert.errors.BudgetExceeded: dataset 'census': ... remaining ε = 0.0 (by the pure filter)
 """
 
 from __future__ import annotations
@@ -43,13 +52,22 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from dpcert.accounting.codec import event_from_json, event_to_json
+from dpcert.accounting.filters import Release, Rule, basic_amount, make_release, tally
+from dpcert.core.events import Event, event_from_distance
 from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
-from dpcert.errors import BudgetExceeded, DPCertError, InvalidParameter, MeasureMismatch
+from dpcert.errors import (
+    BudgetExceeded,
+    DPCertError,
+    InvalidParameter,
+    MeasureMismatch,
+    UnsupportedEvent,
+)
 
 __all__ = ["SCHEMA_VERSION", "BudgetStatus", "Ledger", "LedgerIntegrityError", "Spend"]
 
 #: Version of the on-disk schema written by this dpcert.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _KINDS: dict[str, type[Measure]] = {"PureDP": PureDP, "ApproxDP": ApproxDP, "ZCDP": ZCDP}
 
@@ -62,24 +80,43 @@ class LedgerIntegrityError(DPCertError):
 
 @dataclass(frozen=True)
 class Spend:
-    """One charge recorded in the ledger."""
+    """One charge recorded in the ledger: its basic ``amount``, its privacy ``event`` (for a
+    charge written before events were recorded, the amount as an event; ``legacy`` is then
+    True), and whether it was a declared ``batch``."""
 
     id: int
     dataset: str
     amount: Amount
     note: str | None
     time: float
+    event: Event | None = None
+    batch: bool = False
+    legacy: bool = False
+    stated: bool = True
+
+    def release(self) -> Release:
+        """This charge as the privacy filter sees it."""
+        assert self.event is not None
+        return Release(self.event, self.amount if self.stated else None, self.batch)
 
 
 @dataclass(frozen=True)
 class BudgetStatus:
-    """Total, spent and remaining budget of one dataset (exact)."""
+    """Total, spent and remaining budget of one dataset (exact).
+
+    ``spent``/``remaining`` are by the dataset's privacy filter ``rule`` (the tight totals, see
+    :mod:`dpcert.accounting.filters`); ``basic_spent`` is the plain sum of the charges'
+    amounts (basic composition), shown for comparison.
+    """
 
     dataset: str
     measure: str
     total: Amount
     spent: Amount
     remaining: Amount
+    basic_spent: Amount | None = None
+    rule: Rule | None = None
+    charges: int = 0
 
 
 def _amount_of(m: Measure, what: str) -> tuple[str, Amount]:
@@ -145,6 +182,23 @@ def _hash(*parts: Any) -> str:
         h.update(repr(p).encode("utf-8"))
         h.update(b"\x1f")
     return h.hexdigest()
+
+
+def _migrate_v1(con: sqlite3.Connection) -> None:
+    """Schema 1 → 2 in the caller's transaction: add the event, batch and stated columns.
+
+    Old rows keep their amounts, notes, times and hashes (their hash formula is the v1 one,
+    recognised by ``event IS NULL AND batch = 0``); nothing is rewritten, so the chain stays
+    valid and a failed migration rolls back whole.
+    """
+    cols = {r[1] for r in con.execute("PRAGMA table_info(spends)")}
+    if "event" not in cols:
+        con.execute("ALTER TABLE spends ADD COLUMN event TEXT")
+    if "batch" not in cols:
+        con.execute("ALTER TABLE spends ADD COLUMN batch INTEGER NOT NULL DEFAULT 0")
+    if "stated" not in cols:
+        con.execute("ALTER TABLE spends ADD COLUMN stated INTEGER NOT NULL DEFAULT 1")
+    con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
 
 
 class Ledger:
@@ -225,7 +279,8 @@ class Ledger:
             con.execute(
                 "CREATE TABLE spends (id INTEGER PRIMARY KEY AUTOINCREMENT, dataset TEXT NOT "
                 "NULL REFERENCES datasets(name), amount TEXT NOT NULL, note TEXT, time REAL NOT "
-                "NULL, hash TEXT NOT NULL)"
+                "NULL, hash TEXT NOT NULL, event TEXT, batch INTEGER NOT NULL DEFAULT 0, "
+                "stated INTEGER NOT NULL DEFAULT 1)"
             )
             return
         if "meta" not in tables:
@@ -239,6 +294,10 @@ class Ledger:
                 f"ledger path={self.path!r} has schema version {version}, newer than this "
                 f"dpcert understands ({SCHEMA_VERSION}); upgrade dpcert"
             )
+        #: A schema-1 ledger opened read-only is read as it is (no event columns).
+        self._v1_view = version == 1 and self.read_only
+        if version == 1 and not self.read_only:
+            _migrate_v1(con)
 
     def _load(self, con: sqlite3.Connection,
               dataset: str) -> tuple[str, Amount, list[Spend], str]:
@@ -253,17 +312,33 @@ class Ledger:
             raise LedgerIntegrityError(f"dataset={dataset!r}: its budget row was altered")
         total = _dec(total_s)
         spends = []
-        for sid, amount_s, note, t, sh in con.execute(
-            "SELECT id, amount, note, time, hash FROM spends WHERE dataset = ? ORDER BY id",
+        cols = ("NULL, 0, 1" if getattr(self, "_v1_view", False) else "event, batch, stated")
+        for sid, amount_s, note, t, sh, event_s, batch, stated in con.execute(
+            f"SELECT id, amount, note, time, hash, {cols} FROM spends "  # cols: a constant
+            "WHERE dataset = ? ORDER BY id",
             (dataset,),
         ):
-            expect = _hash(h, sid, dataset, amount_s, note, t)
+            legacy = event_s is None and batch == 0 and stated == 1
+            expect = (_hash(h, sid, dataset, amount_s, note, t) if legacy
+                      else _hash(h, sid, dataset, amount_s, note, t, event_s, batch, stated))
             if sh != expect:
                 raise LedgerIntegrityError(
                     f"dataset={dataset!r}: charge id={sid} fails its checksum (ledger altered)"
                 )
             h = sh
-            spends.append(Spend(sid, dataset, _dec(amount_s), note, t))
+            amount = _dec(amount_s)
+            if legacy:
+                event = event_from_distance(_KINDS[kind](), amount)
+            else:
+                try:
+                    event = event_from_json(event_s)
+                except DPCertError as e:
+                    raise UnsupportedEvent(
+                        f"dataset={dataset!r}: charge id={sid} records an event this dpcert "
+                        f"cannot read ({e}); nothing was changed — upgrade dpcert"
+                    ) from e
+            spends.append(Spend(sid, dataset, amount, note, t, event, bool(batch), legacy,
+                                bool(stated)))
         return kind, total, spends, h
 
     # -- public API -------------------------------------------------------------------------
@@ -282,47 +357,96 @@ class Ledger:
                 (dataset, kind, enc, created, _hash(dataset, kind, enc, created)),
             )
 
-    def spend(self, dataset: str, amount: Measure, note: str | None = None) -> Spend:
-        """Charge ``amount`` to ``dataset`` atomically; raise :class:`BudgetExceeded` if it does
-        not fit in what remains (nothing is recorded then).  Reveal results only after this
-        returns."""
-        kind_a, value = _amount_of(amount, "amount")
+    def spend(self, dataset: str, amount: Measure | None, note: str | None = None, *,
+              event: Event | None = None, batch: bool = False) -> Spend:
+        """Charge a release to ``dataset`` atomically; raise :class:`BudgetExceeded` if the
+        dataset's privacy filter does not admit it (nothing is recorded then).  Reveal results
+        only after this returns.
+
+        Parameters
+        ----------
+        amount
+            The release's stated cost in the budget's measure (e.g. ``ApproxDP(0.5, 1e-7)``),
+            or ``None`` to derive it from ``event`` by basic composition.
+        event
+            What the release runs (``Measurement.event(d_in)``; a ``ComposedEvent`` for a batch);
+            when omitted, the amount itself (``PureEvent``/``ApproxEvent``/``ZCDPEvent``).
+        batch
+            Whether the event is a batch declared in advance (recorded; the charge's cost is
+            computed by the tightest accountant valid inside it either way).
+        """
         if note is not None and not isinstance(note, str):
             raise InvalidParameter(f"note={note!r} must be a string")
+        kind_a = _amount_of(amount, "amount")[0] if amount is not None else None
         with self._tx() as con:
             kind, total, spends, last = self._load(con, dataset)
-            if kind != kind_a:
+            if kind_a is not None and kind != kind_a:
                 raise MeasureMismatch(
                     f"dataset={dataset!r} has a {kind} budget; amount={amount!r} is {kind_a}"
                 )
-            spent = _zero(kind)
-            for s in spends:
-                spent = _add(spent, s.amount)
-            remaining = _sub(total, spent)
-            if not _le(value, remaining):
+            release = make_release(kind, event, amount, batch)
+            past = [s.release() for s in spends]
+            before = tally(kind, total, past)
+            after = tally(kind, total, [*past, release])
+            value = release.amount
+            if value is None:
+                try:
+                    value = basic_amount(kind, release.event)
+                except UnsupportedEvent:
+                    value = tally(kind, total, [release]).spent
+            if not after.fits:
                 raise BudgetExceeded(
                     f"dataset {dataset!r}: spending {describe(kind, value)} would exceed the "
-                    f"budget {describe(kind, total)}; remaining {describe(kind, remaining)}"
+                    f"budget {describe(kind, total)}; remaining {describe(kind, before.remaining)}"
+                    f" (by the {after.rule} filter)"
                 )
             t = time.time()
             enc = _enc(value)
+            ev_s = event_to_json(release.event)
+            b, st = int(release.batch), int(release.amount is not None)
             cur = con.execute(
-                "INSERT INTO spends (dataset, amount, note, time, hash) VALUES (?, ?, ?, ?, '')",
-                (dataset, enc, note, t),
+                "INSERT INTO spends (dataset, amount, note, time, hash, event, batch, stated) "
+                "VALUES (?, ?, ?, ?, '', ?, ?, ?)",
+                (dataset, enc, note, t, ev_s, b, st),
             )
             sid = int(cur.lastrowid or 0)
             con.execute("UPDATE spends SET hash = ? WHERE id = ?",
-                        (_hash(last, sid, dataset, enc, note, t), sid))
-        return Spend(sid, dataset, value, note, t)
+                        (_hash(last, sid, dataset, enc, note, t, ev_s, b, st), sid))
+        return Spend(sid, dataset, value, note, t, release.event, release.batch, False,
+                     bool(st))
+
+    def charge(self, dataset: str, event: Event, note: str | None = None, *,
+               batch: bool = False) -> Spend:
+        """Charge ``event`` (its amount derived by basic composition); see :meth:`spend`."""
+        return self.spend(dataset, None, note, event=event, batch=batch)
+
+    def quote(self, dataset: str, event: Event, amount: Measure | None = None, *,
+              batch: bool = False) -> dict[str, Any]:
+        """What ``event`` would cost next, without charging: ``{"basic": ..., "tight": ...,
+        "fits": ..., "rule": ..., "spent_after": ...}`` (basic: ``None`` when the event has no
+        basic statement in the budget's measure; tight: its cost under the filter)."""
+        with self._tx() as con:
+            kind, total, spends, _ = self._load(con, dataset)
+        release = make_release(kind, event, amount, batch)
+        past = [s.release() for s in spends]
+        after = tally(kind, total, [*past, release])
+        try:
+            basic: Amount | None = basic_amount(kind, release.event)
+        except UnsupportedEvent:
+            basic = None
+        return {"basic": basic, "tight": after.points[-1], "fits": after.fits,
+                "rule": after.rule, "spent_after": after.spent}
 
     def status(self, dataset: str) -> BudgetStatus:
         """Total, spent and remaining budget of ``dataset`` (verified)."""
         with self._tx() as con:
             kind, total, spends, _ = self._load(con, dataset)
-        spent = _zero(kind)
+        basic = _zero(kind)
         for s in spends:
-            spent = _add(spent, s.amount)
-        return BudgetStatus(dataset, kind, total, spent, _sub(total, spent))
+            basic = _add(basic, s.amount)
+        t = tally(kind, total, [s.release() for s in spends])
+        return BudgetStatus(dataset, kind, total, t.spent, t.remaining, basic, t.rule,
+                            len(spends))
 
     def remaining(self, dataset: str) -> Amount:
         """The exact budget left: ``Fraction`` (ε or ρ) or ``(ε, δ)``."""
@@ -360,7 +484,8 @@ class Ledger:
             amount = type(measure)(d_out)
         else:
             raise MeasureMismatch(f"measurement in {type(measure).__name__} cannot be charged")
-        self.spend(dataset, amount, note=note if note is not None else measurement.name)
+        self.spend(dataset, amount, note=note if note is not None else measurement.name,
+                   event=measurement.event(d_in))
         return measurement(data)
 
     def __repr__(self) -> str:

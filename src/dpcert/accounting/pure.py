@@ -2,7 +2,10 @@
 
 Leaves: ``PureEvent``, Laplace and discrete Laplace (ε = Δ/scale), randomized response, and
 their Poisson-subsampled (add/remove neighbours) or without-replacement (replace-one) versions,
-with ε' = log(1 + γ(e^ε − 1)) (Balle, Barthe & Gaboardi 2018, Thms. 8 and 9), rounded up.
+with ε' = log(1 + γ(e^ε − 1)) (Balle, Barthe & Gaboardi 2018, Thms. 8 and 9), rounded up.  A
+sampled composition (one shared sample) is amplified with its total ε; sampling without
+replacement around a Poisson-sampled event uses that event's replace-one ε (see
+:func:`poisson_replace_one_epsilon`).
 
 ``delta(ε)`` for ε below the total E uses the single-mechanism bound: every E-DP pair is a
 post-processing of randomized response with E (Kairouz, Oh & Viswanath 2015), whose δ(ε) is
@@ -23,10 +26,12 @@ from fractions import Fraction
 from typing import Any
 
 from dpcert._numbers import round_up
-from dpcert.accounting._directed import exp_up, log_up
+from dpcert.accounting._directed import exp_down, exp_up, log_up
+from dpcert.accounting._nesting import flat_leaves
 from dpcert.accounting.accountant import Accountant, _check_delta_arg, _check_eps_arg, clamp_delta
 from dpcert.accounting.zcdp import _rr_epsilon
 from dpcert.core.events import (
+    ComposedEvent,
     DiscreteLaplaceEvent,
     Event,
     LaplaceEvent,
@@ -34,10 +39,11 @@ from dpcert.core.events import (
     PureEvent,
     RandomizedResponseEvent,
     SampledWithoutReplacementEvent,
+    SelfComposedEvent,
 )
 from dpcert.errors import UnsupportedEvent
 
-__all__ = ["PureAccountant", "amplify_epsilon", "epsilon_of"]
+__all__ = ["PureAccountant", "amplify_epsilon", "epsilon_of", "poisson_replace_one_epsilon"]
 
 
 def amplify_epsilon(epsilon: Fraction, rate: Fraction) -> Fraction:
@@ -47,12 +53,34 @@ def amplify_epsilon(epsilon: Fraction, rate: Fraction) -> Fraction:
     return min(epsilon, log_up(1 + rate * (exp_up(epsilon) - 1)))
 
 
+def poisson_replace_one_epsilon(event: PoissonSampledEvent) -> Fraction:
+    """The replace-one ε of a Poisson-subsampled ε-DP (add/remove) event, rounded up:
+    log((1 − q + q e^ε)/(1 − q + q e^{−ε})) (``docs/proofs/amplification.md``).
+
+    Examples
+    --------
+    >>> from dpcert.core.events import PoissonSampledEvent, PureEvent
+    >>> round(float(poisson_replace_one_epsilon(PoissonSampledEvent(PureEvent(1), 0.1))), 5)
+    0.22386
+    """
+    eps, q = epsilon_of(event.event), event.rate
+    if q == 1:
+        return 2 * eps
+    ratio = (1 - q + q * exp_up(eps)) / (1 - q + q * exp_down(-eps))
+    return min(2 * eps, log_up(ratio))
+
+
 def epsilon_of(event: Event) -> Fraction:
     """The pure ε of one leaf (raises :class:`UnsupportedEvent`)."""
     if isinstance(event, (PureEvent, LaplaceEvent, DiscreteLaplaceEvent)):
         return event.epsilon
     if isinstance(event, RandomizedResponseEvent):
         return _rr_epsilon(event)
+    if isinstance(event, (ComposedEvent, SelfComposedEvent)):
+        return sum((k * epsilon_of(e) for e, k in flat_leaves(event)), Fraction(0))
+    if isinstance(event, SampledWithoutReplacementEvent) and isinstance(
+            event.event, PoissonSampledEvent):
+        return amplify_epsilon(poisson_replace_one_epsilon(event.event), event.rate)
     if isinstance(event, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
         return amplify_epsilon(epsilon_of(event.event), event.rate)
     raise UnsupportedEvent(f"PureAccountant cannot account for {type(event).__name__}")

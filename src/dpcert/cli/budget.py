@@ -5,6 +5,11 @@
     dpcert budget init LEDGER DATASET --epsilon E [--delta D] | --rho R
     dpcert budget show LEDGER DATASET
     dpcert budget history LEDGER DATASET
+
+``show`` and ``history`` print both totals: *basic* (the sum of the charges' amounts, basic
+composition) and *tight* (what the dataset's privacy filter charges: PLD inside each release,
+a fully adaptive filter across releases; ``docs/proofs/filters.md``).  ``history`` prints every
+charge with its privacy event.
 """
 
 from __future__ import annotations
@@ -72,14 +77,29 @@ def run(args: argparse.Namespace) -> int:
         print(f"dataset:   {st.dataset}")
         print(f"measure:   {st.measure}")
         print(f"total:     {describe(st.measure, st.total)}")
-        print(f"spent:     {describe(st.measure, st.spent)}")
+        print(f"spent:     {describe(st.measure, st.spent)}  (tight, {st.rule} filter)")
+        if st.basic_spent is not None:
+            print(f"basic:     {describe(st.measure, st.basic_spent)}  (sum of the charges)")
         print(f"remaining: {describe(st.measure, st.remaining)}")
+        print(f"charges:   {st.charges}")
         return 0
+    from dpcert.accounting.codec import summarize
+
     st = ledger.status(args.dataset)
     rows = ledger.history(args.dataset)
     if not rows:
         print(f"dataset {args.dataset!r}: no charges")
     for s in rows:
         when = _dt.datetime.fromtimestamp(s.time, _dt.UTC).isoformat(timespec="seconds")
-        print(f"{s.id:>5}  {when}  {describe(st.measure, s.amount)}  {s.note or ''}".rstrip())
+        what = s.note or ""
+        ev = "(amount only, recorded before events)" if s.legacy or s.event is None else (
+            ("batch: " if s.batch else "") + summarize(s.event))
+        print(f"{s.id:>5}  {when}  {describe(st.measure, s.amount):<28}  {what}".rstrip())
+        print(f"{'':>7}event: {ev}")
+    if rows:
+        assert st.basic_spent is not None
+        print(f"basic total: {describe(st.measure, st.basic_spent)}  (sum of the amounts)")
+        print(f"tight total: {describe(st.measure, st.spent)}  ({st.rule} filter)")
+        print(f"remaining:   {describe(st.measure, st.remaining)} of "
+              f"{describe(st.measure, st.total)}")
     return 0

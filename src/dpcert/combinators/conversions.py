@@ -5,6 +5,7 @@ and widened upwards (relative 1e-10 + absolute 1e-12, see :mod:`dpcert.accountin
 the result is returned as an exact ``Fraction`` at least that large.
 
 * :func:`make_pureDP_to_zCDP`: ε-DP ⇒ (ε²/2)-zCDP (Bun & Steinke 2016, Prop. 1.4), exact.
+* :func:`make_pureDP_to_approxDP`: ε-DP ⇒ (ε, 0)-DP (by definition), exact.
 * :func:`make_zCDP_to_approxDP`: ρ-zCDP ⇒ (ε, δ)-DP with the tight conversion of Canonne,
   Kamath & Steinke (2020, Cor. 13).
 * :func:`make_renyiDP_to_approxDP`: improved RDP conversion (Balle et al. 2020, Thm. 21;
@@ -48,6 +49,7 @@ __all__ = [
     "advanced_composition",
     "make_advanced_composition",
     "make_optimal_composition",
+    "make_pureDP_to_approxDP",
     "make_pureDP_to_zCDP",
     "make_renyiDP_to_approxDP",
     "make_zCDP_to_approxDP",
@@ -81,6 +83,30 @@ def make_pureDP_to_zCDP(measurement: Measurement) -> Measurement:
         function=measurement.function,
         privacy_map=lambda d: as_fraction(inner(d), "d_out") ** 2 / 2,
         name=f"zCDP({measurement.name})",
+        params={"inner": measurement.describe()},
+        event_map=measurement.event_map,
+    )
+
+
+def make_pureDP_to_approxDP(measurement: Measurement) -> Measurement:
+    """View an ε-DP measurement as (ε, 0)-DP (its accounting event is kept, so tight accountants
+    and filters still see what it runs).
+
+    Examples
+    --------
+    >>> import dpcert as dp
+    >>> space = (dp.VectorDomain(dp.AtomDomain(float)), dp.SymmetricDistance())
+    >>> m = space >> dp.t.then_count() >> dp.m.then_laplace(2.0)
+    >>> dp.c.make_pureDP_to_approxDP(m).map(1)
+    (Fraction(1, 2), Fraction(0, 1))
+    """
+    _need(measurement, PureDP, "make_pureDP_to_approxDP")
+    inner = measurement.privacy_map
+    return Measurement(
+        measurement.input_domain, measurement.input_metric, ApproxDP(),
+        function=measurement.function,
+        privacy_map=lambda d: (as_fraction(inner(d), "d_out"), Fraction(0)),
+        name=measurement.name,
         params={"inner": measurement.describe()},
         event_map=measurement.event_map,
     )

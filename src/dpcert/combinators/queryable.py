@@ -4,12 +4,16 @@ A :class:`Queryable` holds the data privately.  Each measurement submitted is fi
 (its loss at ``d_in`` in the queryable's measure is added to what has been spent) and only then
 run; a filter with a ``budget`` refuses, before running anything, a query whose charge would make
 the total exceed the budget, raising :class:`~dpcert.errors.BudgetExceeded` naming what remains.
-Queries may be chosen adaptively from earlier answers: for pure and approximate DP the filter
-is valid by basic composition (Rogers, Roth, Ullman & Vadhan 2016, privacy filters); for zCDP
-and Rényi DP by the fully adaptive composition theorems of Feldman & Zrnic (2021) and
-Whitehouse, Ramdas, Rogers & Wu (2023).  Without a budget it is an *odometer*: it runs
-everything and reports the running total, which is then a statement about what was spent, not
-a guarantee fixed in advance.  Proof: ``docs/proofs/composition.md``.
+Queries may be chosen adaptively from earlier answers.  A filter with a ``PureDP``,
+``ApproxDP`` or ``ZCDP`` budget keeps it with :class:`dpcert.accounting.PrivacyFilter` over the
+queries' accounting events (``Measurement.event``): Σε, Σρ, or for (ε, δ) the Gaussian-DP filter
+(Smith & Thakurta 2022) when the first query is a Gaussian and otherwise the (ε, δ) filter with
+each query at a point of its own PLD curve (Rogers, Roth, Ullman & Vadhan 2016; Whitehouse,
+Ramdas, Rogers & Wu 2023) — ``docs/proofs/filters.md``; ``spent`` is then the filter's tight
+total, and a query that composes several mechanisms (``make_composition``) is a declared batch,
+charged by the PLD.  A Rényi-DP filter adds curves (Feldman & Zrnic 2021).  Without a budget it
+is an *odometer*: it runs everything and reports the running total, which is then a statement
+about what was spent, not a guarantee fixed in advance.  Proof: ``docs/proofs/composition.md``.
 
 Examples
 --------
@@ -32,9 +36,10 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from dpcert.accounting._nesting import flat_leaves
 from dpcert.core.domains import Domain
 from dpcert.core.measurement import Measurement
-from dpcert.core.measures import Measure, RenyiDP
+from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP, RenyiDP
 from dpcert.core.metrics import Metric
 from dpcert.errors import (
     BudgetExceeded,
@@ -45,6 +50,13 @@ from dpcert.errors import (
 )
 
 __all__ = ["Queryable", "make_filter", "make_odometer"]
+
+
+def _with_amount(measure: Measure, value: Any) -> Measure:
+    """``measure`` carrying ``value`` (``PureDP(ε)``, ``ApproxDP(ε, δ)``, ``ZCDP(ρ)``)."""
+    if isinstance(value, tuple):
+        return ApproxDP(*value)
+    return type(measure)(value)  # type: ignore[call-arg]
 
 
 class Queryable:
@@ -62,10 +74,18 @@ class Queryable:
         self._spent = measure.zero()
         self._lock = threading.Lock()
         self.log: list[tuple[str, Any]] = []
+        self._filter: Any = None
+        if self.budget is not None and type(measure) in (PureDP, ApproxDP, ZCDP):
+            from dpcert.accounting.filters import PrivacyFilter
+
+            b = self.budget
+            self._filter = PrivacyFilter(_with_amount(measure, b))
 
     @property
     def spent(self) -> Any:
-        """Total charged so far (exact)."""
+        """Total charged so far (exact; by the privacy filter when there is one)."""
+        if self._filter is not None:
+            return self._filter.spent
         return self._spent
 
     @property
@@ -73,6 +93,8 @@ class Queryable:
         """What is left of the budget (None for an odometer; not defined for Rényi curves)."""
         if self.budget is None or isinstance(self.measure, RenyiDP):
             return None
+        if self._filter is not None:
+            return self._filter.remaining
         b, s = self.budget, self._spent
         if isinstance(b, tuple):
             return b[0] - s[0], b[1] - s[1]
@@ -103,6 +125,23 @@ class Queryable:
                 f"the queryable accounts in {self.measure!r}"
             )
         cost = measurement.map(self.d_in)
+        if self._filter is not None:
+            amount = None
+            if cost != self.measure.zero():
+                amount = _with_amount(self.measure, cost)
+            event = measurement.event(self.d_in)
+            with self._lock:
+                try:  # charge before running; a composition of several parts is a batch
+                    self._filter.charge(event, amount, batch=len(flat_leaves(event)) > 1)
+                except BudgetExceeded:
+                    left = self.measure.describe(self._filter.remaining)
+                    raise BudgetExceeded(
+                        f"query {measurement.name!r} costs {self.measure.describe(cost)} but only "
+                        f"{left} remains of {self.measure.describe(self.budget)}"
+                    ) from None
+                self._spent = self.measure.compose([self._spent, cost])
+                self.log.append((measurement.name, cost))
+            return measurement.function(self._data)
         with self._lock:
             new = self.measure.compose([self._spent, cost])
             if self.budget is not None and not self.measure.compare(new, self.budget):

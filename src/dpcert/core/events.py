@@ -5,9 +5,21 @@ An event says which mechanism ran and with which parameters; an accountant
 Google's ``dp_accounting`` event trees; parameters are stored as exact ``Fraction``.
 
 Neighbouring relation.  A base event describes one mechanism on neighbouring inputs at the
-distance the event was built for (``Measurement.event(d_in)``).  ``PoissonSampledEvent`` assumes
-add/remove neighbours; ``SampledWithoutReplacementEvent`` assumes replace-one neighbours
-(fixed-size datasets) and that the inner event was stated for replace-one neighbours.
+distance the event was built for (``Measurement.event(d_in)``), and says for which neighbours in
+``neighbours``: ``"add_remove"`` (one record added or removed: ``SymmetricDistance``,
+``InsertDeleteDistance``), ``"replace_one"`` (one record replaced: ``ChangeOneDistance``), or
+``None`` when the caller did not state it (hand-built events; each sampling wrapper then takes
+the statement to be for the relation it needs, as the caller's assertion).  Nestings are checked
+when built, and only those with a proof are accepted (``docs/proofs/amplification.md``):
+
+* ``PoissonSampledEvent`` is an add/remove statement and needs an inner event for add/remove
+  neighbours: an inner ``"replace_one"`` event is refused.  The inner event may be a composition
+  (one Poisson sample shared by several queries).
+* ``SampledWithoutReplacementEvent`` is a replace-one statement and needs an inner event for
+  replace-one neighbours; a ``PoissonSampledEvent`` inner is accepted, with its replace-one
+  guarantee log((1 − q + q e^ε)/(1 − q + q e^{−ε})) (not its add/remove one); any other
+  ``"add_remove"`` inner is refused.
+* ``ComposedEvent`` parts must not mix the two relations.
 
 Examples
 --------
@@ -19,9 +31,9 @@ SelfComposedEvent(event=GaussianEvent(sigma=2, sensitivity=1), count=10)
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal
 
 from dpcert._validate import check_delta, check_int, check_positive, check_probability
 from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP, RenyiDP
@@ -42,18 +54,43 @@ __all__ = [
     "SelfComposedEvent",
     "ZCDPEvent",
     "event_from_distance",
+    "relation_for_metric",
+    "relation_of",
+    "with_relation",
 ]
+
+#: The neighbouring relations an event can be stated for.
+Relation = Literal["add_remove", "replace_one"]
+_RELATIONS = ("add_remove", "replace_one")
+
+
+def _check_relation(value: Any) -> Relation | None:
+    if value is None or value in _RELATIONS:
+        return value  # type: ignore[no-any-return]
+    raise InvalidParameter(
+        f"neighbours={value!r} must be 'add_remove', 'replace_one' or None"
+    )
 
 
 def _fmt(x: Fraction) -> str:
     return str(x)
 
 
+@dataclass(frozen=True, repr=False)
 class Event:
-    """Base class of accounting events (all subclasses are frozen dataclasses)."""
+    """Base class of accounting events (all subclasses are frozen dataclasses).
+
+    ``neighbours`` is the neighbouring relation a base event is stated for (see the module
+    docstring); wrappers derive theirs (:func:`relation_of`).
+    """
+
+    neighbours: Relation | None = field(default=None, kw_only=True)
 
     def _fields(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}  # type: ignore[attr-defined]
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "neighbours"}
+        if self.neighbours is not None:
+            out["neighbours"] = self.neighbours
+        return out
 
     def __repr__(self) -> str:
         parts = []
@@ -73,8 +110,9 @@ class PureEvent(Event):
 
     epsilon: Fraction
 
-    def __init__(self, epsilon: Any) -> None:
-        _set(self, epsilon=check_positive(epsilon, "epsilon"))
+    def __init__(self, epsilon: Any, *, neighbours: Relation | None = None) -> None:
+        _set(self, epsilon=check_positive(epsilon, "epsilon"),
+             neighbours=_check_relation(neighbours))
 
 
 @dataclass(frozen=True, repr=False)
@@ -84,9 +122,10 @@ class ApproxEvent(Event):
     epsilon: Fraction
     delta: Fraction
 
-    def __init__(self, epsilon: Any, delta: Any) -> None:
+    def __init__(self, epsilon: Any, delta: Any, *, neighbours: Relation | None = None) -> None:
         e = check_positive(epsilon, "epsilon") if epsilon != 0 else Fraction(0)
-        _set(self, epsilon=e, delta=check_delta(delta, "delta"))
+        _set(self, epsilon=e, delta=check_delta(delta, "delta"),
+             neighbours=_check_relation(neighbours))
 
 
 @dataclass(frozen=True, repr=False)
@@ -95,8 +134,8 @@ class ZCDPEvent(Event):
 
     rho: Fraction
 
-    def __init__(self, rho: Any) -> None:
-        _set(self, rho=check_positive(rho, "rho"))
+    def __init__(self, rho: Any, *, neighbours: Relation | None = None) -> None:
+        _set(self, rho=check_positive(rho, "rho"), neighbours=_check_relation(neighbours))
 
 
 @dataclass(frozen=True, repr=False)
@@ -106,9 +145,11 @@ class LaplaceEvent(Event):
     scale: Fraction
     sensitivity: Fraction
 
-    def __init__(self, scale: Any, sensitivity: Any = 1) -> None:
+    def __init__(self, scale: Any, sensitivity: Any = 1, *,
+                 neighbours: Relation | None = None) -> None:
         _set(self, scale=check_positive(scale, "scale"),
-             sensitivity=check_positive(sensitivity, "sensitivity"))
+             sensitivity=check_positive(sensitivity, "sensitivity"),
+             neighbours=_check_relation(neighbours))
 
     @property
     def epsilon(self) -> Fraction:
@@ -123,9 +164,11 @@ class GaussianEvent(Event):
     sigma: Fraction
     sensitivity: Fraction
 
-    def __init__(self, sigma: Any, sensitivity: Any = 1) -> None:
+    def __init__(self, sigma: Any, sensitivity: Any = 1, *,
+                 neighbours: Relation | None = None) -> None:
         _set(self, sigma=check_positive(sigma, "sigma"),
-             sensitivity=check_positive(sensitivity, "sensitivity"))
+             sensitivity=check_positive(sensitivity, "sensitivity"),
+             neighbours=_check_relation(neighbours))
 
     @property
     def rho(self) -> Fraction:
@@ -144,13 +187,15 @@ class DiscreteLaplaceEvent(Event):
     scale: Fraction
     sensitivity: Fraction
 
-    def __init__(self, scale: Any, sensitivity: Any = 1) -> None:
+    def __init__(self, scale: Any, sensitivity: Any = 1, *,
+                 neighbours: Relation | None = None) -> None:
         s = check_positive(sensitivity, "sensitivity")
         if s.denominator != 1:
             raise InvalidParameter(
                 f"sensitivity={sensitivity!r} must be an integer (lattice units)"
             )
-        _set(self, scale=check_positive(scale, "scale"), sensitivity=s)
+        _set(self, scale=check_positive(scale, "scale"), sensitivity=s,
+             neighbours=_check_relation(neighbours))
 
     @property
     def epsilon(self) -> Fraction:
@@ -168,13 +213,15 @@ class DiscreteGaussianEvent(Event):
     sigma: Fraction
     sensitivity: Fraction
 
-    def __init__(self, sigma: Any, sensitivity: Any = 1) -> None:
+    def __init__(self, sigma: Any, sensitivity: Any = 1, *,
+                 neighbours: Relation | None = None) -> None:
         s = check_positive(sensitivity, "sensitivity")
         if s.denominator != 1:
             raise InvalidParameter(
                 f"sensitivity={sensitivity!r} must be an integer (lattice units)"
             )
-        _set(self, sigma=check_positive(sigma, "sigma"), sensitivity=s)
+        _set(self, sigma=check_positive(sigma, "sigma"), sensitivity=s,
+             neighbours=_check_relation(neighbours))
 
     @property
     def rho(self) -> Fraction:
@@ -194,7 +241,8 @@ class RandomizedResponseEvent(Event):
     categories: int
     probability: Fraction | None
 
-    def __init__(self, epsilon: Any = None, categories: Any = 2, probability: Any = None) -> None:
+    def __init__(self, epsilon: Any = None, categories: Any = 2, probability: Any = None, *,
+                 neighbours: Relation | None = None) -> None:
         k = check_int(categories, "categories", minimum=2)
         if (epsilon is None) == (probability is None):
             raise InvalidParameter(
@@ -208,7 +256,8 @@ class RandomizedResponseEvent(Event):
                 raise InvalidParameter(
                     f"probability={probability!r} must be > 1/categories = 1/{k}"
                 )
-        _set(self, epsilon=e, categories=k, probability=p)
+        _set(self, epsilon=e, categories=k, probability=p,
+             neighbours=_check_relation(neighbours))
 
     def probabilities(self) -> tuple[float, float, float]:
         """(P[truth], P[a given other value], ε) as floats, for numerical accountants."""
@@ -233,9 +282,18 @@ class ComposedEvent(Event):
 
     def __init__(self, events: Iterable[Event]) -> None:
         evs = tuple(events)
+        seen: set[str] = set()
         for i, e in enumerate(evs):
             if not isinstance(e, Event):
                 raise InvalidParameter(f"events[{i}]={e!r} is not an accounting Event")
+            r = relation_of(e)
+            if r is not None:
+                seen.add(r)
+        if len(seen) > 1:
+            raise InvalidParameter(
+                f"events={evs!r} mix add/remove and replace-one statements; state every part "
+                "for the same neighbouring relation"
+            )
         _set(self, events=evs)
 
 
@@ -256,7 +314,19 @@ class SelfComposedEvent(Event):
 class PoissonSampledEvent(Event):
     """Run ``event`` on a Poisson subsample: each record kept independently with ``rate``.
 
-    Amplification is for add/remove neighbours.
+    Amplification is for add/remove neighbours, so ``event`` must be stated for add/remove
+    neighbours (or unstated); a replace-one event is refused (no proof applies).  ``event`` may
+    be a composition: several queries on one shared sample (``PoissonSampled(Composed)``).
+
+    Examples
+    --------
+    >>> shared = PoissonSampledEvent(ComposedEvent([GaussianEvent(4), GaussianEvent(3)]), 0.01)
+    >>> relation_of(shared)
+    'add_remove'
+    >>> PoissonSampledEvent(LaplaceEvent(1, neighbours="replace_one"), 0.1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpcert.errors.InvalidParameter: event=LaplaceEvent(...) is stated for replace-one ...
     """
 
     event: Event
@@ -265,6 +335,11 @@ class PoissonSampledEvent(Event):
     def __init__(self, event: Event, rate: Any) -> None:
         if not isinstance(event, Event):
             raise InvalidParameter(f"event={event!r} is not an accounting Event")
+        if relation_of(event) == "replace_one":
+            raise InvalidParameter(
+                f"event={event!r} is stated for replace-one neighbours; Poisson subsampling "
+                "amplifies add/remove statements only (state the inner event for add/remove)"
+            )
         _set(self, event=event, rate=check_probability(rate, "rate", open_low=True))
 
 
@@ -272,6 +347,10 @@ class PoissonSampledEvent(Event):
 class SampledWithoutReplacementEvent(Event):
     """Run ``event`` on ``sample_size`` records drawn without replacement from
     ``population_size`` (replace-one neighbours; sampling rate γ = sample_size / population_size).
+
+    ``event`` must be stated for replace-one neighbours (or unstated), or be a
+    :class:`PoissonSampledEvent`, whose replace-one guarantee is then used; any other add/remove
+    statement is refused.
     """
 
     event: Event
@@ -281,6 +360,12 @@ class SampledWithoutReplacementEvent(Event):
     def __init__(self, event: Event, sample_size: Any, population_size: Any) -> None:
         if not isinstance(event, Event):
             raise InvalidParameter(f"event={event!r} is not an accounting Event")
+        if relation_of(event) == "add_remove" and not isinstance(event, PoissonSampledEvent):
+            raise InvalidParameter(
+                f"event={event!r} is stated for add/remove neighbours; sampling without "
+                "replacement amplifies replace-one statements only (state the inner event for "
+                "replace-one neighbours, e.g. with group privacy at distance 2)"
+            )
         m = check_int(sample_size, "sample_size", minimum=1)
         n = check_int(population_size, "population_size", minimum=1)
         if m > n:
@@ -293,6 +378,83 @@ class SampledWithoutReplacementEvent(Event):
     def rate(self) -> Fraction:
         """The sampling rate γ = sample_size / population_size."""
         return Fraction(self.sample_size, self.population_size)
+
+
+def relation_of(event: Event) -> Relation | None:
+    """The neighbouring relation ``event`` is a statement for (``None``: unstated).
+
+    Examples
+    --------
+    >>> relation_of(LaplaceEvent(2))
+    >>> relation_of(SampledWithoutReplacementEvent(PoissonSampledEvent(PureEvent(1), 0.1), 10, 100))
+    'replace_one'
+    """
+    if isinstance(event, PoissonSampledEvent):
+        return "add_remove"
+    if isinstance(event, SampledWithoutReplacementEvent):
+        return "replace_one"
+    if isinstance(event, SelfComposedEvent):
+        return relation_of(event.event)
+    if isinstance(event, ComposedEvent):
+        for e in event.events:
+            r = relation_of(e)
+            if r is not None:
+                return r
+        return None
+    return event.neighbours
+
+
+def relation_for_metric(metric: object, d_in: Any) -> Relation | None:
+    """The relation an event at ``d_in`` under ``metric`` is a neighbour statement for.
+
+    ``SymmetricDistance`` / ``InsertDeleteDistance`` at 1: add/remove; ``ChangeOneDistance`` at
+    1: replace-one; anything else (other distances, other metrics): ``None``.
+    """
+    from dpcert.core.metrics import ChangeOneDistance, InsertDeleteDistance, SymmetricDistance
+
+    if d_in != 1:
+        return None
+    if isinstance(metric, (SymmetricDistance, InsertDeleteDistance)):
+        return "add_remove"
+    if isinstance(metric, ChangeOneDistance):
+        return "replace_one"
+    return None
+
+
+def with_relation(event: Event, neighbours: Relation | None) -> Event:
+    """``event`` with every unstated base event stated for ``neighbours``.
+
+    Stated parts are kept; a stated part for the other relation raises
+    :class:`~dpcert.errors.InvalidParameter`.  Used by ``Measurement.event`` to stamp the relation
+    of the measurement's input metric.
+
+    Examples
+    --------
+    >>> with_relation(LaplaceEvent(2), "replace_one")
+    LaplaceEvent(scale=2, sensitivity=1, neighbours='replace_one')
+    """
+    r = _check_relation(neighbours)
+    if r is None:
+        return event
+    if isinstance(event, ComposedEvent):
+        return ComposedEvent([with_relation(e, r) for e in event.events])
+    if isinstance(event, SelfComposedEvent):
+        return SelfComposedEvent(with_relation(event.event, r), event.count)
+    if isinstance(event, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
+        if relation_of(event) != r:
+            raise InvalidParameter(
+                f"event={event!r} is a {relation_of(event)} statement, not {r}"
+            )
+        return event
+    if event.neighbours == r:
+        return event
+    if event.neighbours is not None:
+        raise InvalidParameter(f"event={event!r} is stated for {event.neighbours}, not {r}")
+    clone = object.__new__(type(event))
+    for k, v in event._fields().items():
+        object.__setattr__(clone, k, v)
+    object.__setattr__(clone, "neighbours", r)
+    return clone
 
 
 def event_from_distance(measure: Measure, distance: Any) -> Event:

@@ -87,12 +87,14 @@ class Measurement:
 
     def event(self, d_in: Any = 1) -> Any:
         """This measurement as an accounting event at ``d_in`` (see :mod:`dpcert.accounting`)."""
+        from dpcert.core.events import event_from_distance, relation_for_metric, with_relation
+
         d = self.input_metric.validate_d_in(d_in)
         if self.event_map is not None:
-            return self.event_map(d)
-        from dpcert.core.events import event_from_distance
-
-        return event_from_distance(self.output_measure, self.map(d))
+            ev = self.event_map(d)
+        else:
+            ev = event_from_distance(self.output_measure, self.map(d))
+        return with_relation(ev, relation_for_metric(self.input_metric, d))
 
     def sample(self, data: Any, n: int) -> Any:
         """``n`` independent releases on ``data`` (each costs the map: for auditing and
