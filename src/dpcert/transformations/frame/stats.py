@@ -16,7 +16,8 @@ kind              per-group change ``c``  why
 ================  =====================  =============================================
 
 and at most ``l0`` groups move, so the vector moves by ``l0·c`` in L1 and ``√l0·c`` in L2 (a
-rational upper root).  The integer ``make_laplace`` / ``make_gaussian`` then apply unchanged.
+rational upper root within 2^-40).  The integer ``make_laplace`` / ``make_gaussian`` then apply
+unchanged.
 
 Examples
 --------
@@ -93,10 +94,27 @@ def per_group_change(spec: StatSpec, d: tuple[int, int, int]) -> int:
         "counts go to make_grouped_quantile)")
 
 
-def sqrt_up(n: int) -> Fraction:
-    """The smallest integer ≥ √n (exact for squares)."""
-    r = math.isqrt(n)
-    return Fraction(r if r * r == n else r + 1)
+def sqrt_up(x: int | Fraction, bits: int = 40) -> Fraction:
+    """A rational upper bound on √x within a relative ``2^-bits`` (exact for squares).
+
+    Examples
+    --------
+    >>> sqrt_up(4), sqrt_up(Fraction(9, 4))
+    (Fraction(2, 1), Fraction(3, 2))
+    >>> s = sqrt_up(2)
+    >>> s * s >= 2 and float(s) - 2 ** 0.5 < 1e-11
+    True
+    """
+    q = Fraction(x)
+    if q < 0:
+        raise InvalidParameter(f"x={x} must be >= 0")
+    n, d = q.numerator, q.denominator
+    rn, rd = math.isqrt(n), math.isqrt(d)
+    if rn * rn == n and rd * rd == d:
+        return Fraction(rn, rd)
+    shift = max(0, bits - (n.bit_length() - d.bit_length()) // 2 + 2)
+    # isqrt(floor(x·4^shift)) + 1 > √(x·4^shift), so dividing by 2^shift gives a bound ≥ √x
+    return Fraction(math.isqrt((n << (2 * shift)) // d) + 1, 1 << shift)
 
 
 def make_select_stat(input_domain: Domain, input_metric: Metric, spec: StatSpec,
