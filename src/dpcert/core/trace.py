@@ -17,8 +17,8 @@ Examples
 [('clamp', '1', '1'), ('sum', '1', '12')]
 >>> [s.proof for s in trace(m, 1)]
 ['clamp.md', 'sum.md', 'laplace.md']
->>> [(s.constructor, s.depth) for s in trace(m >> round, 1)]
-[('postprocess(round)', 0), ('clamp', 1), ('sum', 1), ('laplace', 1)]
+>>> [s.constructor for s in trace(m >> round, 1)]
+['clamp', 'sum', 'laplace', 'postprocess(round)']
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ class Step:
 
 def _params(component: Any) -> dict[str, Any]:
     return {k: jsonable(v) for k, v in component.params.items()
-            if k not in ("chain", "parts", "inner")}
+            if k not in ("chain", "parts", "inner", "postprocess")}
 
 
 def trace(component: Transformation | Measurement, d_in: Any, _depth: int = 0
@@ -101,8 +101,13 @@ def trace(component: Transformation | Measurement, d_in: Any, _depth: int = 0
         return
     kind = "measurement" if isinstance(component, Measurement) else "transformation"
     post = component.params.get("postprocess")
-    name = component.name if post is None else f"postprocess({post})"
-    yield Step(name, kind, _params(component), d, component.map(d),
+    if post is not None:  # post-processing reads the release: it comes after its input
+        for child in component.children:
+            yield from trace(child, d, _depth)
+        yield Step(f"postprocess({post})", kind, _params(component), d, component.map(d),
+                   proof_note(component), _depth)
+        return
+    yield Step(component.name, kind, _params(component), d, component.map(d),
                proof_note(component), _depth)
     for child in component.children:
         yield from trace(child, d, _depth + 1)
