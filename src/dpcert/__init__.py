@@ -16,6 +16,7 @@ import importlib
 from typing import Any
 
 from dpcert import errors
+from dpcert._version import __version__
 from dpcert.core import (
     ZCDP,
     AbsoluteDistance,
@@ -41,8 +42,6 @@ from dpcert.core import (
     binary_search,
     binary_search_param,
 )
-
-__version__ = "0.1.0"
 
 __all__ = [
     "ZCDP",

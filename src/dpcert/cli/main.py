@@ -17,7 +17,7 @@ from dpcert.errors import DPCertError
 __all__ = ["build_parser", "main"]
 
 #: Sub-command modules, in the order they appear in ``dpcert --help``.
-SUBCOMMANDS = ("example", "release", "budget", "audit", "verify", "bench")
+SUBCOMMANDS = ("example", "release", "budget", "certificate", "audit", "verify", "bench")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -17,6 +17,8 @@ Examples
 True
 >>> len(both([0.5, 0.25]))
 2
+>>> [len(draw) for draw in both.sample([0.5, 0.25], 3)]
+[2, 2, 2]
 """
 
 from __future__ import annotations
@@ -83,6 +85,13 @@ def make_composition(measurements: Sequence[Measurement]) -> Measurement:
 
         return ComposedEvent([m.event(d_in) for m in ms])
 
+    batches = [m.batch_map for m in ms]
+
+    def batch(data: Any, n: int) -> list[list[Any]]:
+        # each part's n draws are independent of the other parts', as in n separate calls
+        draws = [b(data, n) for b in batches if b is not None]
+        return [[d[i] for d in draws] for i in range(n)]
+
     return Measurement(
         first.input_domain, first.input_metric, measure,
         function=function,
@@ -90,4 +99,6 @@ def make_composition(measurements: Sequence[Measurement]) -> Measurement:
         name=f"composition[{len(ms)}]",
         params={"parts": [m.describe() for m in ms]},
         event_map=event_map,
+        batch_map=batch if all(b is not None for b in batches) else None,
+        children=ms, wiring="shared", proof="composition.md",
     )

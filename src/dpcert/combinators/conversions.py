@@ -85,6 +85,33 @@ def make_pureDP_to_zCDP(measurement: Measurement) -> Measurement:
         name=f"zCDP({measurement.name})",
         params={"inner": measurement.describe()},
         event_map=measurement.event_map,
+        batch_map=measurement.batch_map,
+        children=(measurement,), proof="conversions.md",
+    )
+
+
+def make_pureDP_to_approxDP(measurement: Measurement) -> Measurement:
+    """View an ε-DP measurement as (ε, 0)-DP (the definitions coincide at δ = 0).
+
+    Examples
+    --------
+    >>> import dpcert as dp
+    >>> m = dp.m.make_laplace(dp.AtomDomain(int), dp.AbsoluteDistance(), scale=2)
+    >>> dp.c.make_pureDP_to_approxDP(m).map(1)
+    (Fraction(1, 2), Fraction(0, 1))
+    """
+    _need(measurement, PureDP, "make_pureDP_to_approxDP")
+    inner = measurement.privacy_map
+    return Measurement(
+        measurement.input_domain, measurement.input_metric, ApproxDP(),
+        function=measurement.function,
+        privacy_map=lambda d: (as_fraction(inner(d), "d_out"), Fraction(0)),
+        name=f"approxDP({measurement.name})",
+        params={"inner": measurement.describe(), "delta": "0"},
+        event_map=measurement.event_map,
+        accuracy_map=measurement.accuracy_map,
+        batch_map=measurement.batch_map,
+        children=(measurement,), proof="conversions.md",
     )
 
 
@@ -131,6 +158,8 @@ def make_zCDP_to_approxDP(measurement: Measurement, delta: Any) -> Measurement:
         name=f"approxDP({measurement.name})",
         params={"inner": measurement.describe(), "delta": str(dl)},
         event_map=measurement.event_map,
+        batch_map=measurement.batch_map,
+        children=(measurement,), proof="conversions.md",
     )
 
 

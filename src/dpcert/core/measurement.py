@@ -22,12 +22,14 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from dpcert.core._describe import Wiring, frozen_params, jsonable
 from dpcert.core.domains import Domain
 from dpcert.core.measures import Measure
 from dpcert.core.metrics import Metric
-from dpcert.core.transformation import _frozen_params, _jsonable
+from dpcert.core.partial import PartialConstructor
+from dpcert.errors import InvalidParameter
 
-__all__ = ["Measurement"]
+__all__ = ["Measurement", "chain_postprocess"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,6 +57,12 @@ class Measurement:
     batch_map
         Optional ``(data, n) ↦ n`` independent releases on the same data, vectorised; it must
         have exactly the distribution of ``n`` calls of ``function`` (see :meth:`sample`).
+    children, wiring
+        The components a combinator is built from, and how they receive ``d_in``
+        (``"chain"``: each child gets the previous child's ``d_out``; ``"shared"``: all get the
+        parent's); read by :func:`dpcert.core.trace.trace` for certificates.
+    proof
+        The proof note (a file in ``docs/proofs/``) of the constructor's privacy map.
     """
 
     input_domain: Domain
@@ -67,9 +75,13 @@ class Measurement:
     event_map: Callable[[Any], Any] | None = None
     accuracy_map: Callable[[Any], Any] | None = None
     batch_map: Callable[[Any, int], Any] | None = None
+    children: tuple[Any, ...] = ()
+    wiring: Wiring = "shared"
+    proof: str | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "params", _frozen_params(self.params))
+        object.__setattr__(self, "params", frozen_params(self.params))
+        object.__setattr__(self, "children", tuple(self.children))
 
     def __call__(self, data: Any) -> Any:
         """Run the measurement, after checking ``data`` is in the input domain."""
@@ -118,15 +130,12 @@ class Measurement:
     def accuracy(self, alpha: Any) -> Any:
         """Half-width ``a`` with ``P(|noise| > a) ≤ alpha`` (additive-noise measurements only)."""
         from dpcert._validate import check_probability
-        from dpcert.errors import InvalidParameter
 
         if self.accuracy_map is None:
             raise InvalidParameter(f"{self.name} has no additive-noise accuracy statement")
         return self.accuracy_map(check_probability(alpha, "alpha", open_low=True, open_high=True))
 
     def __rshift__(self, postprocess: Any) -> Measurement:
-        from dpcert.core.chaining import chain_postprocess
-
         return chain_postprocess(self, postprocess)
 
     def describe(self) -> dict[str, Any]:
@@ -134,7 +143,7 @@ class Measurement:
         return {
             "kind": "measurement",
             "name": self.name,
-            "params": {k: _jsonable(v) for k, v in self.params.items()},
+            "params": {k: jsonable(v) for k, v in self.params.items()},
             "input": f"{self.input_domain!r} / {type(self.input_metric).__name__}",
             "output_measure": type(self.output_measure).__name__,
         }
@@ -142,3 +151,33 @@ class Measurement:
     def __repr__(self) -> str:
         return (f"Measurement({self.name}: {self.input_domain!r}/"
                 f"{type(self.input_metric).__name__} -> {type(self.output_measure).__name__})")
+
+
+def chain_postprocess(meas: Measurement, post: Any) -> Measurement:
+    """``meas >> post``: apply a data-independent function to the release (map unchanged).
+
+    Privacy (``docs/proofs/chaining.md``): post-processing cannot increase the privacy loss.
+    """
+    if isinstance(post, (Measurement, PartialConstructor)):
+        raise InvalidParameter(
+            f"postprocess={post!r}: only a function or Transformation can follow a Measurement "
+            "(use dpcert.c.make_composition to combine measurements)"
+        )
+    if not callable(post):
+        raise InvalidParameter(f"postprocess={post!r} is not callable")
+    g = meas.function
+    name = getattr(post, "name", getattr(post, "__name__", type(post).__name__))
+    batch = meas.batch_map
+    return Measurement(
+        meas.input_domain, meas.input_metric, meas.output_measure,
+        function=lambda x: post(g(x)),
+        privacy_map=meas.privacy_map,
+        name=f"{meas.name} >> {name}",
+        params={"chain": [meas.describe(), {"kind": "postprocess", "name": str(name)}],
+                "postprocess": str(name)},
+        event_map=meas.event_map,
+        batch_map=None if batch is None else (lambda x, n: [post(y) for y in batch(x, n)]),
+        children=(meas,),
+        wiring="shared",
+        proof="chaining.md",
+    )

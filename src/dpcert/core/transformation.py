@@ -20,19 +20,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from dpcert.core._describe import Wiring, frozen_params, jsonable
 from dpcert.core.domains import Domain
+from dpcert.core.measurement import Measurement
 from dpcert.core.metrics import Metric
+from dpcert.core.partial import PartialConstructor
+from dpcert.errors import DomainMismatch, MetricMismatch
 
-if TYPE_CHECKING:
-    from dpcert.core.measurement import Measurement
+__all__ = ["Transformation", "chain"]
 
-__all__ = ["Transformation"]
-
-
-def _frozen_params(params: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return MappingProxyType(dict(params or {}))
+Component = Any  # Transformation | Measurement (a forward reference for the chain helpers)
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,6 +50,12 @@ class Transformation:
         ``d_in ↦ d_out``: a bound on output distance for inputs ``d_in`` apart (monotone).
     name, params
         A label and the constructor's parameters, used in certificates and reports.
+    randomized
+        Whether ``function`` draws randomness (e.g. contribution bounding with a fresh key per
+        call).  A chain batches a deterministic transformation once for ``n`` draws of the
+        measurement after it; a randomized one is re-run per draw (see :meth:`Measurement.sample`).
+    children, wiring, proof
+        As for :class:`~dpcert.core.measurement.Measurement` (read by :mod:`dpcert.core.trace`).
     """
 
     input_domain: Domain
@@ -61,9 +66,14 @@ class Transformation:
     stability_map: Callable[[Any], Any]
     name: str = "transformation"
     params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    randomized: bool = False
+    children: tuple[Any, ...] = ()
+    wiring: Wiring = "shared"
+    proof: str | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "params", _frozen_params(self.params))
+        object.__setattr__(self, "params", frozen_params(self.params))
+        object.__setattr__(self, "children", tuple(self.children))
 
     def __call__(self, data: Any) -> Any:
         """Apply the transformation, after checking ``data`` is in the input domain."""
@@ -81,8 +91,6 @@ class Transformation:
             self.map(d_in), self.output_metric.validate_d_in(d_out, "d_out"))
 
     def __rshift__(self, other: Any) -> Transformation | Measurement:
-        from dpcert.core.chaining import chain
-
         return chain(self, other)
 
     def describe(self) -> dict[str, Any]:
@@ -90,7 +98,7 @@ class Transformation:
         return {
             "kind": "transformation",
             "name": self.name,
-            "params": {k: _jsonable(v) for k, v in self.params.items()},
+            "params": {k: jsonable(v) for k, v in self.params.items()},
             "input": f"{self.input_domain!r} / {type(self.input_metric).__name__}",
             "output": f"{self.output_domain!r} / {type(self.output_metric).__name__}",
         }
@@ -101,13 +109,65 @@ class Transformation:
                 f"{type(self.output_metric).__name__})")
 
 
-def _jsonable(v: Any) -> Any:
-    from fractions import Fraction
+def _check_spaces(left: Transformation, right: Component) -> None:
+    if left.output_domain != right.input_domain:
+        raise DomainMismatch(
+            f"cannot chain {left.name} >> {right.name}: output domain {left.output_domain!r} "
+            f"!= input domain {right.input_domain!r}"
+        )
+    if left.output_metric != right.input_metric:
+        raise MetricMismatch(
+            f"cannot chain {left.name} >> {right.name}: output metric "
+            f"{type(left.output_metric).__name__} != input metric "
+            f"{type(right.input_metric).__name__}"
+        )
 
-    if isinstance(v, Fraction):
-        return str(v)
-    if isinstance(v, (int, float, str, bool)) or v is None:
-        return v
-    if isinstance(v, (list, tuple)):
-        return [_jsonable(x) for x in v]
-    return repr(v)
+
+def chain(left: Transformation, right: Any) -> Transformation | Measurement:
+    """``left >> right`` for a transformation on the left (see ``docs/proofs/chaining.md``).
+
+    If ``T`` is stable with map ``s`` and ``M`` is private with map ``p``, then ``M ∘ T`` is
+    private with map ``p ∘ s``; ``T2 ∘ T1`` is stable with map ``s2 ∘ s1``.
+    """
+    if isinstance(right, PartialConstructor):
+        right = right(left.output_domain, left.output_metric)
+    if isinstance(right, Transformation):
+        _check_spaces(left, right)
+        f0, f1 = left.function, right.function
+        s0, s1 = left.stability_map, right.stability_map
+        return Transformation(
+            left.input_domain, left.input_metric, right.output_domain, right.output_metric,
+            function=lambda x: f1(f0(x)),
+            stability_map=lambda d: s1(s0(d)),
+            name=f"{left.name} >> {right.name}",
+            params={"chain": [left.describe(), right.describe()]},
+            randomized=left.randomized or right.randomized,
+            children=(left, right), wiring="chain", proof="chaining.md",
+        )
+    if isinstance(right, Measurement):
+        _check_spaces(left, right)
+        f0, g1 = left.function, right.function
+        s0, p1 = left.stability_map, right.privacy_map
+        ev = right.event_map
+        batch = right.batch_map
+        return Measurement(
+            left.input_domain, left.input_metric, right.output_measure,
+            function=lambda x: g1(f0(x)),
+            privacy_map=lambda d: p1(s0(d)),
+            name=f"{left.name} >> {right.name}",
+            params={"chain": [left.describe(), right.describe()]},
+            event_map=None if ev is None else (lambda d: ev(s0(d))),
+            accuracy_map=right.accuracy_map,
+            # a deterministic left side is computed once for n draws; a randomized one per draw
+            batch_map=None if batch is None or left.randomized else _batch_after(f0, batch),
+            children=(left, right), wiring="chain", proof="chaining.md",
+        )
+    raise DomainMismatch(
+        f"cannot chain {left.name} >> {type(right).__name__}: expected a Transformation, "
+        "a Measurement or a then_* constructor"
+    )
+
+
+def _batch_after(f0: Callable[[Any], Any], batch: Callable[[Any, int], Any]
+                 ) -> Callable[[Any, int], Any]:
+    return lambda x, n: batch(f0(x), n)

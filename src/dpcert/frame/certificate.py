@@ -19,9 +19,9 @@ def build_certificate(plan: QueryPlan, cal: Calibration, *, session_total: Any,
     """Everything needed to re-check a release's privacy claim by hand."""
     import numpy as np
 
-    import dpcert
+    from dpcert._version import __version__
 
-    versions = {"dpcert": dpcert.__version__, "python": platform.python_version(),
+    versions = {"dpcert": __version__, "python": platform.python_version(),
                 "numpy": np.__version__}
     try:
         import polars as pl

@@ -37,12 +37,18 @@ from dpcert.core.domains import Domain, VectorDomain
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import ApproxDP
 from dpcert.core.metrics import InsertDeleteDistance, Metric, SymmetricDistance
-from dpcert.errors import MetricMismatch
+from dpcert.errors import InvalidParameter, MetricMismatch
 from dpcert.mechanisms._exactmath import exp_bounds, log_bounds, ru
 from dpcert.mechanisms._spaces import check_dataset_space
 from dpcert.samplers import discrete_laplace
 
-__all__ = ["make_partition_selection", "partition_threshold", "then_partition_selection"]
+__all__ = [
+    "keyed_threshold",
+    "laplace_tail",
+    "make_partition_selection",
+    "partition_threshold",
+    "then_partition_selection",
+]
 
 
 def partition_threshold(epsilon: Any, delta: Any) -> int:
@@ -55,6 +61,51 @@ def partition_threshold(epsilon: Any, delta: Any) -> int:
     q_lo, _ = exp_bounds(-eps)
     need = (log_bounds(1 / dl)[1] - log_bounds(1 + q_lo)[0]) / eps
     return max(2, math.ceil(need) + 1)
+
+
+def laplace_tail(scale: Any, m: int) -> Fraction:
+    """A rigorous upper bound on ``P(Z ≥ m)`` for ``Z ~ DLap(scale)`` (``P(z) ∝ e^{-|z|/scale}``).
+
+    ``P(Z ≥ m) = q^m / (1 + q)`` with ``q = e^{-1/scale}`` for ``m ≥ 0``; 1 for ``m ≤ 0``
+    (a valid bound).
+
+    Examples
+    --------
+    >>> float(laplace_tail(2, 0)), 0.3 < float(laplace_tail(2, 1)) < 0.38
+    (1.0, True)
+    """
+    s = check_positive(scale, "scale")
+    if m <= 0:
+        return Fraction(1)
+    q_lo, _ = exp_bounds(-1 / s)
+    _, qm_hi = exp_bounds(Fraction(-m) / s)
+    return min(Fraction(1), ru(qm_hi / (1 + q_lo)))
+
+
+def keyed_threshold(scale: Any, per_group: int, groups: int, delta: Any) -> int:
+    """Smallest τ with ``groups · P(Z ≥ τ − per_group) ≤ delta``, ``Z ~ DLap(scale)``.
+
+    Starts from the rigorous :func:`partition_threshold` and checks with :func:`laplace_tail`,
+    so the privacy map of a keyed release (which evaluates the same tail) meets ``delta``
+    exactly at the calibration point.
+
+    Examples
+    --------
+    >>> keyed_threshold(2, 1, 1, Fraction(1, 10**6))
+    28
+    >>> keyed_threshold(2, 3, 2, Fraction(1, 10**6))
+    32
+    """
+    s = check_positive(scale, "scale")
+    dl = check_probability(delta, "delta", open_low=True, open_high=True)
+    if groups < 1 or per_group < 0:
+        raise InvalidParameter(f"groups={groups} must be >= 1 and per_group={per_group} >= 0")
+    tau = partition_threshold(1 / s, dl / groups) - 1 + per_group
+    while groups * laplace_tail(s, tau - per_group) > dl:
+        tau += 1
+    while tau - 1 - per_group >= 1 and groups * laplace_tail(s, tau - 1 - per_group) <= dl:
+        tau -= 1
+    return tau
 
 
 def make_partition_selection(input_domain: Domain, input_metric: Metric, epsilon: Any,

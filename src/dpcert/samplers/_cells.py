@@ -158,7 +158,6 @@ class CellSampler:
     def _tail(self, right: bool, source: EntropySource) -> int:
         """Exact draw of the cell V conditioned on lying beyond the table on one side."""
         from dpcert.samplers.coins import bernoulli_exp
-        from dpcert.samplers.geom import geometric
 
         m0 = self.m_of(self.jr) if right else self.m_of(-(self.jl + 1))
         t = self.t
@@ -166,7 +165,8 @@ class CellSampler:
         b = (self.f(m0 + 2 * t) - 2 * self.f(m0 + t) + self.f(m0)) / 2
         a -= b  # f(m0 + t j) - f(m0) = a j + b j^2
         while True:
-            j = int(geometric(a, 1, source=source)[0])
+            # geometric with rate a: the one-sided Laplace engine itself (as samplers.geom does)
+            j = int(cell_sampler("laplace", 1 / a, True).sample(1, source)[0])
             if b == 0 or bool(bernoulli_exp(b * j * j, 1, source=source)[0]):
                 return self.jr + j if right else -(self.jl + 1 + j)
 

@@ -14,8 +14,8 @@ import numpy.typing as npt
 
 from dpcert._validate import check_size
 from dpcert.samplers._cells import cell_sampler
+from dpcert.samplers._limits import check_scale
 from dpcert.samplers.entropy import EntropySource, default_source
-from dpcert.samplers.laplace import check_scale
 
 __all__ = ["discrete_gaussian"]
 

@@ -12,8 +12,8 @@ import numpy.typing as npt
 from dpcert._validate import check_positive, check_size
 from dpcert.errors import InvalidParameter
 from dpcert.samplers._cells import cell_sampler
+from dpcert.samplers._limits import MAX_SCALE
 from dpcert.samplers.entropy import EntropySource, default_source
-from dpcert.samplers.laplace import MAX_SCALE
 
 __all__ = ["geometric"]
 

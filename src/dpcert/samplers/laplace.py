@@ -9,28 +9,15 @@ draw does not grow with the scale).
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 import numpy as np
 import numpy.typing as npt
 
-from dpcert._validate import check_positive, check_size
-from dpcert.errors import InvalidParameter
+from dpcert._validate import check_size
 from dpcert.samplers._cells import cell_sampler
+from dpcert.samplers._limits import MAX_SCALE, check_scale
 from dpcert.samplers.entropy import EntropySource, default_source
 
-__all__ = ["MAX_SCALE", "discrete_laplace"]
-
-#: Largest scale (or sigma) the integer samplers accept: outputs must stay far inside int64.
-MAX_SCALE = Fraction(2**52)
-
-
-def check_scale(value: object, name: str) -> Fraction:
-    """A positive rational scale no larger than :data:`MAX_SCALE`."""
-    s = check_positive(value, name)
-    if s > MAX_SCALE:
-        raise InvalidParameter(f"{name}={value!r} must be <= 2**52")
-    return s
+__all__ = ["MAX_SCALE", "check_scale", "discrete_laplace"]
 
 
 def discrete_laplace(scale: object, size: int, *, source: EntropySource | None = None
@@ -42,6 +29,7 @@ def discrete_laplace(scale: object, size: int, *, source: EntropySource | None =
     Examples
     --------
     >>> from dpcert.samplers import InsecureSeededSource
+    >>> from fractions import Fraction
     >>> x = discrete_laplace(Fraction(3), 200_000, source=InsecureSeededSource(4))
     >>> x.dtype, bool(abs(x.mean()) < 0.05), bool(abs(x.var() - 17.5) < 0.5)
     (dtype('int64'), True, True)

@@ -37,9 +37,10 @@ import numpy.typing as npt
 from dpcert._numbers import is_real_number
 from dpcert._validate import check_int, check_positive
 from dpcert.errors import InvalidParameter
+from dpcert.samplers._limits import MAX_SCALE
 from dpcert.samplers.entropy import EntropySource
 from dpcert.samplers.gaussian import discrete_gaussian
-from dpcert.samplers.laplace import MAX_SCALE, discrete_laplace
+from dpcert.samplers.laplace import discrete_laplace
 
 __all__ = ["LATTICE_BITS", "lattice_exponent", "lattice_gaussian", "lattice_laplace"]
 

@@ -1,0 +1,165 @@
+"""Certificates generated from the compiled chain, and their re-check.
+
+A certificate lists every step of the compiled measurement (:func:`dpcert.core.trace.trace` at
+one privacy unit): constructor, parameters, ``d_in``, ``d_out`` and proof note, plus the plan,
+the schema, the budget and the charged amount ``m.map(1)``.  :func:`check_certificate`
+re-compiles the plan from the certificate and confirms the charged amount and every step.
+
+Compatibility rules of the format (``"format": "dpcert-compiled-certificate/1"``): the fields
+``plan``, ``schema``, ``budget``, ``charged`` and ``steps[*].{constructor, d_in, d_out, proof}``
+never change meaning within version 1; new fields may be added; exact numbers are strings
+(``"1/3"``), shown numbers are rounded up.  Filters are recorded as text: their map is the
+identity (``docs/proofs/frame_filter.md``), so the check re-derives the charged amount without
+them and says so.
+
+Examples
+--------
+>>> from dpcert.core.measures import PureDP
+>>> from dpcert.frame.compile import compile_plan
+>>> from dpcert.frame.plan import Count, QueryPlan
+>>> plan = QueryPlan((Count(),), group_keys=("g",), public_keys=(("a",), ("b",)))
+>>> m = compile_plan(plan, PureDP(1), schema={"g": "str"}, backend=None)
+>>> cert = compiled_certificate(m, plan, PureDP(1), {"g": "str"})
+>>> [s["constructor"] for s in cert["steps"]][:4]
+['bound_contributions', 'group_by', 'composition[1]', 'select_stat']
+>>> check_certificate(cert).ok
+True
+"""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from dpcert._version import __version__
+from dpcert.core._describe import jsonable
+from dpcert.core.measurement import Measurement
+from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
+from dpcert.core.trace import trace
+from dpcert.errors import InvalidParameter
+from dpcert.frame.plan import (
+    Aggregate,
+    Count,
+    CountDistinct,
+    Mean,
+    Quantile,
+    QueryPlan,
+    Sum,
+    Variance,
+)
+
+__all__ = ["FORMAT", "CheckResult", "check_certificate", "compiled_certificate",
+           "plan_from_json"]
+
+FORMAT = "dpcert-compiled-certificate/1"
+_AGGREGATES: dict[str, type[Aggregate]] = {
+    c.__name__: c for c in (Count, CountDistinct, Sum, Mean, Variance, Quantile)}
+_MEASURES: dict[str, type[Measure]] = {"PureDP": PureDP, "ApproxDP": ApproxDP, "ZCDP": ZCDP}
+
+
+def _budget_json(budget: Measure) -> dict[str, Any]:
+    return {"measure": type(budget).__name__, "value": jsonable(budget.require_value())}
+
+
+def budget_from_json(d: Mapping[str, Any]) -> Measure:
+    """The budget recorded by :func:`compiled_certificate`."""
+    cls = _MEASURES.get(str(d.get("measure")))
+    if cls is None:
+        raise InvalidParameter(f"budget.measure={d.get('measure')!r} is not one of "
+                               f"{sorted(_MEASURES)}")
+    v = d.get("value")
+    args = [Fraction(x) for x in v] if isinstance(v, list) else [Fraction(str(v))]
+    return cls(*args)
+
+
+def plan_from_json(d: Mapping[str, Any]) -> QueryPlan:
+    """Rebuild a :class:`QueryPlan` from ``plan.describe()`` (filters are dropped: see
+    module docstring)."""
+    aggs: list[Aggregate] = []
+    for i, a in enumerate(d.get("aggregates", [])):
+        cls = _AGGREGATES.get(str(a.get("kind")))
+        if cls is None:
+            raise InvalidParameter(f"plan.aggregates[{i}].kind={a.get('kind')!r} is unknown")
+        kw = {k: v for k, v in a.items() if k not in ("kind", "alias_name", "weight")}
+        if "bounds" in kw:
+            kw["bounds"] = tuple(kw["bounds"])
+        if "qs" in kw:
+            kw["qs"] = tuple(kw["qs"])
+        agg: Aggregate = cls(**kw)
+        if a.get("alias_name"):
+            agg = agg.alias(a["alias_name"])
+        aggs.append(agg.weighted(Fraction(str(a.get("weight", 1)))))
+    keys = d.get("keys")
+    unit = d.get("privacy_unit")
+    return QueryPlan(
+        tuple(aggs), group_keys=tuple(d.get("group_keys", ())),
+        public_keys=None if keys == "private" else tuple(tuple(k) for k in keys or [[]]),
+        privacy_unit=None if unit in (None, "row") else str(unit),
+        max_groups=int(d.get("max_groups", 1)),
+        max_rows_per_group=int(d.get("max_rows_per_group", 1)))
+
+
+def compiled_certificate(m: Measurement, plan: QueryPlan, budget: Measure,
+                         schema: Mapping[str, str]) -> dict[str, Any]:
+    """A JSON-serialisable certificate of the compiled release ``m`` of ``plan``."""
+    import numpy as np
+
+    charged = m.map(1)
+    return {
+        "format": FORMAT,
+        "plan": plan.describe(),
+        "schema": dict(schema),
+        "budget": _budget_json(budget),
+        "d_in": "1 privacy unit" if plan.privacy_unit else "1 row",
+        "charged": budget.to_json(charged),
+        "charged_exact": jsonable(charged),
+        "steps": [s.to_json() for s in trace(m, 1)],
+        "versions": {"dpcert": __version__, "python": platform.python_version(),
+                     "numpy": np.__version__},
+    }
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The outcome of :func:`check_certificate`."""
+
+    ok: bool
+    charged: Any
+    messages: tuple[str, ...]
+
+
+def check_certificate(cert: Mapping[str, Any]) -> CheckResult:
+    """Re-compile the certificate's plan under its budget and compare the charged amount and
+    every step's constructor, ``d_in``, ``d_out`` and proof note."""
+    from dpcert.frame.compile import compile_plan
+
+    if cert.get("format") != FORMAT:
+        raise InvalidParameter(f"format={cert.get('format')!r}: expected {FORMAT!r}")
+    plan = plan_from_json(cert["plan"])
+    budget = budget_from_json(cert["budget"])
+    m = compile_plan(plan, budget, schema=dict(cert["schema"]), backend=None)
+    charged = m.map(1)
+    msgs: list[str] = []
+    if jsonable(charged) != cert.get("charged_exact"):
+        msgs.append(f"charged: recorded {cert.get('charged_exact')} != recompiled "
+                    f"{jsonable(charged)}")
+    if not budget.compare(charged, budget.require_value()):
+        msgs.append(f"charged {budget.describe(charged)} exceeds the budget {budget!r}")
+    fields = ("constructor", "d_in", "d_out", "proof")
+    recorded = [s for s in cert.get("steps", []) if s.get("constructor") != "frame_filter"]
+    again = [s.to_json() for s in trace(m, 1)]
+    if len(recorded) != len(again):
+        msgs.append(f"steps: recorded {len(recorded)} (without filters) != recompiled "
+                    f"{len(again)}")
+    for i, (a, b) in enumerate(zip(recorded, again, strict=False)):
+        for f in fields:
+            if a.get(f) != b.get(f):
+                msgs.append(f"steps[{i}].{f}: recorded {a.get(f)!r} != recompiled {b.get(f)!r}")
+    n_filters = len(cert["plan"].get("filters", []))
+    if n_filters:
+        msgs.append(f"note: {n_filters} filter(s) not re-checked (identity map)")
+    ok = not any(not s.startswith("note:") for s in msgs)
+    return CheckResult(ok, charged, tuple(msgs))

@@ -1,0 +1,308 @@
+"""Compile a query plan into one core :class:`~dpcert.core.measurement.Measurement`.
+
+The chain is built only from core constructors, and its privacy map is the only source of what
+a release charges (design: ``design/engine-compile.md``; OpenDP and Tumult compile the same way)::
+
+    (FrameDomain, UnitDistance(unit))
+      >> frame_filter(plan.filters)                        # row-local, allow-listed
+      >> bound_contributions(by, G, R, key)                 # UnitDistance -> GroupDistance
+      >> group_by(keys, stats)                              # one backend pass, exact integers
+      >> composition([select_stat(s) >> laplace | gaussian for each stat])   # public keys
+         | keyed_release(count, parts)                      # private keys: the count selects
+      >> to_table                                           # post-processing: means, intervals
+
+Policy (not privacy): the budget is split across the *distinct* noisy statistics in proportion
+to the aggregates' weights -- a mean and a count share one noisy row count (issue item 5), and
+with private keys the released count is the selection statistic, so no budget goes to a
+separate selection.  Fixed-point sums use the unit ``2^e`` with ``2^e ≤ 2^-20 ×`` the noise
+scale.  Before returning, the compiled map is checked against the budget (Tumult's self-check):
+``budget.compare(m.map(1), budget)``, else :class:`~dpcert.errors.BudgetExceeded`.
+
+Examples
+--------
+>>> from dpcert.core.measures import PureDP
+>>> from dpcert.frame.plan import Count, QueryPlan
+>>> plan = QueryPlan((Count(),), group_keys=("g",), public_keys=(("a",), ("b",)))
+>>> m = compile_plan(plan, PureDP(1), schema={"g": "str"}, backend=None)
+>>> m.map(1), m.params["stats"]
+(Fraction(1, 1), ['count'])
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from dpcert.backends.base import FrameOps, StatSpec
+from dpcert.combinators.composition import make_composition
+from dpcert.combinators.conversions import make_pureDP_to_approxDP
+from dpcert.combinators.keyed import make_keyed_release
+from dpcert.core.domains import AtomDomain, VectorDomain
+from dpcert.core.frames import FrameDomain, UnitDistance
+from dpcert.core.measurement import Measurement
+from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
+from dpcert.core.metrics import L1Distance, L2Distance
+from dpcert.core.transformation import Transformation
+from dpcert.errors import BudgetExceeded, InvalidParameter, MeasureMismatch
+from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, QueryPlan, Sum, Variance
+from dpcert.frame.postprocess import mean_interval, variance_interval
+from dpcert.mechanisms.gaussian import make_gaussian
+from dpcert.mechanisms.laplace import make_laplace
+from dpcert.mechanisms.threshold import keyed_threshold
+from dpcert.transformations.frame import (
+    make_bound_contributions,
+    make_frame_filter,
+    make_group_by,
+    make_select_stat,
+    per_group_change,
+)
+from dpcert.transformations.frame.stats import sqrt_up
+
+__all__ = ["NoisyStat", "compile_plan", "plan_stats"]
+
+#: Fixed-point unit of sums: at most 2^-PRECISION_BITS of the noise scale.
+PRECISION_BITS = 20
+
+
+@dataclass(frozen=True)
+class NoisyStat:
+    """One distinct noisy statistic of a plan: kind, column, value bounds and budget weight."""
+
+    name: str
+    kind: str
+    column: str | None
+    bounds: tuple[Fraction, Fraction] | None
+    weight: Fraction
+
+
+def _stat(stats: dict[str, NoisyStat], name: str, kind: str, column: str | None,
+          bounds: tuple[float, float] | None, weight: Fraction) -> str:
+    b = None if bounds is None else (Fraction(bounds[0]), Fraction(bounds[1]))
+    old = stats.get(name)
+    stats[name] = NoisyStat(name, kind, column, b,
+                            weight if old is None else max(old.weight, weight))
+    return name
+
+
+def plan_stats(plan: QueryPlan) -> tuple[dict[str, NoisyStat], dict[str, dict[str, str]]]:
+    """The distinct noisy statistics of ``plan`` and, per output, which statistics it reads.
+
+    A row count needed by several aggregates (count, mean, variance) is one statistic, with the
+    largest of their weights.  With private keys and no count, a distinct-unit count (or row
+    count when rows are units) is added as the selection statistic.
+    """
+    stats: dict[str, NoisyStat] = {}
+    uses: dict[str, dict[str, str]] = {}
+    rows_are_units = plan.privacy_unit is None
+    for a in plan.aggregates:
+        w = Fraction(a.weight)
+        if isinstance(a, Count) or (isinstance(a, CountDistinct) and rows_are_units):
+            uses[a.name] = {"n": _stat(stats, "count", "count", None, None, w)}
+        elif isinstance(a, CountDistinct):
+            uses[a.name] = {"n": _stat(stats, "units", "unit_count", plan.privacy_unit, None, w)}
+        elif isinstance(a, (Sum, Mean, Variance)):
+            key = f"{a.column}[{a.bounds[0]!r},{a.bounds[1]!r}]"
+            u = {"s": _stat(stats, f"sum:{key}", "fixed_sum", a.column, a.bounds, w)}
+            if isinstance(a, (Mean, Variance)):
+                u["n"] = _stat(stats, "count", "count", None, None, w)
+            if isinstance(a, Variance):
+                u["q"] = _stat(stats, f"sumsq:{key}", "fixed_sum_sq", a.column, a.bounds, w)
+            uses[a.name] = u
+        elif isinstance(a, Quantile):
+            raise InvalidParameter(
+                f"aggregate {a.name!r}: quantiles are not compiled to core measurements yet "
+                "(use release(), which calibrates them on the old path)")
+        else:  # pragma: no cover - plan validation prevents this
+            raise InvalidParameter(f"unsupported aggregate {a!r}")
+    if plan.public_keys is None and "count" not in stats and "units" not in stats:
+        kind = "count" if rows_are_units else "unit_count"
+        _stat(stats, "units" if kind == "unit_count" else "count", kind,
+              plan.privacy_unit if kind == "unit_count" else None, None, Fraction(1))
+    return stats, uses
+
+
+def _split(budget: Measure, stats: Mapping[str, NoisyStat], private: bool
+           ) -> tuple[dict[str, Fraction], Fraction | None]:
+    value = budget.require_value("budget")
+    total_w = sum((s.weight for s in stats.values()), Fraction(0))
+    if isinstance(budget, (PureDP, ZCDP)):
+        if private:
+            raise InvalidParameter(
+                f"budget={type(budget).__name__}(...) cannot pay for private keys (selection "
+                "needs δ): use ApproxDP(epsilon, delta) or give the public keys")
+        total, delta = Fraction(value), None
+    elif isinstance(budget, ApproxDP):
+        total, delta = Fraction(value[0]), Fraction(value[1])
+        if private and delta == 0:
+            raise InvalidParameter("private keys need delta > 0 in the ApproxDP budget")
+    else:
+        raise MeasureMismatch(f"budget={budget!r}: the engine supports PureDP, ApproxDP, ZCDP")
+    if total <= 0:
+        raise InvalidParameter(f"budget={budget!r} must be positive")
+    return {n: total * s.weight / total_w for n, s in stats.items()}, delta
+
+
+def _exponent(s: NoisyStat, share: Fraction, G: int, R: int, zcdp: bool) -> int:
+    """Fixed-point exponent e with 2^e ≈ 2^-PRECISION_BITS × the real noise scale."""
+    if s.bounds is None:
+        return 0
+    mag = max(abs(s.bounds[0]), abs(s.bounds[1]))
+    if s.kind == "fixed_sum_sq":
+        mag = mag * mag
+    if mag == 0:
+        return 0
+    scale = (G * R * mag / share) if not zcdp else (
+        math.sqrt(G) * R * float(mag) / math.sqrt(2 * float(share)))
+    return math.floor(math.log2(float(scale))) - PRECISION_BITS
+
+
+def _noise(sel: Transformation, share: Fraction, d1: tuple[int, int, int], zcdp: bool
+           ) -> Measurement:
+    sens = Fraction(sel.map(d1))
+    space = VectorDomain(AtomDomain(int), size=sel.output_domain.size)  # type: ignore[attr-defined]
+    if zcdp:
+        sigma = sqrt_up(sens * sens / (2 * share)) if sens > 0 else Fraction(1)
+        return make_gaussian(space, L2Distance(), sigma)
+    scale = sens / share if sens > 0 else Fraction(1)
+    return make_laplace(space, L1Distance(), scale)
+
+
+def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
+                 backend: FrameOps | None, key: bytes | None = None, alpha: Any = 0.05,
+                 source: Any = None) -> Measurement:
+    """The release of ``plan`` as one Measurement on ``(FrameDomain(schema), UnitDistance)``.
+
+    Parameters
+    ----------
+    plan : QueryPlan
+    budget : PureDP(ε), ApproxDP(ε, δ) or ZCDP(ρ) -- the most the release may cost at one unit
+    schema : column → logical type of the data (``backend.schema(data)``)
+    backend : FrameOps running the data work (``None`` builds the map only)
+    key : 16-byte bounding key, or None for a fresh CSPRNG key per run
+    alpha : interval level of the output table
+
+    Returns
+    -------
+    Measurement
+        Output: ``{column: list}`` with the key columns, then per output name ``<name>``,
+        ``<name>_ci_low``, ``<name>_ci_high``.  Its ``map(1)`` is what the release costs.
+    """
+    private = plan.public_keys is None
+    stats, uses = plan_stats(plan)
+    shares, delta = _split(budget, stats, private)
+    zcdp = isinstance(budget, ZCDP)
+    by = tuple(plan.group_keys)
+    G = plan.max_groups if by else 1
+    R = plan.max_rows_per_group
+    specs: dict[str, StatSpec] = {}
+    for n, s in stats.items():
+        e = _exponent(s, shares[n], G, R, zcdp)
+        specs[n] = StatSpec(n, s.kind, s.column,  # type: ignore[arg-type]
+                            None if s.bounds is None else s.bounds[0],
+                            None if s.bounds is None else s.bounds[1], exponent=e)
+    domain = FrameDomain(tuple(schema.items()), _schema_reader(backend))
+    metric = UnitDistance(plan.privacy_unit)
+    values = tuple(dict.fromkeys(c for s in specs.values() if s.column and
+                                 s.kind.startswith("fixed") for c in [s.column]))
+    t: Any = make_bound_contributions(domain, metric, by, G, R, backend=backend, key=key,
+                                      value_columns=values, source=source)
+    if plan.filters:
+        if backend is None:
+            raise InvalidParameter("filters need a backend to check them (backend=None)")
+        t = make_frame_filter(domain, metric, plan.filters, backend=backend) >> t
+    t = t >> make_group_by(t.output_domain, t.output_metric, by, plan.public_keys,
+                           list(specs.values()), backend=backend)
+    assert isinstance(t, Transformation)
+    d1 = t.map(1)
+    gdom, gmet = t.output_domain, t.output_metric
+    selected = {n: make_select_stat(gdom, gmet, sp, "L2" if zcdp else "L1")
+                for n, sp in specs.items()}
+    noises = {n: _noise(sel, shares[n], d1, zcdp) for n, sel in selected.items()}
+    parts = {n: sel >> noises[n] for n, sel in selected.items()}
+    names = list(parts)
+    inner: Measurement
+    if private:
+        assert delta is not None
+        cname = "count" if "count" in specs else "units"
+        scale = noises[cname].params["scale"]
+        c1 = per_group_change(specs[cname], d1)
+        tau = keyed_threshold(scale, c1, d1[1], delta)
+        inner = make_keyed_release(gdom, gmet, specs[cname], scale, tau,
+                                   {n: p for n, p in parts.items() if n != cname})  # type: ignore[misc]
+    else:
+        comp = make_composition([parts[n] for n in names])  # type: ignore[misc]
+        inner = make_pureDP_to_approxDP(comp) if isinstance(budget, ApproxDP) else comp
+    a = Fraction(alpha)
+    units = {n: Fraction(2) ** sp.exponent for n, sp in specs.items()}
+    half = {n: {lvl: float(noises[n].accuracy(a / lvl) * units[n]) for lvl in (1, 2, 3)}
+            for n in names}
+    table = _to_table(plan, uses, units, half, names, private)
+    m = t >> inner >> table
+    assert isinstance(m, Measurement)
+    m = Measurement(m.input_domain, m.input_metric, m.output_measure, m.function,
+                    m.privacy_map, name="query", event_map=m.event_map,
+                    batch_map=m.batch_map, children=(m,), wiring="chain",
+                    params={"plan": plan.describe(), "stats": names,
+                            "scales": {n: str(noises[n].params["scale"] * units[n])
+                                       for n in names},
+                            "exponents": {n: specs[n].exponent for n in names},
+                            "threshold": inner.params.get("threshold")})
+    spent = m.map(1)
+    if not budget.compare(spent, budget.require_value("budget")):
+        raise BudgetExceeded(  # pragma: no cover - a compiler bug, never expected
+            f"compiled plan costs {budget.describe(spent)} > budget {budget!r}")
+    return m
+
+
+def _schema_reader(backend: FrameOps | None) -> Any:
+    if backend is None:
+        return lambda frame: {}
+    return backend.schema
+
+
+def _to_table(plan: QueryPlan, uses: Mapping[str, Mapping[str, str]],
+              units: Mapping[str, Fraction], half: Mapping[str, Mapping[int, float]],
+              names: list[str], private: bool) -> Any:
+    """The post-processing step: noisy integers → estimates and intervals per output."""
+    by = list(plan.group_keys)
+    public = plan.public_keys
+
+    def real(v: Any, n: str) -> np.ndarray[Any, Any]:
+        arr = np.asarray(v)
+        if arr.dtype == object:
+            return np.array([float(Fraction(int(x)) * units[n]) for x in arr.tolist()])
+        return arr.astype(np.float64) * float(units[n])  # units are powers of two: exact
+
+    def to_table(out: Any) -> dict[str, list[Any]]:
+        if private:
+            keys, noisy = out["keys"], {n: out[n] for n in names}
+        else:
+            assert public is not None
+            keys, noisy = list(public), dict(zip(names, out, strict=True))
+        cols: dict[str, list[Any]] = {c: [k[i] for k in keys] for i, c in enumerate(by)}
+        for a in plan.aggregates:
+            u = uses[a.name]
+            if isinstance(a, Mean):
+                v, lo, hi = mean_interval(real(noisy[u["s"]], u["s"]), real(noisy[u["n"]], u["n"]),
+                                          half[u["s"]][2], half[u["n"]][2], a.bounds)
+            elif isinstance(a, Variance):
+                v, lo, hi = variance_interval(
+                    real(noisy[u["s"]], u["s"]), real(noisy[u["q"]], u["q"]),
+                    real(noisy[u["n"]], u["n"]), half[u["s"]][3], half[u["q"]][3],
+                    half[u["n"]][3], a.bounds)
+            else:
+                n = u.get("s", u.get("n", ""))
+                v = real(noisy[n], n)
+                lo, hi = v - half[n][1], v + half[n][1]
+            cols[a.name] = v.tolist()
+            cols[f"{a.name}_ci_low"] = np.asarray(lo).tolist()
+            cols[f"{a.name}_ci_high"] = np.asarray(hi).tolist()
+        return cols
+
+    to_table.__name__ = "to_table"
+    return to_table

@@ -1,0 +1,166 @@
+"""Select one integer statistic of the groups as a vector: GroupDistance → L1 or L2
+(proof: ``docs/proofs/frame_stats.md``).
+
+With ``d = (u, l0, l∞)`` (units changed, groups changed, most rows changed in one group), one
+group's statistic moves by at most ``c``:
+
+================  =====================  =============================================
+kind              per-group change ``c``  why
+================  =====================  =============================================
+``count``         ``l∞``                  one row moves a row count by 1
+``unit_count``    ``min(u, l∞)``          a group's distinct units change by at most the
+                                          units changed, and by at most its rows changed
+``fixed_sum``     ``l∞·M``                each row's integer is in ``[lo, hi]``, ``M`` its
+                                          largest magnitude
+``fixed_sum_sq``  ``l∞·M``                the same, for the squared values' integers
+================  =====================  =============================================
+
+and at most ``l0`` groups move, so the vector moves by ``l0·c`` in L1 and ``√l0·c`` in L2 (a
+rational upper root within 2^-40).  The integer ``make_laplace`` / ``make_gaussian`` then apply
+unchanged.
+
+Examples
+--------
+>>> from fractions import Fraction
+>>> from dpcert.backends.base import StatSpec
+>>> from dpcert.core.frames import GroupDistance, GroupedDomain
+>>> dom = GroupedDomain(("g",), ("n", "s"), (("a",), ("b",)))
+>>> n = make_select_stat(dom, GroupDistance(), StatSpec("n", "count"), "L1")
+>>> n.map((1, 2, 3)), n.output_domain
+(Fraction(6, 1), VectorDomain(AtomDomain(int), size=2))
+>>> s = StatSpec("s", "fixed_sum", "x", Fraction(-1), Fraction(5, 2), exponent=-1)
+>>> make_select_stat(dom, GroupDistance(), s, "L2").map((1, 4, 1))
+Fraction(10, 1)
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any, Literal
+
+import numpy as np
+
+from dpcert.backends.base import StatSpec
+from dpcert.core.domains import AtomDomain, Domain, VectorDomain
+from dpcert.core.frames import GroupDistance, GroupedDomain
+from dpcert.core.metrics import L1Distance, L2Distance, Metric
+from dpcert.core.partial import PartialConstructor, partial
+from dpcert.core.transformation import Transformation
+from dpcert.errors import DomainMismatch, InvalidParameter, MetricMismatch
+
+__all__ = ["fixed_magnitude", "make_select_stat", "per_group_change", "sqrt_up",
+           "then_select_stat"]
+
+Norm = Literal["L1", "L2"]
+
+
+def _rhe(q: Fraction) -> int:
+    return round(q)  # Fraction rounds half to even
+
+
+def fixed_magnitude(spec: StatSpec) -> int:
+    """``M``: the largest magnitude of one row's integer under the fixed-point value rule.
+
+    Examples
+    --------
+    >>> fixed_magnitude(StatSpec("s", "fixed_sum", "x", Fraction(-3), Fraction(2), exponent=0))
+    3
+    >>> fixed_magnitude(StatSpec("q", "fixed_sum_sq", "x", Fraction(-3), Fraction(2), exponent=1))
+    4
+    """
+    if spec.lower is None or spec.upper is None:
+        raise InvalidParameter(f"stat {spec.name!r}: {spec.kind} needs lower and upper bounds")
+    lo, hi = Fraction(spec.lower), Fraction(spec.upper)
+    unit = Fraction(2) ** spec.exponent
+    if spec.kind == "fixed_sum":
+        return max(abs(_rhe(lo / unit)), abs(_rhe(hi / unit)))
+    if spec.kind == "fixed_sum_sq":
+        return _rhe(max(lo * lo, hi * hi) / unit)
+    raise InvalidParameter(f"stat {spec.name!r}: kind={spec.kind!r} is not a fixed-point sum")
+
+
+def per_group_change(spec: StatSpec, d: tuple[int, int, int]) -> int:
+    """``c``: how much one group's statistic can move when ``d = (u, l0, l∞)``."""
+    u, _, li = d
+    if spec.kind == "count":
+        return li
+    if spec.kind == "unit_count":
+        return min(u, li)
+    if spec.kind in ("fixed_sum", "fixed_sum_sq"):
+        return li * fixed_magnitude(spec)
+    raise InvalidParameter(
+        f"stat {spec.name!r}: kind={spec.kind!r} cannot be selected as a vector (quantile "
+        "counts go to make_grouped_quantile)")
+
+
+def sqrt_up(x: int | Fraction, bits: int = 40) -> Fraction:
+    """A rational upper bound on √x within a relative ``2^-bits`` (exact for squares).
+
+    Examples
+    --------
+    >>> sqrt_up(4), sqrt_up(Fraction(9, 4))
+    (Fraction(2, 1), Fraction(3, 2))
+    >>> s = sqrt_up(2)
+    >>> s * s >= 2 and float(s) - 2 ** 0.5 < 1e-11
+    True
+    """
+    q = Fraction(x)
+    if q < 0:
+        raise InvalidParameter(f"x={x} must be >= 0")
+    n, d = q.numerator, q.denominator
+    rn, rd = math.isqrt(n), math.isqrt(d)
+    if rn * rn == n and rd * rd == d:
+        return Fraction(rn, rd)
+    shift = max(0, bits - (n.bit_length() - d.bit_length()) // 2 + 2)
+    # isqrt(floor(x·4^shift)) + 1 > √(x·4^shift), so dividing by 2^shift gives a bound ≥ √x
+    return Fraction(math.isqrt((n << (2 * shift)) // d) + 1, 1 << shift)
+
+
+def make_select_stat(input_domain: Domain, input_metric: Metric, spec: StatSpec,
+                     norm: Norm = "L1") -> Transformation:
+    """The vector of statistic ``spec.name`` over the groups (in the groups' order).
+
+    Parameters
+    ----------
+    input_domain : GroupedDomain containing ``spec.name``
+    input_metric : GroupDistance
+    spec : the statistic's StatSpec (its kind and bounds give the per-group change)
+    norm : ``"L1"`` (for Laplace) or ``"L2"`` (for Gaussian)
+    """
+    if not isinstance(input_domain, GroupedDomain):
+        raise DomainMismatch(f"make_select_stat needs a GroupedDomain, got {input_domain!r}")
+    if not isinstance(input_metric, GroupDistance):
+        raise MetricMismatch(f"make_select_stat needs GroupDistance, got "
+                             f"{type(input_metric).__name__}")
+    if spec.name not in input_domain.stats:
+        raise InvalidParameter(f"stat={spec.name!r} is not one of {list(input_domain.stats)}")
+    if norm not in ("L1", "L2"):
+        raise InvalidParameter(f"norm={norm!r} must be 'L1' or 'L2'")
+    per_group_change(spec, (1, 1, 1))  # validates the kind and bounds now
+    size = None if input_domain.keys is None else len(input_domain.keys)
+    out = VectorDomain(AtomDomain(int), size=size)
+    name = spec.name
+
+    def function(grouped: Any) -> Any:
+        return np.asarray(grouped.values[name], dtype=np.int64)
+
+    def stability_map(d: tuple[int, int, int]) -> Fraction:
+        c = per_group_change(spec, d)
+        l0 = d[1]
+        return Fraction(l0 * c) if norm == "L1" else sqrt_up(l0) * c
+
+    return Transformation(
+        input_domain, input_metric, out, L1Distance() if norm == "L1" else L2Distance(),
+        function=function,
+        stability_map=stability_map,
+        name="select_stat",
+        params={"stat": name, "kind": spec.kind, "norm": norm,
+                "magnitude": fixed_magnitude(spec) if spec.kind.startswith("fixed") else 1},
+        proof="frame_stats.md",
+    )
+
+
+def then_select_stat(spec: StatSpec, norm: Norm = "L1") -> PartialConstructor:
+    """Partial form of :func:`make_select_stat`."""
+    return partial(make_select_stat, "select_stat", spec, norm)

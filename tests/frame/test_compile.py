@@ -1,0 +1,156 @@
+"""compile_plan: a query plan becomes one core Measurement whose map is what a release costs.
+
+Differential test against the old calibration (``frame/calibrate.py``): the compiled map never
+charges more, and no noise scale is larger.
+"""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+from typing import Any
+
+import pytest
+
+from dpcert.core.measures import ZCDP, ApproxDP, PureDP
+from dpcert.core.trace import trace
+from dpcert.errors import BudgetExceeded, InvalidParameter
+from dpcert.frame import compile as compile_mod
+from dpcert.frame.calibrate import calibrate
+from dpcert.frame.compile import compile_plan, plan_stats
+from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, QueryPlan, Sum, Variance
+
+SCHEMA = {"pid": "int", "g": "str", "x": "float"}
+KEYS = (("a",), ("b",), ("c",))
+
+
+def data(n_units: int = 300, seed: int = 0) -> dict[str, list[Any]]:
+    rng = random.Random(seed)
+    rows = [(u, rng.choice("abc"), rng.uniform(0, 10)) for u in range(n_units)
+            for _ in range(rng.randint(1, 3))]
+    return {"pid": [r[0] for r in rows], "g": [r[1] for r in rows], "x": [r[2] for r in rows]}
+
+
+def plan(*aggs: Any, keys: Any = KEYS, G: int = 2, R: int = 2, unit: str | None = "pid",
+         filters: tuple[Any, ...] = ()) -> QueryPlan:
+    return QueryPlan(tuple(aggs), group_keys=("g",), public_keys=keys, privacy_unit=unit,
+                     max_groups=G if unit else 1, max_rows_per_group=R if unit else 1,
+                     filters=filters)
+
+
+PLANS = [
+    plan(Count()),
+    plan(Count(), Sum("x", (0.0, 10.0))),
+    plan(Mean("x", (0.0, 10.0))),
+    plan(Count(), Mean("x", (-1.0, 10.0)), Variance("x", (0.0, 10.0))),
+    plan(CountDistinct(), Sum("x", (0.0, 10.0)).weighted(3)),
+    plan(Count(), Sum("x", (0.0, 5.0)), unit=None),
+]
+BUDGETS = [PureDP(1), ApproxDP(Fraction(1, 2), Fraction(1, 10**6)), ZCDP(Fraction(1, 2))]
+
+
+@pytest.mark.parametrize("p", PLANS)
+@pytest.mark.parametrize("budget", BUDGETS)
+def test_compiled_map_never_charges_more_than_the_old_calibration(p: QueryPlan,
+                                                                   budget: Any) -> None:
+    m = compile_plan(p, budget, schema=SCHEMA, backend=None)
+    old = calibrate(p, budget)
+    assert budget.compare(m.map(1), budget.require_value())
+    if isinstance(budget, ZCDP):
+        # both round σ up (rational roots within 2^-40): equal up to that rounding
+        assert m.map(1) <= old.total * (1 + Fraction(1, 2**30))
+    else:
+        assert budget.compare(m.map(1), old.total)
+    # no count's noise is larger than before
+    for c in old.components:
+        if c.kind == "count":
+            assert Fraction(m.params["scales"]["count"]) <= c.scale * c.unit
+
+
+@pytest.mark.parametrize("budget", BUDGETS[:2])
+def test_private_keys_spend_no_separate_selection_budget(budget: Any) -> None:
+    p = plan(Count(), keys=None)
+    if isinstance(budget, PureDP):
+        with pytest.raises(InvalidParameter, match="cannot pay for private keys"):
+            compile_plan(p, budget, schema=SCHEMA, backend=None)
+        return
+    m = compile_plan(p, budget, schema=SCHEMA, backend=None)
+    old = calibrate(p, budget)
+    eps, delta = m.map(1)
+    assert eps == Fraction(1, 2) and delta <= Fraction(1, 10**6)
+    # the old path halves ε between the count and a separate selection: noise 2× larger
+    assert Fraction(m.params["scales"]["count"]) * 2 == next(
+        c.scale for c in old.components if c.kind == "count")
+
+
+def test_a_mean_reuses_the_released_count() -> None:
+    stats, uses = plan_stats(plan(Count(), Mean("x", (0.0, 10.0))))
+    assert sorted(stats) == ["count", "sum:x[0.0,10.0]"]
+    assert uses["mean_x"]["n"] == uses["count"]["n"] == "count"
+
+
+def test_release_values_and_intervals(memory_ops: Any) -> None:
+    p = plan(Count(), Mean("x", (0.0, 10.0)), Variance("x", (0.0, 10.0)), G=3, R=3)
+    m = compile_plan(p, PureDP(200), schema=SCHEMA, backend=memory_ops, key=bytes(16))
+    d = data()
+    out = m(d)
+    assert out["g"] == ["a", "b", "c"]
+    true_counts = [d["g"].count(k) for k in "abc"]
+    for got, want, lo, hi in zip(out["count"], true_counts, out["count_ci_low"],
+                                 out["count_ci_high"], strict=True):
+        assert lo <= got <= hi and abs(got - want) < 10
+    for v, lo, hi in zip(out["mean_x"], out["mean_x_ci_low"], out["mean_x_ci_high"],
+                         strict=True):
+        assert lo <= v <= hi and 4 < v < 6
+    assert all(6 < v < 10 for v in out["variance_x"])  # uniform(0, 10): 8.33
+
+
+def test_filters_go_through_the_backend_allow_list(memory_ops: Any) -> None:
+    from dpcert.errors import UnsafeExpression
+
+    with pytest.raises(UnsafeExpression):
+        compile_plan(plan(Count(), filters=(("x", "rank", 1),)), PureDP(1), schema=SCHEMA,
+                     backend=memory_ops)
+    m = compile_plan(plan(Count(), filters=(("x", ">", 5.0),)), PureDP(100), schema=SCHEMA,
+                     backend=memory_ops, key=bytes(16))
+    d = data()
+    assert abs(sum(m(d)["count"]) - sum(x > 5 for x in d["x"])) < 30
+
+
+def test_private_keys_release(memory_ops: Any) -> None:
+    p = plan(Count(), Sum("x", (0.0, 10.0)), keys=None, G=1, R=1)
+    m = compile_plan(p, ApproxDP(1, Fraction(1, 10**6)), schema=SCHEMA, backend=memory_ops)
+    d = data(200)
+    d["g"][:2] = ["rare", "rare"]  # two rows: far below τ
+    out = m(d)
+    assert "rare" not in out["g"] and set(out["g"]) <= {"a", "b", "c"}
+    assert m.params["threshold"] > 2
+
+
+def test_trace_covers_every_step() -> None:
+    m = compile_plan(plan(Count(), Sum("x", (0.0, 10.0))), PureDP(1), schema=SCHEMA,
+                     backend=None)
+    steps = [s.constructor for s in trace(m, 1)]
+    for name in ("bound_contributions", "group_by", "select_stat", "laplace",
+                 "composition[2]", "postprocess(to_table)"):
+        assert name in steps
+    assert all(s.proof for s in trace(m, 1))
+
+
+def test_self_check_refuses_a_plan_whose_map_exceeds_the_budget(monkeypatch: Any) -> None:
+    """A compiler bug that over-spends (shares doubled) is caught before anything runs."""
+    real = compile_mod._split
+
+    def doubled(*args: Any) -> Any:
+        shares, delta = real(*args)
+        return {k: 2 * v for k, v in shares.items()}, delta
+
+    monkeypatch.setattr(compile_mod, "_split", doubled)
+    with pytest.raises(BudgetExceeded, match="compiled plan costs"):
+        compile_plan(plan(Count()), PureDP(1), schema=SCHEMA, backend=None)
+
+
+def test_quantiles_are_refused_for_now() -> None:
+    with pytest.raises(InvalidParameter, match="quantiles are not compiled"):
+        compile_plan(plan(Quantile("x", (0.5,), (0.0, 10.0))), PureDP(1), schema=SCHEMA,
+                     backend=None)
