@@ -118,10 +118,10 @@ def test_laplace_maps_exact() -> None:
     assert m.map(1) == 10
     f = dp.m.make_laplace(dp.AtomDomain(float), dp.AbsoluteDistance(), 25.0)
     k = f.params["lattice_exponent"]
-    assert f.map(12) == (12 + Fraction(2) ** k) / 25
+    assert f.map(12) == (12 + Fraction(5, 4) * Fraction(2) ** k) / 25
     assert Fraction(2) ** k <= Fraction(25) / 2**20
     vec = dp.m.make_laplace(dp.VectorDomain(dp.AtomDomain(float), size=10), dp.L1Distance(), 1.0)
-    assert vec.map(1) == 1 + 10 * Fraction(2) ** vec.params["lattice_exponent"]
+    assert vec.map(1) == 1 + 10 * Fraction(5, 4) * Fraction(2) ** vec.params["lattice_exponent"]
     g = dp.m.make_gaussian(dp.VectorDomain(dp.AtomDomain(int)), dp.L2Distance(), 2)
     assert g.map(2) == Fraction(4, 8)
 
