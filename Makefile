@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint typecheck unit selfaudit bench clean venv
+.PHONY: demo test lint typecheck unit selfaudit bench clean venv mutate mutate-ci
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,15 @@ unit:
 
 selfaudit:
 	$(BIN)/dpcert audit --self --quick
+
+# Curated mutation testing of the privacy-critical code (tools/mutants.py; docs/mutation.md):
+# every mutant must be killed (score >= 95%, survivors argued in docs/mutation.md).
+mutate:
+	$(BIN)/python tools/mutate.py -j 2
+
+# The fast curated subset CI runs (a few minutes on 2 cores).
+mutate-ci:
+	$(BIN)/python tools/mutate.py -j 2 --subset ci
 
 bench: $(BIN)/python
 	$(BIN)/python -m pip install -q -e ".[bench]"
