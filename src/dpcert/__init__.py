@@ -4,7 +4,7 @@
 >>> space = (dp.VectorDomain(dp.AtomDomain(float)), dp.SymmetricDistance())
 >>> m = space >> dp.t.then_clamp(0.0, 12.0) >> dp.t.then_sum() >> dp.m.then_laplace(25.0)
 >>> print(dp.PureDP().describe(m.map(1)))
-ε = 0.4800006103515625
+ε = 0.48000076293945315
 
 The sub-packages are reachable as short aliases: ``dp.t`` (transformations), ``dp.m``
 (mechanisms), ``dp.c`` (combinators); ``dp.errors`` holds the exceptions.

@@ -2,7 +2,9 @@
 
 Each leaf contributes an exact ρ (Bun & Steinke 2016): Gaussian Δ²/(2σ²) (Prop. 1.6), discrete
 Gaussian the same (Canonne, Kamath & Steinke 2020, Thm. 14), any ε-DP mechanism (Laplace,
-discrete Laplace, randomized response, ``PureEvent``) ε²/2 (Prop. 1.4), ``ZCDPEvent`` its ρ.
+discrete Laplace, randomized response, ``PureEvent``) ε²/2 (Prop. 1.4), an ε-bounded-range
+``BoundedRangeEvent`` (the exponential mechanism) ε²/8 (Cesar & Rogers 2021, Lemma 3.2),
+``ZCDPEvent`` its ρ.
 
 Examples
 --------
@@ -24,6 +26,7 @@ from dpcert.accounting._convert import zcdp_to_delta, zcdp_to_epsilon
 from dpcert.accounting._directed import log_up
 from dpcert.accounting.accountant import Accountant, _check_delta_arg, _check_eps_arg
 from dpcert.core.events import (
+    BoundedRangeEvent,
     DiscreteGaussianEvent,
     DiscreteLaplaceEvent,
     Event,
@@ -52,6 +55,8 @@ def rho_of(event: Event) -> Fraction:
         return event.rho
     if isinstance(event, (GaussianEvent, DiscreteGaussianEvent)):
         return event.rho
+    if isinstance(event, BoundedRangeEvent):  # ε-bounded range ⇒ ε²/8-zCDP (Cesar & Rogers 2021)
+        return event.epsilon**2 / 8
     if isinstance(event, (LaplaceEvent, DiscreteLaplaceEvent, PureEvent)):
         return event.epsilon**2 / 2
     if isinstance(event, RandomizedResponseEvent):

@@ -16,7 +16,7 @@ def seed004(data: list[float] | None = None) -> dict[str, Any]:
     --------
     >>> out = seed004()
     >>> out["epsilon"]
-    0.48000061035156255
+    0.48000076293945315
     """
     import dpcert as dp
     from dpcert._numbers import round_up

@@ -4,7 +4,9 @@ All conversions return *upper* bounds.  Where exp/log are needed they are evalua
 and widened upwards (relative 1e-10 + absolute 1e-12, see :mod:`dpcert.accounting._convert`), and
 the result is returned as an exact ``Fraction`` at least that large.
 
-* :func:`make_pureDP_to_zCDP`: ε-DP ⇒ (ε²/2)-zCDP (Bun & Steinke 2016, Prop. 1.4), exact.
+* :func:`make_pureDP_to_zCDP`: ε-DP ⇒ (ε²/2)-zCDP (Bun & Steinke 2016, Prop. 1.4), exact; an
+  ε-bounded-range measurement (its event is a ``BoundedRangeEvent``: the exponential mechanism)
+  ⇒ (ε²/8)-zCDP (Cesar & Rogers 2021, Lemma 3.2).
 * :func:`make_pureDP_to_approxDP`: ε-DP ⇒ (ε, 0)-DP (by definition), exact.
 * :func:`make_zCDP_to_approxDP`: ρ-zCDP ⇒ (ε, δ)-DP with the tight conversion of Canonne,
   Kamath & Steinke (2020, Cor. 13).
@@ -41,6 +43,7 @@ from dpcert._numbers import as_fraction
 from dpcert._validate import check_delta, check_int, check_nonnegative
 from dpcert.accounting._convert import rdp_to_epsilon, widen, zcdp_to_epsilon
 from dpcert.accounting._directed import exp_up, log_up, up
+from dpcert.core.events import BoundedRangeEvent, SelfComposedEvent
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import ZCDP, ApproxDP, PureDP, RenyiDP
 from dpcert.errors import InvalidParameter, MeasureMismatch
@@ -75,13 +78,24 @@ def _check_delta_open(delta: Any) -> Fraction:
 
 
 def make_pureDP_to_zCDP(measurement: Measurement) -> Measurement:
-    """View an ε-DP measurement as (ε²/2)-zCDP."""
+    """View an ε-DP measurement as (ε²/2)-zCDP, or (η²/8)-zCDP if it is η-bounded-range."""
     _need(measurement, PureDP, "make_pureDP_to_zCDP")
     inner = measurement.privacy_map
+    event_map = measurement.event_map
+
+    def privacy_map(d: Any) -> Fraction:
+        rho = as_fraction(inner(d), "d_out") ** 2 / 2
+        ev = None if event_map is None else event_map(d)
+        if isinstance(ev, BoundedRangeEvent):  # two valid bounds: keep the smaller
+            rho = min(rho, ev.epsilon**2 / 8)
+        elif isinstance(ev, SelfComposedEvent) and isinstance(ev.event, BoundedRangeEvent):
+            rho = min(rho, ev.count * ev.event.epsilon**2 / 8)  # zCDP composes additively
+        return rho
+
     return Measurement(
         measurement.input_domain, measurement.input_metric, ZCDP(),
         function=measurement.function,
-        privacy_map=lambda d: as_fraction(inner(d), "d_out") ** 2 / 2,
+        privacy_map=privacy_map,
         name=f"zCDP({measurement.name})",
         params={"inner": measurement.describe()},
         event_map=measurement.event_map,

@@ -41,6 +41,7 @@ from dpcert.errors import InvalidParameter, UnsupportedEvent
 
 __all__ = [
     "ApproxEvent",
+    "BoundedRangeEvent",
     "ComposedEvent",
     "DiscreteGaussianEvent",
     "DiscreteLaplaceEvent",
@@ -491,3 +492,24 @@ def event_from_distance(measure: Measure, distance: Any) -> Event:
             "with dpcert.c.make_renyiDP_to_approxDP"
         )
     raise UnsupportedEvent(f"no accounting event for measure {type(measure).__name__}")
+
+
+class BoundedRangeEvent(PureEvent):
+    """An ε-*bounded-range* mechanism: for neighbours, ``sup_c log P(c|x)/P(c|x') − inf_c log
+    P(c|x)/P(c|x') ≤ ε`` (Durfee & Rogers 2019).
+
+    It is an ε-DP :class:`PureEvent` (every accountant that takes a ``PureEvent`` may treat it as
+    one), and it is also ``ε²/8``-zCDP (Cesar & Rogers 2021, Lemma 3.2; Dong, Durfee & Rogers
+    2020 for its optimal composition), which the zCDP accountant and
+    :func:`dpcert.c.make_pureDP_to_zCDP` charge instead of ``ε²/2``.  The exponential mechanism
+    (and report-noisy-max with Gumbel noise, the same distribution) is ε-bounded-range;
+    permute-and-flip and report-noisy-max with Laplace noise are not known to be, and keep
+    :class:`PureEvent`.  Proof: ``docs/proofs/exponential.md``.
+
+    Examples
+    --------
+    >>> BoundedRangeEvent(Fraction(1, 2))
+    BoundedRangeEvent(epsilon=1/2)
+    >>> isinstance(BoundedRangeEvent(1), PureEvent), BoundedRangeEvent(1) == PureEvent(1)
+    (True, False)
+    """

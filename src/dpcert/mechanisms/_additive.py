@@ -2,18 +2,21 @@
 
 Float inputs are rounded to the lattice ``2^k·ℤ`` before exact integer noise is added
 (:mod:`dpcert.samplers.lattice`).  Rounding moves each *differing* coordinate of two neighbouring
-inputs by at most ``2^k`` further apart (coordinates that agree round identically), so a map over a
-vector of ``m`` coordinates charges ``+ m·2^k`` in L1 and ``+ √m·2^k`` in L2
-(``docs/proofs/lattice.md``).  For float vectors of unknown size the mechanism refuses vectors
-longer than :data:`MAX_UNSIZED` and charges for that many coordinates; under L1/L2 output
+inputs by at most ``a_k = 2^k + 2^(k−2)`` further apart (half a step each side, plus one float
+spacing when a correctly rounded input lands on a lattice midpoint and ties-to-even rounds away
+from the real value; coordinates that agree round identically), so a map over a vector of ``m``
+coordinates charges ``+ m·a_k`` in L1 and ``+ √m·a_k`` in L2 (``docs/proofs/lattice.md``).
+For float vectors of unknown size the mechanism refuses vectors longer than :data:`MAX_UNSIZED`
+and charges for that many coordinates; under L1/L2 output
 metrics neighbours have equal length, so the length check reveals nothing private.
 
 **Choice of k** (:func:`mechanism_exponent`).  The whole lattice allowance is kept at most
-``2^-ALLOWANCE_BITS`` of the scale: ``2^k ≤ scale·2^-20 / m`` (L1) or ``/ √m`` (L2).  The lattice
-samplers clamp inputs to ``±2^(k+51)`` — the range on which a correctly rounded real input (e.g.
-an exact sum rounded once to a float) stays within half a lattice step of its real value — so
-inputs larger than about ``2^31·scale/m`` saturate there.  That is a signal-to-noise ratio above
-two billion; pass a smaller ``k`` (paying ``m·2^k``) if you need more.
+``(5/4)·2^-ALLOWANCE_BITS`` of the scale: ``2^k ≤ scale·2^-20 / m`` (L1) or ``/ √m`` (L2).
+The lattice samplers clamp inputs to ``±2^(k+51)`` — the range on which floats are spaced at most
+``2^(k−2)``, so a correctly rounded real input (e.g. an exact sum rounded once to a float) lands
+within ``a_k/2`` of its lattice point — so inputs larger than about ``2^31·scale/m`` saturate
+there.  That is a signal-to-noise ratio above two billion; pass a smaller ``k`` (paying
+``m·a_k``) if you need more.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ __all__ = [
 
 #: Longest float vector accepted when the domain does not fix the size.
 MAX_UNSIZED = 1 << 10
-#: The lattice allowance is at most 2^-ALLOWANCE_BITS of the noise scale.
+#: The lattice allowance is at most (5/4)·2^-ALLOWANCE_BITS of the noise scale.
 ALLOWANCE_BITS = 20
 
 
@@ -88,7 +91,7 @@ def noise_space(who: str, input_domain: Domain, input_metric: Metric,
 
 def mechanism_exponent(scale: Fraction, space: NoiseSpace, l2: bool) -> int:
     """Default lattice exponent: ``floor(log2 scale) − 20 − ceil(log2 m)`` (L1) or
-    ``− ceil(log2 m)/2`` rounded up (L2), so the allowance is ≤ ``2^-20·scale``."""
+    ``− ceil(log2 m)/2`` rounded up (L2), so the allowance is ≤ ``(5/4)·2^-20·scale``."""
     from dpcert.samplers import LATTICE_BITS, lattice_exponent
 
     floor_log2 = lattice_exponent(scale) + LATTICE_BITS

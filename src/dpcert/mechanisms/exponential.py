@@ -20,6 +20,14 @@ constructor                output distribution                                 m
 =========================  ==================================================  ===============
 
 (``monotonic=True`` replaces ``2Δ`` by ``Δ``.)  Sampling is exact (:mod:`._selection`).
+
+**Under zCDP.** The exponential mechanism is ε-*bounded-range* (Durfee & Rogers 2019), hence
+``ε²/8``-zCDP, not just the ``ε²/2`` of a generic ε-DP mechanism (Cesar & Rogers 2021, Lemma 3.2;
+Dong, Durfee & Rogers 2020).  Its event is a :class:`~dpcert.core.events.BoundedRangeEvent`, so
+:func:`dpcert.c.make_pureDP_to_zCDP` and the zCDP accountant charge ``(ε·d_in)²/8`` (``k`` times
+that for top-``k``).  This covers ``make_exponential`` and ``make_report_noisy_max(noise=
+"exponential")`` (sampled as the exponential mechanism).  Permute-and-flip and report-noisy-max
+with Laplace noise are not known to be bounded-range and are charged ``ε²/2``.
 Proofs: ``docs/proofs/exponential.md``.
 
 Examples
@@ -34,6 +42,8 @@ Examples
 >>> top2 = space >> dp.m.then_report_noisy_max(cands, votes, 1, 1.0, k=2)
 >>> top2.map(1)
 Fraction(2, 1)
+>>> dp.c.make_pureDP_to_zCDP(m).map(1), dp.c.make_pureDP_to_zCDP(top2).map(1)
+(Fraction(1, 8), Fraction(1, 4))
 """
 
 from __future__ import annotations
@@ -123,9 +133,24 @@ def _linear(eps: Fraction) -> Callable[[Any], Fraction]:
     return lambda d_in: eps * Fraction(d_in)
 
 
+def _bounded_range_events(eps: Fraction, rounds: int) -> Callable[[Any], Any]:
+    """Events of ``rounds`` adaptive ε-bounded-range selections at ``d_in`` (scores move by at
+    most ``Δ·d_in``, so each round is ``ε·d_in``-bounded-range; ``docs/proofs/exponential.md``)."""
+    from dpcert.core.events import BoundedRangeEvent, ComposedEvent, SelfComposedEvent
+
+    def event_map(d_in: Any) -> Any:
+        d = Fraction(d_in)
+        if d == 0:
+            return ComposedEvent(())
+        one = BoundedRangeEvent(eps * d)
+        return one if rounds == 1 else SelfComposedEvent(one, rounds)
+    return event_map
+
+
 def _gamma_selection(input_domain: Domain, input_metric: Metric, candidates: Sequence[Any],
                      scorer: Scorer, sensitivity: Any, epsilon: Any, monotonic: bool, name: str,
-                     draw: Callable[[list[Fraction], int], np.ndarray[Any, Any]]) -> Measurement:
+                     draw: Callable[[list[Fraction], int], np.ndarray[Any, Any]],
+                     bounded_range: bool) -> Measurement:
     """A selection measurement whose sampler takes the acceptance exponents ``γ``."""
     cands = _check_candidates(candidates)
     sens = check_positive(sensitivity, "sensitivity")
@@ -140,6 +165,7 @@ def _gamma_selection(input_domain: Domain, input_metric: Metric, candidates: Seq
         input_domain, input_metric, PureDP(), function=lambda x: batch(x, 1)[0],
         privacy_map=_linear(eps), batch_map=batch, name=name,
         params={"epsilon": eps, "sensitivity": sens, "candidates": k, "monotonic": monotonic},
+        event_map=_bounded_range_events(eps, 1) if bounded_range else None,
     )
 
 
@@ -168,7 +194,7 @@ def make_exponential(input_domain: Domain, input_metric: Metric, candidates: Seq
         Data → one candidate, under PureDP with ``map(d_in) = ε·d_in``.
     """
     return _gamma_selection(input_domain, input_metric, candidates, scorer, sensitivity, epsilon,
-                            monotonic, "exponential", exponential_indices)
+                            monotonic, "exponential", exponential_indices, bounded_range=True)
 
 
 def make_permute_and_flip(input_domain: Domain, input_metric: Metric,
@@ -187,7 +213,8 @@ def make_permute_and_flip(input_domain: Domain, input_metric: Metric,
     (True, Fraction(4, 1))
     """
     return _gamma_selection(input_domain, input_metric, candidates, scorer, sensitivity, epsilon,
-                            monotonic, "permute_and_flip", permute_and_flip_indices)
+                            monotonic, "permute_and_flip", permute_and_flip_indices,
+                            bounded_range=False)
 
 
 def make_report_noisy_max(input_domain: Domain, input_metric: Metric,
@@ -199,9 +226,10 @@ def make_report_noisy_max(input_domain: Domain, input_metric: Metric,
     Parameters
     ----------
     noise : {"exponential", "laplace"}
-        ``"exponential"``: one-sided exponential noise of scale ``2Δ/ε``, i.e. the exponential
-        mechanism (sampled exactly).  ``"laplace"``: discrete Laplace noise of scale ``2Δ/ε``
-        (``Δ/ε`` if monotonic) added to *integer* scores; ties broken uniformly.
+        ``"exponential"``: the exponential mechanism (sampled exactly; it is report-noisy-max
+        with Gumbel noise of scale ``2Δ/ε``, Durfee & Rogers 2019), ε-bounded-range, so
+        charged ``k·(ε·d_in)²/8`` under zCDP.  ``"laplace"``: discrete Laplace noise of scale
+        ``2Δ/ε`` (``Δ/ε`` if monotonic) added to *integer* scores; ties broken uniformly.
     k : int ≥ 1
         Number of candidates to report (in order of selection); each round costs ε.
     Other parameters as :func:`make_exponential`.
@@ -251,6 +279,7 @@ def make_report_noisy_max(input_domain: Domain, input_metric: Metric,
         name="report_noisy_max",
         params={"epsilon": eps, "sensitivity": sens, "noise": noise, "k": kk,
                 "candidates": n, "monotonic": monotonic},
+        event_map=_bounded_range_events(eps, kk) if noise == "exponential" else None,
     )
 
 

@@ -5,7 +5,8 @@
   vectors under L2).
 * Float inputs are rounded to the lattice ``2^k·ℤ`` (by default ``2^k ≤ σ·2^-20/√m``) and get
   discrete Gaussian noise of scale ``σ/2^k`` on it; the map pays for the rounding:
-  ``ρ = (d_in + √m·2^k)² / (2σ²)`` for ``m`` coordinates (√m rounded up to a rational).
+  ``ρ = (d_in + √m·a_k)² / (2σ²)`` for ``m`` coordinates (√m rounded up to a rational;
+  ``a_k = 2^k + 2^(k−2)`` is :func:`~dpcert.samplers.rounding_allowance`).
 
 Proof: ``docs/proofs/gaussian.md``.
 
@@ -39,7 +40,7 @@ from dpcert.mechanisms._additive import (
     noise_space,
     sqrt_up,
 )
-from dpcert.samplers import discrete_gaussian, lattice_gaussian
+from dpcert.samplers import discrete_gaussian, lattice_gaussian, rounding_allowance
 
 __all__ = ["make_gaussian", "then_gaussian"]
 
@@ -71,7 +72,7 @@ def make_gaussian(input_domain: Domain, input_metric: Metric, scale: Any, *,
         allowance = Fraction(0)
     else:
         kk = mechanism_exponent(sigma, space, l2=True) if k is None else check_int(k, "k")
-        allowance = sqrt_up(space.coordinates) * Fraction(2) ** kk
+        allowance = sqrt_up(space.coordinates) * rounding_allowance(kk)
 
     def privacy_map(d_in: Any) -> Fraction:
         d = Fraction(d_in)

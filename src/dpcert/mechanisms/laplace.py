@@ -41,7 +41,7 @@ from dpcert.mechanisms._additive import (
     noise_function,
     noise_space,
 )
-from dpcert.samplers import discrete_laplace, lattice_laplace
+from dpcert.samplers import discrete_laplace, lattice_laplace, rounding_allowance
 
 __all__ = ["make_laplace", "then_laplace"]
 
@@ -64,7 +64,8 @@ def make_laplace(input_domain: Domain, input_metric: Metric, scale: Any, *,
     Returns
     -------
     Measurement
-        Under :class:`~dpcert.PureDP`; ``map(d_in) = (d_in + m·2^k)/scale`` for floats,
+        Under :class:`~dpcert.PureDP`; ``map(d_in) = (d_in + m·a_k)/scale`` for floats
+        (``a_k = rounding_allowance(k) = 2^k + 2^(k−2)``),
         ``d_in/scale`` for integers.  ``accuracy(alpha)`` gives the exact half-width.
     """
     b = check_positive(scale, "scale")
@@ -74,7 +75,7 @@ def make_laplace(input_domain: Domain, input_metric: Metric, scale: Any, *,
         allowance = Fraction(0)
     else:
         kk = mechanism_exponent(b, space, l2=False) if k is None else check_int(k, "k")
-        allowance = space.coordinates * Fraction(2) ** kk
+        allowance = space.coordinates * rounding_allowance(kk)
 
     def privacy_map(d_in: Any) -> Fraction:
         d = Fraction(d_in)

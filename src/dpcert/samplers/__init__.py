@@ -32,7 +32,9 @@ from dpcert.samplers.lattice import (
     LATTICE_BITS,
     lattice_exponent,
     lattice_gaussian,
+    lattice_indices,
     lattice_laplace,
+    rounding_allowance,
 )
 from dpcert.samplers.uniform import uniform_below
 
@@ -49,6 +51,8 @@ __all__ = [
     "geometric",
     "lattice_exponent",
     "lattice_gaussian",
+    "lattice_indices",
     "lattice_laplace",
+    "rounding_allowance",
     "uniform_below",
 ]

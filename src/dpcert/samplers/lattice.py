@@ -6,8 +6,10 @@ differential privacy", CCS 2012).  Here every input is clamped to ``[-2**(k+51),
 rounded to the nearest multiple of ``2**k`` (exactly), shifted by *exact* integer noise of scale
 ``scale / 2**k`` and returned as the float ``n * 2**k`` with ``|n| <= 2**53 - 1``.  Whatever the
 input, every output is an exact multiple of ``2**k``, so the set of possible outputs does not
-depend on the input.  The privacy map must charge the rounding: sensitivity ``Δ + 2**k`` per
-coordinate (docs/proofs/lattice.md).
+depend on the input.  The privacy map must charge the rounding: sensitivity
+``Δ + rounding_allowance(k)`` per coordinate, ``rounding_allowance(k) = 2**k + 2**(k-2)`` (the
+``2**(k-2)`` pays for a correctly rounded input landing exactly on a lattice midpoint; see
+docs/proofs/lattice.md).
 
 ``k`` defaults to :func:`lattice_exponent`: ``floor(log2(scale)) - 40``, so the lattice spacing is
 about ``2**-40`` of the noise scale: rounding is far below the noise, and the integer noise has
@@ -42,7 +44,14 @@ from dpcert.samplers.entropy import EntropySource
 from dpcert.samplers.gaussian import discrete_gaussian
 from dpcert.samplers.laplace import discrete_laplace
 
-__all__ = ["LATTICE_BITS", "lattice_exponent", "lattice_gaussian", "lattice_laplace"]
+__all__ = [
+    "LATTICE_BITS",
+    "lattice_exponent",
+    "lattice_gaussian",
+    "lattice_indices",
+    "lattice_laplace",
+    "rounding_allowance",
+]
 
 #: The integer noise has scale in [2**LATTICE_BITS, 2**(LATTICE_BITS + 1)) by default.
 LATTICE_BITS = 40
@@ -67,6 +76,27 @@ def lattice_exponent(scale: object) -> int:
     (-39, -42, 20)
     """
     return _floor_log2(check_positive(scale, "scale")) - LATTICE_BITS
+
+
+def rounding_allowance(k: int) -> Fraction:
+    """Per-coordinate sensitivity allowance for rounding to ``2**k ℤ``: ``2**k + max(2**(k-2),
+    2**-1074)``.
+
+    If the inputs are correctly rounded floats ``fl(S)``, ``fl(S')`` of reals at distance ``d``,
+    their lattice indices differ by at most ``floor((d + rounding_allowance(k)) / 2**k)``
+    (``docs/proofs/lattice.md``).  The ``2**k`` pays for rounding each side by up to half a step;
+    the extra term pays for ties: ``fl(S)`` can land exactly on a lattice midpoint while ``S`` lies
+    up to half a float spacing on the other side, and ties-to-even may then round away from ``S``.
+    Below the clamp bound ``2**(k+51)`` floats are spaced at most ``2**(k-2)`` apart (``2**-1074``
+    among subnormals), and the two sides together lose at most one spacing.
+
+    Examples
+    --------
+    >>> rounding_allowance(-20) == Fraction(5, 4) * Fraction(2) ** -20
+    True
+    """
+    kk = check_int(k, "k")
+    return Fraction(2) ** kk + max(Fraction(2) ** (kk - 2), Fraction(2) ** -1074)
 
 
 def _prepare(values: object, scale_name: str, scale: object, k: int | None
@@ -100,16 +130,36 @@ def _prepare(values: object, scale_name: str, scale: object, k: int | None
 _CHUNK = 1 << 16
 
 
+def _indices(part: npt.NDArray[np.float64], k: int) -> npt.NDArray[np.int64]:
+    buf = np.clip(part, -np.ldexp(1.0, k + 51), np.ldexp(1.0, k + 51))
+    np.ldexp(buf, -k, out=buf)
+    np.rint(buf, out=buf)  # ties to even
+    return buf.astype(np.int64)  # exact: |n| <= 2^51
+
+
+def lattice_indices(values: object, k: int) -> npt.NDArray[np.int64]:
+    """The lattice indices ``n`` the samplers add noise to: ``rint(clamp(x, ±2**(k+51)) / 2**k)``.
+
+    Examples
+    --------
+    >>> lattice_indices([0.5, 1.5, 2.5, -7.0, 1e300], 0).tolist()
+    [0, 2, 2, -7, 2251799813685248]
+    """
+    kk = check_int(k, "k")
+    if not -1074 <= kk <= 971:
+        raise InvalidParameter(f"k={kk!r} must be in [-1074, 971] (lattice must be floats)")
+    x = np.asarray(values, dtype=np.float64).reshape(-1)
+    if np.isnan(x).any():
+        raise InvalidParameter("values must not contain NaN")
+    return _indices(x, kk)
+
+
 def _finish(x: npt.NDArray[np.float64], noise: Callable[[int], npt.NDArray[np.int64]], k: int,
             scalar: bool) -> Any:
-    bound = np.ldexp(1.0, k + 51)
     y = np.empty(x.size, dtype=np.float64)
     for start in range(0, x.size, _CHUNK):  # chunks keep the temporaries in cache
         part = x[start:start + _CHUNK]
-        buf = np.clip(part, -bound, bound)
-        np.ldexp(buf, -k, out=buf)
-        np.rint(buf, out=buf)
-        n = buf.astype(np.int64)  # exact: |n| <= 2^51
+        n = _indices(part, k)
         n += noise(part.size)
         np.clip(n, -_NMAX, _NMAX, out=n)
         np.ldexp(n.astype(np.float64), k, out=y[start:start + _CHUNK])  # exact: |n| < 2^53
