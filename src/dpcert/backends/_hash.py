@@ -282,7 +282,8 @@ def signed_order(h: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     >>> [int(v) for v in np.argsort(signed_order(h))]
     [0, 1, 2]
     """
-    return np.bitwise_xor(h, _SIGN)
+    out: np.ndarray[Any, Any] = np.bitwise_xor(h, _SIGN)
+    return out
 
 
 def encoding_of(dtype: Any, column: str) -> Encoding:

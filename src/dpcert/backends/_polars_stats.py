@@ -67,7 +67,8 @@ def _exact_sum(hi: np.ndarray[Any, Any], lo: np.ndarray[Any, Any], n: np.ndarray
     """``hi * 2**_SPLIT + lo + n * shift`` exactly (int64 when it fits, else Python ints)."""
     if (np.abs(hi).max(initial=0) < (1 << (60 - _SPLIT))
             and abs(shift) * max(int(n.max(initial=0)), 1) < (1 << 60)):
-        return hi * (1 << _SPLIT) + lo + n * shift
+        out: np.ndarray[Any, Any] = hi * (1 << _SPLIT) + lo + n * shift
+        return out
     return np.asarray(hi.astype(object) * (1 << _SPLIT) + lo.astype(object)
                       + n.astype(object) * shift, dtype=object)
 
@@ -98,8 +99,7 @@ def grouped_stats(lf: pl.LazyFrame, by: list[str], keys: Sequence[tuple[Any, ...
             x = fixed_point_expr(s) - fixed_bounds(s)[0]
             aggs.append((x // (1 << _SPLIT)).sum().alias(s.name + "#hi"))
             aggs.append((x % (1 << _SPLIT)).sum().alias(s.name + "#lo"))
-    g = lf.group_by(by).agg(aggs) if by else lf.select(aggs)
-    g = g.collect()
+    g = (lf.group_by(by).agg(aggs) if by else lf.select(aggs)).collect()
     if kdf is not None:
         g = (kdf.with_row_index("#k").join(g, on=by, how="left", nulls_equal=True)
              .sort("#k").drop("#k"))

@@ -82,27 +82,24 @@ def _canonical(col: str, dtype: Any) -> pl.Expr:
     return pl.col(col)
 
 
-def _differs(s: pl.Series) -> np.ndarray[Any, Any]:
+def _differs(s: pl.Series | np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     """Does each value differ from the previous one (exact; null equals null, NaN equals NaN)?"""
+    if isinstance(s, np.ndarray):
+        a, b = s[1:], s[:-1]
+        if s.dtype.kind == "f":
+            return np.asarray((a != b) & ~(np.isnan(a) & np.isnan(b)))
+        return np.asarray(a != b)
     if s.len() < 2:
         return np.zeros(0, dtype=bool)
-    if (s.dtype.is_integer() or s.dtype == pl.Date) and s.null_count() == 0:
-        v = s.to_physical().to_numpy()
-        return np.asarray(v[1:] != v[:-1])
-    if s.dtype.is_float() and s.null_count() == 0:
-        v = s.to_numpy()
-        a, b = v[1:], v[:-1]
-        return np.asarray((a != b) & ~(np.isnan(a) & np.isnan(b)))
-    a, b = s.slice(1), s.slice(0, s.len() - 1)
-    eq = (a == b).fill_null(False) | (a.is_null() & b.is_null())
+    sa, sb = s.slice(1), s.slice(0, s.len() - 1)
+    eq = (sa == sb).fill_null(False) | (sa.is_null() & sb.is_null())
     if s.dtype.is_float():
-        eq = eq | (a.is_nan() & b.is_nan()).fill_null(False)
+        eq = eq | (sa.is_nan() & sb.is_nan()).fill_null(False)
     return np.asarray(~eq.to_numpy())
 
 
-def _starts(cols: Sequence[pl.Series]) -> np.ndarray[Any, Any]:
+def _starts(cols: Sequence[pl.Series | np.ndarray[Any, Any]], n: int) -> np.ndarray[Any, Any]:
     """True where a row starts a new run of equal tuples (the first row always does)."""
-    n = cols[0].len() if cols else 0
     out = np.zeros(n, dtype=bool)
     if n:
         out[0] = True
@@ -111,12 +108,50 @@ def _starts(cols: Sequence[pl.Series]) -> np.ndarray[Any, Any]:
     return out
 
 
+def _run_first(starts: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """Position of the first element of each element's run (runs begin where ``starts``)."""
+    dtype = np.int32 if starts.size < 2**31 else np.int64
+    first = np.where(starts, np.arange(starts.size, dtype=dtype), dtype(0))
+    np.maximum.accumulate(first, out=first)
+    return first
+
+
 def _run_rank(starts: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     """0-based position of each element inside its run (runs begin where ``starts`` is True)."""
-    pos = np.arange(starts.size, dtype=np.int64)
-    first = np.where(starts, pos, 0)
-    np.maximum.accumulate(first, out=first)
-    return pos - first
+    first = _run_first(starts)
+    out: np.ndarray[Any, Any] = np.arange(starts.size, dtype=first.dtype) - first
+    return out
+
+
+class _Sorted:
+    """Key columns gathered once in sorted order (NumPy for null-free numbers, else Polars)."""
+
+    def __init__(self, df: pl.DataFrame, cols: Sequence[str], perm: np.ndarray[Any, Any]) -> None:
+        self.df, self.cols = df, list(cols)
+        self.arrays: dict[str, pl.Series | np.ndarray[Any, Any]] = {}
+        slow = []
+        for c in cols:
+            s = df[c]
+            if (s.dtype.is_numeric() or s.dtype in (pl.Date, pl.Boolean)) and not s.null_count():
+                self.arrays[c] = s.to_physical().to_numpy()[perm]
+            else:
+                slow.append(c)
+        if slow:
+            sub = df.select(slow)[perm]
+            for c in slow:
+                self.arrays[c] = sub[c]
+
+    def update(self, perm: np.ndarray[Any, Any], pos: np.ndarray[Any, Any]) -> None:
+        """Positions ``pos`` of the sorted order now hold rows ``perm[pos]``."""
+        for c, arr in self.arrays.items():
+            if isinstance(arr, np.ndarray):
+                arr[pos] = self.df[c].to_physical().to_numpy()[perm[pos]]
+            else:
+                self.arrays[c] = self.df[c][perm]
+
+    def starts(self, cols: Sequence[str]) -> np.ndarray[Any, Any]:
+        n = self.df.height
+        return _starts([self.arrays[c] for c in cols], n)
 
 
 def _bound_part(df: pl.DataFrame, spec: BoundSpec, seed: int) -> np.ndarray[Any, Any]:
@@ -131,40 +166,61 @@ def _bound_part(df: pl.DataFrame, spec: BoundSpec, seed: int) -> np.ndarray[Any,
     unit_bits = 64 - idx_bits - pair_bits
     if _UNIT_BITS is not None:
         unit_bits = min(unit_bits, _UNIT_BITS)
-    key = (hu >> np.uint64(64 - unit_bits)) << np.uint64(64 - unit_bits)
+    key = hu >> np.uint64(64 - unit_bits)
+    key <<= np.uint64(64 - unit_bits)
     if by:
-        ph = _hash.signed_order(hp) >> np.uint64(64 - pair_bits)
-        key |= ph << np.uint64(idx_bits)
+        ph = _hash.signed_order(hp)
+        ph >>= np.uint64(64 - pair_bits)
+        ph <<= np.uint64(idx_bits)
+        key |= ph
+        del ph
     key |= np.arange(n, dtype=np.uint64)
     key.sort()
-    perm = (key & np.uint64((1 << idx_bits) - 1)).astype(np.int64)
-    top = key >> np.uint64(idx_bits)
-    sd = df.select(spec.unit, *by)[perm]
-    unit_new = _starts([sd[spec.unit]])
-    pair_new = _starts([sd[c] for c in (spec.unit, *by)])
-    same_top = np.concatenate(([False], top[1:] == top[:-1]))
-    block_new = np.concatenate(([True], (top[1:] >> np.uint64(pair_bits))
-                                != (top[:-1] >> np.uint64(pair_bits))))
+    perm = (key & np.uint64((1 << idx_bits) - 1)).view(np.int64)
+    key >>= np.uint64(idx_bits)  # the (unit bits | pair bits) prefix of each sorted row
+    cols = _Sorted(df, [spec.unit, *by], perm)
+    unit_new = cols.starts([spec.unit])
+    pair_new = unit_new | cols.starts(by) if by else unit_new
+    same_top = np.zeros(n, dtype=bool)
+    np.equal(key[1:], key[:-1], out=same_top[1:])
+    key >>= np.uint64(pair_bits)
+    block_new = np.ones(n, dtype=bool)
+    np.not_equal(key[1:], key[:-1], out=block_new[1:])
     bad = (unit_new & ~block_new) | (pair_new & same_top)
     if bad.any():  # truncated bits cannot decide: re-sort those blocks exactly
-        block = np.cumsum(block_new) - 1
-        rows = np.isin(block, np.unique(block[bad]))
-        pos = np.nonzero(rows)[0]
+        block = np.cumsum(block_new, dtype=np.int64) - 1
+        bad_block = np.zeros(int(block[-1]) + 1, dtype=bool)
+        bad_block[block[bad]] = True
+        pos = np.nonzero(bad_block[block])[0]
         sub = pl.DataFrame({"_b": block[pos], "_i": perm[pos],
                             "_h": _hash.as_signed(hp[perm[pos]])}).hstack(
             df.select(spec.unit, *by)[perm[pos]])
         sub = sub.sort(["_b", spec.unit, "_h", *by], nulls_last=True)
         perm[pos] = sub["_i"].to_numpy()
-        sd = df.select(spec.unit, *by)[perm]
-        unit_new = _starts([sd[spec.unit]])
-        pair_new = _starts([sd[c] for c in (spec.unit, *by)])
-    pair_id = np.cumsum(pair_new) - 1
-    keep = (_run_rank(unit_new[pair_new]) < spec.max_groups)[pair_id]
-    sizes = np.bincount(pair_id)
-    over = keep & (sizes[pair_id] > spec.max_rows_per_group)
-    if over.any():
+        cols.update(perm, pos)
+        unit_new = cols.starts([spec.unit])
+        pair_new = unit_new | cols.starts(by) if by else unit_new
+    del key, same_top, block_new, bad
+    if by:  # rank of each row's group among its unit's groups, from the running pair count
+        c: np.ndarray[Any, Any] = np.cumsum(pair_new, dtype=np.int64)
+        first = np.where(unit_new, c, 0)
+        np.maximum.accumulate(first, out=first)
+        keep = (c - first) < spec.max_groups
+        del c, first
+    else:
+        keep = np.ones(n, dtype=bool)
+    pair_first = _run_first(pair_new)
+    rank = np.arange(n, dtype=pair_first.dtype) - pair_first
+    # groups over the row limit: every row from the group's start to its end
+    heads = np.nonzero((rank == spec.max_rows_per_group) & keep)[0]
+    if heads.size:
+        edge = np.zeros(n + 1, dtype=np.int32)
+        np.add.at(edge, pair_first[heads], 1)
+        ends = np.append(np.nonzero(pair_new)[0], n)
+        np.add.at(edge, ends[np.searchsorted(ends, heads, side="right")], -1)
+        over = np.cumsum(edge[:n]) > 0
         keep &= ~over
-        keep |= _keep_rows(df, spec, hp, perm, pair_id, over)
+        keep |= _keep_rows(df, spec, hp, perm, pair_first, over)
     out = np.zeros(n, dtype=bool)
     out[perm] = keep
     return out
@@ -184,7 +240,7 @@ def _keep_rows(df: pl.DataFrame, spec: BoundSpec, hp: np.ndarray[Any, Any],
         hr = _hash.hash_chain([vdf[c] for c in vals], hp[rows])
         sub = sub.with_columns(pl.Series("_h", _hash.as_signed(hr))).hstack(vdf)
         sub = sub.sort(["_p", "_h", *vals], nulls_last=True)
-    starts = _starts([sub["_p"]])
+    starts = _starts([sub["_p"].to_numpy()], sub.height)
     kept = sub["_s"].to_numpy()[_run_rank(starts) < spec.max_rows_per_group]
     mask = np.zeros(over.size, dtype=bool)
     mask[kept] = True
