@@ -76,6 +76,19 @@ def _walk(node: Any, cols: Mapping[str, str], text: str) -> None:
     elif (kind == "Function" and isinstance(body.get("function"), dict)
           and body["function"].get("Boolean") in _FUNCS and len(body["input"]) == 1):
         _walk(body["input"][0], cols, text)
+    elif (kind == "Function" and isinstance(body.get("function"), dict)
+          and body["function"].get("Sql", {}).get("Binary") in _CMP
+          and len(body["input"]) == 2):
+        for child in body["input"]:
+            _walk(child, cols, text)
+    elif (kind == "Function" and isinstance(body.get("function"), dict)
+          and "IsIn" in body["function"].get("Sql", {}) and len(body["input"]) == 2
+          and "Literal" in body["input"][1]):
+        _walk(body["input"][0], cols, text)
+    elif (kind == "Cast" and body.get("dtype") == {"Literal": "Boolean"}
+          and isinstance(body.get("expr"), dict)
+          and set(body["expr"]) <= {"BinaryExpr", "Function"}):
+        _walk(body["expr"], cols, text)  # SQL's NOT wraps a (no-op) cast of a boolean
     else:
         raise UnsafeExpression(f"filter {text!r}: {kind} is not on the fallback allow-list "
                                "(columns, literals, comparisons, and/or/not, is_null)")

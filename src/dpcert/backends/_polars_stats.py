@@ -132,7 +132,7 @@ def _at_most(lf: pl.LazyFrame, by: list[str], groups: pl.DataFrame | None,
     df = lf.select(*by, fixed_point_expr(spec).alias("#v")).collect()
     # bin = number of candidates below the value: the row counts for every candidate >= bin
     bins = np.searchsorted(cand, df["#v"].to_numpy(), side="left")
-    counts = (df.select(by).with_columns(pl.Series("#b", bins))
+    counts = (pl.DataFrame({"#b": bins}).hstack(df.select(by))
               .group_by([*by, "#b"]).agg(pl.len().cast(pl.Int64).alias("#c")))
     k = groups.height if groups is not None else 1
     hist = np.zeros((k, cand.size + 1), dtype=np.int64)
