@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint typecheck unit selfaudit docs wheel bench clean venv mutate mutate-ci
+.PHONY: demo test lint typecheck unit spark selfaudit docs wheel bench clean venv mutate mutate-ci
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,12 +24,12 @@ demo: $(BIN)/python
 	$(BIN)/dpcert example seed004
 	$(BIN)/dpcert release examples/people_release.toml
 
-# Lint, strict type check, the whole test suite (statistical tests included), the
-# auditor's self-audit of every mechanism (any violation fails), and the docs site built with
-# warnings as errors (a few seconds).
+# Lint, strict type check, the whole test suite (statistical tests included), the Spark
+# backend's tests on a local[2] session (pyspark 4 and Java 17), the auditor's self-audit of
+# every mechanism (any violation fails), and the docs site built with warnings as errors.
 test: $(BIN)/python
-	$(BIN)/python -m pip install -q -e ".[dev]"
-	$(MAKE) lint typecheck unit selfaudit docs
+	$(BIN)/python -m pip install -q -e ".[dev,spark]"
+	$(MAKE) lint typecheck unit spark selfaudit docs
 
 lint:
 	$(BIN)/ruff check src tests benchmarks examples
@@ -38,7 +38,11 @@ typecheck:
 	$(BIN)/mypy --strict src/dpcert
 
 unit:
-	$(BIN)/python -m pytest -n 2 -q $(PYTEST_ARGS) src/dpcert tests
+	$(BIN)/python -m pytest -n 2 -q -m "not spark" $(PYTEST_ARGS) src/dpcert tests
+
+# One JVM for all Spark tests (no xdist); under CI=true a missing pyspark/Java fails, not skips.
+spark:
+	$(BIN)/python -m pytest -q -p no:xdist -m spark $(PYTEST_ARGS) tests
 
 selfaudit:
 	$(BIN)/dpcert audit --self --quick

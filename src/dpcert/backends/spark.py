@@ -1,0 +1,338 @@
+"""The Spark backend: :class:`~dpcert.backends.base.FrameOps` with pyspark DataFrame functions only.
+
+Runs on classic ``pyspark.sql.DataFrame`` and on Spark Connect DataFrames alike: no RDD, no
+``SparkContext``, no Python UDF.  Only the per-group integer statistics (K rows) are collected.
+
+Bounding is the rule of :mod:`dpcert.backends.polars` computed with Spark's own ``xxhash64``
+(bit-identical to :mod:`dpcert.backends._hash`) and *one* window partitioned by the unit, sorted
+by ``(h(u, g), g, h(u, g, v), v)``; three ranking functions read it::
+
+    pair_rank = dense_rank() over (partition by u order by h(u,g), g)     -- group's rank
+    first     = rank()       over (partition by u order by h(u,g), g)     -- its first row
+    row       = row_number() over (partition by u order by h(u,g), g, h(u,g,v), v)
+    keep      = pair_rank <= max_groups and row - first < max_rows_per_group
+
+(the two orders share a prefix, so Spark plans one shuffle and one sort).  Sums are exact:
+fixed-point longs summed as ``decimal(38,0)``, which cannot overflow below 10**38.
+
+Examples
+--------
+>>> SparkBackend().name
+'spark'
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from dpcert.backends import _hash
+from dpcert.backends._fixed import check_specs, fixed_bounds, private_key_order
+from dpcert.backends.base import BoundSpec, GroupedStats, StatSpec
+from dpcert.errors import InvalidParameter, OutOfDomain, ReleaseFailed
+
+__all__ = ["SparkBackend", "local_session"]
+
+_TYPES = {"ByteType": "int", "ShortType": "int", "IntegerType": "int", "LongType": "int",
+          "FloatType": "float", "DoubleType": "float", "StringType": "str",
+          "VarcharType": "str", "CharType": "str", "BooleanType": "bool", "DateType": "date",
+          "TimestampType": "datetime", "TimestampNTZType": "datetime"}
+
+
+def local_session(master: str = "local[2]", remote: bool = False, **conf: str) -> Any:
+    """A Spark session on this machine with quiet, loopback-only settings.
+
+    ``remote=True`` starts Spark Connect in-process (``SparkSession.builder.remote(master)``).
+    """
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    tmp = tempfile.mkdtemp(prefix="dpcert-spark-")
+    settings = {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
+                "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
+                "spark.sql.shuffle.partitions": "4", "spark.local.dir": tmp,
+                "spark.sql.warehouse.dir": os.path.join(tmp, "warehouse"), **conf}
+    builder = SparkSession.builder.remote(master) if remote else SparkSession.builder.master(master)
+    for k, v in settings.items():
+        builder = builder.config(k, v)
+    return builder.getOrCreate()
+
+
+def _logical(dtype: Any) -> str:
+    return _TYPES.get(type(dtype).__name__, "other")
+
+
+def _q(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _run(what: str, thunk: Any) -> Any:
+    """Run a Spark action; a failure becomes :class:`ReleaseFailed` with no data in it."""
+    try:
+        return thunk()
+    except Exception as e:  # Py4JJavaError, SparkConnectGrpcException, AnalysisException ...
+        cond = getattr(e, "getCondition", None) or getattr(e, "getErrorClass", None)
+        code = cond() if callable(cond) else None
+        raise ReleaseFailed(f"Spark failed while computing {what}: {type(e).__name__}"
+                            f"{f' ({code})' if code else ''}") from None
+
+
+class SparkBackend:
+    """:class:`~dpcert.backends.base.FrameOps` for pyspark DataFrames (classic or Connect)."""
+
+    name = "spark"
+
+    def schema(self, data: Any) -> Mapping[str, str]:
+        """Column name → logical type (reads no rows)."""
+        _check_frame(data)
+        return {f.name: _logical(f.dataType) for f in data.schema.fields}
+
+    def check_predicates(self, predicates: Sequence[Any],
+                         schema: Mapping[str, str]) -> tuple[Any, ...]:
+        """Each predicate through :mod:`dpcert.backends.spark_expr` (rebuilt as a Column)."""
+        from dpcert.backends.spark_expr import check_spark_predicate
+
+        return tuple(check_spark_predicate(p, schema) for p in predicates)
+
+    def filter(self, data: Any, predicates: Sequence[Any]) -> Any:
+        """Rows on which every (already checked) predicate is true."""
+        for p in predicates:
+            data = data.filter(p)
+        return data
+
+    def keyed_bound(self, data: Any, spec: BoundSpec) -> Any:
+        """The bounded rows (a lazy DataFrame with the unit, group and value columns)."""
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        schema = self.schema(data)
+        keys = ([spec.unit] if spec.unit else []) + list(spec.by)
+        cols = list(dict.fromkeys([*keys, *spec.value_columns]))
+        for c in cols:
+            if c not in schema:
+                raise InvalidParameter(f"unknown column {c!r}; the data has {sorted(schema)}")
+        for c in keys:
+            if schema[c] not in ("int", "bool", "date", "float", "str"):
+                raise InvalidParameter(f"column {c!r} has type {schema[c]}: bounding can only "
+                                       "key on integer, boolean, date, float or string columns")
+        for c in spec.value_columns:
+            if schema[c] not in ("int", "float", "bool"):
+                raise InvalidParameter(f"value column {c!r} has type {schema[c]}, not numeric")
+        if spec.max_groups < 1 or spec.max_rows_per_group < 1:
+            raise InvalidParameter(f"max_groups={spec.max_groups} and max_rows_per_group="
+                                   f"{spec.max_rows_per_group} must be >= 1")
+        df = data.select([_canonical(c, schema[c]) if c in keys else F.col(_q(c))
+                          for c in cols])
+        if spec.unit is None:
+            return df
+        k1, k2 = (F.lit(k).cast("bigint") for k in _hash.key_longs(spec.key))
+        enc = {c: _encoded(c, schema[c]) for c in cols}
+        hp = F.xxhash64(k1, k2, *(enc[c] for c in keys))
+        hr = F.xxhash64(k1, k2, *(enc[c] for c in keys), *(enc[c] for c in spec.value_columns))
+        by_order = [F.col(_q(c)).asc_nulls_last() for c in spec.by]
+        val_order = [F.col(_q(c)).asc_nulls_last() for c in spec.value_columns]
+        unit = F.col(_q(spec.unit))
+        w_pair = Window.partitionBy(unit).orderBy(F.col("`#hp`"), *by_order)
+        w_row = Window.partitionBy(unit).orderBy(F.col("`#hp`"), *by_order, F.col("`#hr`"),
+                                                 *val_order)
+        ranked = df.withColumns({"#hp": hp, "#hr": hr}).withColumns({
+            "#g": F.dense_rank().over(w_pair), "#f": F.rank().over(w_pair),
+            "#r": F.row_number().over(w_row)})
+        keep = ((F.col("`#g`") <= spec.max_groups)
+                & (F.col("`#r`") - F.col("`#f`") < spec.max_rows_per_group))
+        return ranked.filter(keep).select([F.col(_q(c)) for c in cols])
+
+    def group_stats(self, data: Any, by: Sequence[str], keys: Sequence[tuple[Any, ...]] | None,
+                    specs: Sequence[StatSpec]) -> GroupedStats:
+        """Exact integer statistics per group; only the K grouped rows are collected."""
+        from pyspark.sql import functions as F
+
+        schema = self.schema(data)
+        by = list(by)
+        for c in by:
+            if c not in schema:
+                raise InvalidParameter(f"unknown group column {c!r}; the data has "
+                                       f"{sorted(schema)}")
+        check_specs(specs, schema)
+        if keys is not None and not by:
+            raise InvalidParameter("keys: public keys need group columns (by)")
+        public = _public_keys(keys, by, schema) if keys is not None else None
+        df = data.select(*[_canonical(c, schema[c]) for c in by],
+                         *[F.col(_q(c)) for c in schema if c not in by])
+        if public is not None:  # groups outside the public keys never reach the driver
+            df = df.filter(_key_filter(public, by))
+        aggs = [F.count(F.lit(1)).alias("#n")]
+        for s in specs:
+            if s.kind == "count" or (s.kind == "unit_count" and s.column is None):
+                aggs.append(F.count(F.lit(1)).alias(s.name))
+            elif s.kind == "unit_count":
+                assert s.column is not None
+                u = _canonical(s.column, schema[s.column])
+                aggs.append((F.count_distinct(u) + F.max(F.when(u.isNull(), 1).otherwise(0)))
+                            .alias(s.name))
+            elif s.kind in ("fixed_sum", "fixed_sum_sq"):
+                aggs.append(F.sum(_fixed_point(s).cast("decimal(38,0)")).alias(s.name))
+        grouped = df.groupBy(*[F.col(_q(c)) for c in by]).agg(*aggs)
+        rows = _run("grouped statistics", lambda: grouped.collect())
+        found = {_canon_key(tuple(r[c] for c in by)): r for r in rows}
+        if public is not None:
+            key_list = public
+        else:
+            raw = [tuple(r[c] for c in by) for r in rows]
+            key_list = [raw[i] for i in private_key_order(raw)] if by else [()]
+        values: dict[str, np.ndarray[Any, Any]] = {}
+        for s in specs:
+            if s.kind == "at_most":
+                values[s.name] = _at_most(df, by, key_list, s)
+                continue
+            col = [found[k][s.name] if k in found else 0
+                   for k in (_canon_key(t) for t in key_list)]
+            ints = [int(v) if v is not None else 0 for v in col]
+            fits = all(-(2**62) < v < 2**62 for v in ints)
+            values[s.name] = (np.asarray(ints, dtype=np.int64) if fits
+                              else np.asarray(ints, dtype=object))
+        return GroupedStats(list(key_list), values)
+
+
+def _check_frame(data: Any) -> None:
+    mod = type(data).__module__
+    if not (mod.startswith("pyspark.sql") and type(data).__name__ == "DataFrame"):
+        raise InvalidParameter(f"data of type {type(data).__name__} is not a pyspark DataFrame")
+
+
+def _canonical(col: str, logical: str) -> Any:
+    """A key column with ``-0.0 → 0.0`` (Spark already treats all NaN as one value)."""
+    from pyspark.sql import functions as F
+
+    c = F.col(_q(col))
+    if logical == "float":
+        return F.when(c == 0, F.lit(0.0).cast("double")).otherwise(c.cast("double")).alias(col)
+    return c.alias(col)
+
+
+def _encoded(col: str, logical: str) -> Any:
+    """The canonical hash encoding of :mod:`dpcert.backends._hash` as a Spark expression."""
+    from pyspark.sql import functions as F
+
+    c = F.col(_q(col))
+    if logical in ("int", "bool"):
+        return c.cast("bigint")
+    if logical == "date":
+        return F.unix_date(c).cast("bigint")
+    if logical == "float":
+        return c.cast("double")
+    return c
+
+
+def _fixed_point(spec: StatSpec) -> Any:
+    """The value rule of :mod:`dpcert.backends.base` as a Spark ``bigint`` expression."""
+    from pyspark.sql import functions as F
+
+    assert spec.column is not None and spec.lower is not None and spec.upper is not None
+    rl, rh = fixed_bounds(spec)
+    v = F.col(_q(spec.column)).cast("double")
+    w = v
+    if spec.kind == "fixed_sum_sq":
+        w = F.least(F.greatest(v, F.lit(float(spec.lower))), F.lit(float(spec.upper)))
+        w = w * w
+    r = F.bround(w / F.lit(float(2.0 ** spec.exponent)), 0)
+    r = F.least(F.greatest(r, F.lit(float(rl))), F.lit(float(rh)))
+    return F.when(v.isNull() | F.isnan(v), F.lit(rl)).otherwise(r).cast("bigint")
+
+
+def _canon_key(key: tuple[Any, ...]) -> tuple[Any, ...]:
+    out = []
+    for v in key:
+        if isinstance(v, float):
+            out.append(("nan",) if v != v else v + 0.0)
+        else:
+            out.append(v)
+    return tuple(out)
+
+
+def _public_keys(keys: Sequence[tuple[Any, ...]], by: list[str],
+                 schema: Mapping[str, str]) -> list[tuple[Any, ...]]:
+    """Public keys checked against the key column types (no implicit conversion), distinct."""
+    import datetime as dt
+
+    ok = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,),
+          "date": (dt.date,)}
+    out = []
+    for k in keys:
+        if len(k) != len(by):
+            raise InvalidParameter(f"keys: every public key must have {len(by)} values for {by}")
+        row = []
+        for v, c in zip(k, by, strict=True):
+            t = schema[c]
+            if v is not None and (t not in ok or not isinstance(v, ok[t])
+                                  or (t in ("int", "float") and isinstance(v, bool))):
+                raise OutOfDomain(f"keys: public key value of type {type(v).__name__} does not "
+                                  f"match column {c!r} of type {t}")
+            row.append(float(v) if t == "float" and isinstance(v, int) else v)
+        out.append(tuple(row))
+    if len({_canon_key(k) for k in out}) != len(out):
+        raise InvalidParameter(f"keys: the {len(out)} public keys are not distinct")
+    return out
+
+
+def _key_filter(keys: list[tuple[Any, ...]], by: list[str]) -> Any:
+    """Rows whose (canonical) key is one of ``keys``: ``isin`` for one column, else a balanced
+    OR of null-safe equalities (NaN equals NaN in Spark)."""
+    from pyspark.sql import functions as F
+
+    if not keys:
+        return F.lit(False)
+    if len(by) == 1:
+        c = F.col(_q(by[0]))
+        plain = [k[0] for k in keys if k[0] is not None and k[0] == k[0]]
+        cond = c.isin(plain) if plain else F.lit(False)
+        if any(k[0] is None for k in keys):
+            cond = cond | c.isNull()
+        if any(isinstance(k[0], float) and k[0] != k[0] for k in keys):
+            cond = cond | F.isnan(c)
+        return cond
+
+    def tree(lo: int, hi: int) -> Any:
+        if hi - lo == 1:
+            cond = F.lit(True)
+            for v, name in zip(keys[lo], by, strict=True):
+                cond = cond & F.col(_q(name)).eqNullSafe(F.lit(v))
+            return cond
+        mid = (lo + hi) // 2
+        return tree(lo, mid) | tree(mid, hi)
+
+    return tree(0, len(keys))
+
+
+def _bin_expr(fp: Any, cand: list[int], lo: int, hi: int) -> Any:
+    """Number of candidates below ``fp`` among ``cand[lo:hi]`` plus ``lo`` (a balanced CASE)."""
+    from pyspark.sql import functions as F
+
+    if lo == hi:
+        return F.lit(lo)
+    mid = (lo + hi) // 2  # fp <= cand[mid]: at most mid candidates below
+    return F.when(fp <= cand[mid], _bin_expr(fp, cand, lo, mid)).otherwise(
+        _bin_expr(fp, cand, mid + 1, hi))
+
+
+def _at_most(df: Any, by: list[str], key_list: list[tuple[Any, ...]],
+             spec: StatSpec) -> np.ndarray[Any, Any]:
+    """Per group and candidate ``c``: rows whose fixed-point value is ≤ ``c``; shape (K, C)."""
+    from pyspark.sql import functions as F
+
+    cand = list(spec.candidates)
+    b = _bin_expr(_fixed_point(spec), cand, 0, len(cand))
+    grouped = df.groupBy(*[F.col(_q(c)) for c in by], b.alias("#b")).agg(
+        F.count(F.lit(1)).alias("#c"))
+    rows = _run("quantile counts", lambda: grouped.collect())
+    index = {_canon_key(k): i for i, k in enumerate(key_list)}
+    hist = np.zeros((len(key_list), len(cand) + 1), dtype=np.int64)
+    for r in rows:
+        i = index.get(_canon_key(tuple(r[c] for c in by)))
+        if i is not None:
+            hist[i, int(r["#b"])] += int(r["#c"])
+    return np.cumsum(hist, axis=1)[:, :len(cand)]

@@ -1,0 +1,181 @@
+"""The Spark backend on a local[2] session: Spark's xxhash64 equals dpcert's NumPy hash, and for
+a fixed key Polars and Spark give bit-identical statistics on data with nulls, NaN, -0.0, many
+groups per unit and heavy units.  Skipped where pyspark or Java is absent (CI installs both)."""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+
+from dpcert.backends import _hash
+from dpcert.backends.base import BoundSpec, StatSpec
+from dpcert.backends.polars import PolarsBackend
+from dpcert.errors import InvalidParameter, OutOfDomain, ReleaseFailed, UnsafeExpression
+
+pytestmark = pytest.mark.spark
+KEY = bytes(range(3, 19))
+PL = PolarsBackend()
+
+
+def to_spark(spark: Any, df: pl.DataFrame) -> Any:
+    types = {pl.Int64: "bigint", pl.Int32: "int", pl.Float64: "double", pl.String: "string",
+             pl.Boolean: "boolean"}
+    ddl = ", ".join(f"`{c}` {types[t]}" for c, t in df.schema.items())  # type: ignore[index]
+    return spark.createDataFrame(df.rows(), ddl)
+
+
+def data(n: int = 3000, seed: int = 0) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    u = rng.integers(0, 150, n).astype(float)
+    u[:400] = 7.0  # a heavy unit
+    u[rng.random(n) < 0.02] = np.nan
+    u[rng.random(n) < 0.02] = -0.0
+    uu: list[Any] = [None if i % 29 == 0 else float(x) for i, x in enumerate(u)]
+    g = [None if i % 31 == 0 else f"g{x}é" for i, x in enumerate(rng.integers(0, 40, n))]
+    v = rng.uniform(-5, 105, n)
+    v[rng.random(n) < 0.05] = np.nan
+    v[rng.random(n) < 0.05] = -0.0
+    vv: list[Any] = [None if i % 23 == 0 else float(x) for i, x in enumerate(v)]
+    return pl.DataFrame({"u": uu, "g": g, "v": vv, "k": rng.integers(0, 3, n)},
+                        schema={"u": pl.Float64, "g": pl.String, "v": pl.Float64,
+                                "k": pl.Int64})
+
+
+def specs() -> list[StatSpec]:
+    lo, hi = Fraction(0), Fraction(100)
+    return [StatSpec("n", "count"), StatSpec("units", "unit_count", "u"),
+            StatSpec("s", "fixed_sum", "v", lo, hi, exponent=-10),
+            StatSpec("q", "fixed_sum_sq", "v", lo, hi, exponent=-4),
+            StatSpec("m", "at_most", "v", lo, hi, exponent=0, candidates=(0, 10, 50, 99, 100))]
+
+
+def same(a: Any, b: Any) -> None:
+    assert a.keys == b.keys
+    assert set(a.values) == set(b.values)
+    for k in a.values:
+        assert np.asarray(a.values[k]).tolist() == np.asarray(b.values[k]).tolist(), k
+
+
+def test_spark_xxhash64_equals_numpy(spark: Any) -> None:
+    from pyspark.sql import functions as F
+
+    rng = random.Random(1)
+    alphabet = "ab\x00é漢😀"
+    rows = [(rng.randint(-(2**63), 2**63 - 1) if i % 7 else None,
+             rng.choice([0.0, -0.0, float("nan"), None, rng.uniform(-1e9, 1e9)]),
+             "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 70))) if i % 11 else None)
+            for i in range(500)]
+    sdf = spark.createDataFrame([(i, *r) for i, r in enumerate(rows)],
+                                "i bigint, a bigint, b double, c string")
+    k1, k2 = (F.lit(k).cast("bigint") for k in _hash.key_longs(KEY))
+    got = {r.i: r.h for r in sdf.select("i", F.xxhash64(k1, k2, "a", "b", "c").alias("h"))
+           .collect()}
+    pdf = pl.DataFrame(rows, schema={"a": pl.Int64, "b": pl.Float64, "c": pl.String},
+                       orient="row")
+    mine = _hash.as_signed(_hash.hash_chain([pdf["a"], pdf["b"], pdf["c"]],
+                                            _hash.key_seed(KEY)))
+    assert [got[i] for i in range(len(rows))] == [int(x) for x in mine]
+
+
+@pytest.mark.parametrize(("G", "R"), [(2, 1), (5, 3)])
+def test_polars_and_spark_give_identical_statistics(spark: Any, G: int, R: int) -> None:
+    from dpcert.backends.spark import SparkBackend
+
+    sp = SparkBackend()
+    df = data(seed=G)
+    bound = BoundSpec("u", ("g",), G, R, key=KEY, value_columns=("v",))
+    keys = [(f"g{i}é",) for i in range(45)] + [(None,)]
+    a = PL.group_stats(PL.keyed_bound(df, bound), ["g"], keys, specs())
+    b = sp.group_stats(sp.keyed_bound(to_spark(spark, df), bound), ["g"], keys, specs())
+    same(a, b)
+    assert a.values["n"].sum() < df.height  # bounding dropped rows
+    a2 = PL.group_stats(PL.keyed_bound(df, bound), ["g"], None, specs()[:3])
+    b2 = sp.group_stats(sp.keyed_bound(to_spark(spark, df), bound), ["g"], None, specs()[:3])
+    same(a2, b2)
+
+
+def test_two_key_columns_and_no_groups(spark: Any) -> None:
+    from dpcert.backends.spark import SparkBackend
+
+    sp = SparkBackend()
+    df = data(1500, seed=9)
+    sdf = to_spark(spark, df)
+    bound = BoundSpec("u", ("k", "g"), 3, 2, key=KEY, value_columns=("v",))
+    keys = [(k, f"g{i}é") for k in range(3) for i in range(40)]
+    same(PL.group_stats(PL.keyed_bound(df, bound), ["k", "g"], keys, specs()[:4]),
+         sp.group_stats(sp.keyed_bound(sdf, bound), ["k", "g"], keys, specs()[:4]))
+    flat = BoundSpec("u", (), 1, 2, key=KEY, value_columns=("v",))
+    same(PL.group_stats(PL.keyed_bound(df, flat), [], None, specs()),
+         sp.group_stats(sp.keyed_bound(sdf, flat), [], None, specs()))
+
+
+def test_filters_are_checked_and_rebuilt(spark: Any) -> None:
+    from pyspark.sql import functions as F
+
+    from dpcert.backends.spark import SparkBackend
+
+    sp = SparkBackend()
+    df = data(800, seed=3)
+    sdf = to_spark(spark, df)
+    schema = sp.schema(sdf)
+    sql = "k <> 1 AND (g IS NULL OR g = 'g3é')"
+    preds = sp.check_predicates([sql, (F.col("k") >= 1) & F.col("u").isNotNull()], schema)
+    got = sp.filter(sdf, preds).count()
+    want = df.filter(pl.sql_expr(sql), (pl.col("k") >= 1) & pl.col("u").is_not_null()).height
+    assert got == want
+    for bad in ["rand() > 0.5", "k + 1 > 2", "g > 3", "k IN (SELECT 1)"]:
+        with pytest.raises(UnsafeExpression):
+            sp.check_predicates([bad], schema)
+    for bad_col in [F.rand() > 0.5, F.col("k").cast("string") == "1", F.col("k") + 1 > 2]:
+        with pytest.raises(UnsafeExpression):
+            sp.check_predicates([bad_col], schema)
+
+
+def test_bad_input_is_refused_before_any_job(spark: Any) -> None:
+    from dpcert.backends.spark import SparkBackend
+
+    sp = SparkBackend()
+    sdf = to_spark(spark, data(50))
+    with pytest.raises(InvalidParameter, match="unknown column 'nope'"):
+        sp.keyed_bound(sdf, BoundSpec("nope", (), 1, 1, key=KEY))
+    with pytest.raises(InvalidParameter, match="not a pyspark DataFrame"):
+        sp.schema(pl.DataFrame({"a": [1]}))
+    with pytest.raises(OutOfDomain, match="does not match column 'k'"):
+        sp.group_stats(sdf, ["k"], [("x",)], [StatSpec("n", "count")])
+    with pytest.raises(InvalidParameter, match="not distinct"):
+        sp.group_stats(sdf, ["k"], [(1,), (1,)], [StatSpec("n", "count")])
+    arr = spark.createDataFrame([(1, [1])], "u bigint, l array<bigint>")
+    with pytest.raises(InvalidParameter, match="column 'l' has type other"):
+        sp.keyed_bound(arr, BoundSpec("l", (), 1, 1, key=KEY))
+
+
+def test_a_failing_job_is_a_typed_error_without_data(spark: Any) -> None:
+    from pyspark.sql import functions as F
+
+    from dpcert.backends.spark import SparkBackend
+
+    secret = "s3cr3t-value"
+    bad = spark.createDataFrame([(secret,)], "s string").select(
+        F.col("s").cast("bigint").alias("x"))  # ANSI mode: the cast fails at run time
+    with pytest.raises(ReleaseFailed) as e:
+        SparkBackend().group_stats(bad, [], None, [StatSpec("s", "fixed_sum", "x", Fraction(0),
+                                                             Fraction(1))])
+    assert secret not in str(e.value)
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_sql_grammar_without_spark() -> None:
+    from dpcert.backends.spark_expr import parse_column_text, parse_sql
+
+    assert parse_sql("NOT a IN (1, 2.5)") == ("not", ("in", ("col", "a"), ("lit", 1),
+                                                       ("lit", 2.5)))
+    assert parse_sql("s = 'it''s'") == ("=", ("col", "s"), ("lit", "it's"))
+    assert parse_column_text("=(s, 'it\\'s')") == ("=", ("col", "s"), ("lit", "it's"))
+    for bad in ["a > 1; DROP", "a BETWEEN 1 AND 2", "f(a) = 1", "a = (SELECT 1)", "a >"]:
+        with pytest.raises(UnsafeExpression):
+            parse_sql(bad)
