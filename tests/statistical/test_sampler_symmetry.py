@@ -5,7 +5,8 @@ that depends on the distance to the cell's inner end: ``R`` for ``V ≥ 0``, ``t
 ``V < 0``.  Measuring negative cells from the wrong end skews the offsets of negative draws only
 (by about ``t/(6·scale)`` of a cell), which no test of ``|X|`` or of the mean can see.  These tests
 compare the residues ``|X| mod t`` of negative draws with those of positive draws (one law by
-symmetry), and the two halves' magnitudes and masses.  Seeded; thresholds are 6 standard errors (two-sided p < 2e-9).
+symmetry), and the two halves' magnitudes and masses.  Seeded; thresholds are 6 standard errors
+(two-sided p < 2e-9).
 """
 
 from __future__ import annotations

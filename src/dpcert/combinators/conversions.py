@@ -105,7 +105,8 @@ def make_pureDP_to_zCDP(measurement: Measurement) -> Measurement:
 
 
 def make_pureDP_to_approxDP(measurement: Measurement) -> Measurement:
-    """View an ε-DP measurement as (ε, 0)-DP (the definitions coincide at δ = 0).
+    """View an ε-DP measurement as (ε, 0)-DP (the definitions coincide at δ = 0); its accounting
+    event is kept, so tight accountants and filters still see what it runs.
 
     Examples
     --------
@@ -126,30 +127,6 @@ def make_pureDP_to_approxDP(measurement: Measurement) -> Measurement:
         accuracy_map=measurement.accuracy_map,
         batch_map=measurement.batch_map,
         children=(measurement,), proof="conversions.md",
-    )
-
-
-def make_pureDP_to_approxDP(measurement: Measurement) -> Measurement:
-    """View an ε-DP measurement as (ε, 0)-DP (its accounting event is kept, so tight accountants
-    and filters still see what it runs).
-
-    Examples
-    --------
-    >>> import dpcert as dp
-    >>> space = (dp.VectorDomain(dp.AtomDomain(float)), dp.SymmetricDistance())
-    >>> m = space >> dp.t.then_count() >> dp.m.then_laplace(2.0)
-    >>> dp.c.make_pureDP_to_approxDP(m).map(1)
-    (Fraction(1, 2), Fraction(0, 1))
-    """
-    _need(measurement, PureDP, "make_pureDP_to_approxDP")
-    inner = measurement.privacy_map
-    return Measurement(
-        measurement.input_domain, measurement.input_metric, ApproxDP(),
-        function=measurement.function,
-        privacy_map=lambda d: (as_fraction(inner(d), "d_out"), Fraction(0)),
-        name=measurement.name,
-        params={"inner": measurement.describe()},
-        event_map=measurement.event_map,
     )
 
 
