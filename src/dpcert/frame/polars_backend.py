@@ -145,12 +145,8 @@ def _bounded(df: pl.DataFrame, plan: QueryPlan, seeds: list[int], nm: _Names) ->
     G, R = plan.max_groups, plan.max_rows_per_group
     if nm.h not in df.columns:
         df = _with_hashes(df, plan, seeds, nm)
-    df = df.sort([nm.h, unit, nm.p, *keys, nm.w], nulls_last=True, maintain_order=True)
+    df, unit_differs, key_differs = _sorted(df, unit, keys, nm)
     n = df.height
-    unit_differs = _differs(df[nm.h]) | _differs(df[unit])
-    key_differs = np.zeros(n - 1, dtype=bool)
-    for col in keys:
-        key_differs |= _differs(df[col])
     new_unit = np.concatenate(([True], unit_differs))
     new_pair = np.concatenate(([True], unit_differs | key_differs))
     pair_id: np.ndarray[Any, Any] = np.cumsum(new_pair, dtype=np.int32 if n < 2**31 else np.int64)
@@ -158,6 +154,35 @@ def _bounded(df: pl.DataFrame, plan: QueryPlan, seeds: list[int], nm: _Names) ->
     keep_pair = _run_rank(new_unit[new_pair]) < G  # rank of each pair inside its unit
     keep = keep_pair[pair_id] & (_run_rank(new_pair) < R)  # rank of each row inside its pair
     return df.filter(pl.Series(keep)).drop([nm.h, nm.p, nm.w])
+
+
+def _sorted(df: pl.DataFrame, unit: str, keys: list[str], nm: _Names
+            ) -> tuple[pl.DataFrame, np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """Rows in bounding order, and where the unit and the keys change (exactly).
+
+    Fast path: a stable sort by (unit hash, pair hash, row hash).  It is the exact order
+    of :func:`_bounded` unless two different units share a unit hash or two different key tuples
+    of one unit share a pair hash; both are detected exactly, and then the rows are sorted by the
+    values themselves (a slower multi-column sort).
+    """
+    perm = df.select(pl.arg_sort_by([nm.h, nm.p, nm.w], maintain_order=True)).to_series()
+    out = df[perm]
+    h, p = out[nm.h].to_numpy(), out[nm.p].to_numpy()
+    unit_differs = _differs(out[unit])
+    key_differs = np.zeros(max(out.height - 1, 0), dtype=bool)
+    for col in keys:
+        key_differs |= _differs(out[col])
+    same_h = h[1:] == h[:-1]
+    same_pair_hash = same_h & (p[1:] == p[:-1]) & ~unit_differs
+    if (same_h & unit_differs).any() or (same_pair_hash & key_differs).any():
+        out = df.sort([nm.h, unit, nm.p, *keys, nm.w], maintain_order=True)
+        unit_differs = _differs(out[nm.h]) | _differs(out[unit])
+        key_differs = np.zeros(max(out.height - 1, 0), dtype=bool)
+        for col in keys:
+            key_differs |= _differs(out[col])
+    else:
+        unit_differs = unit_differs | ~same_h
+    return out, unit_differs, key_differs
 
 
 def _with_hashes(df: pl.DataFrame, plan: QueryPlan, seeds: list[int],
