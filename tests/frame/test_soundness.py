@@ -382,3 +382,26 @@ def test_huge_epsilon_finishes_with_finite_values(ledger: str) -> None:
         values = [c for c in out.columns if c != "g" and not c.startswith("quantile_0.5_x_")]
         assert all(out[c].is_finite().all() for c in values)
     assert_nothing_charged(sess, ledger)
+
+
+def test_nan_and_signed_zero_keys_are_one_group_for_every_statistic() -> None:
+    """Float keys are matched by exact identity (NaN = NaN, −0.0 = 0.0) when public keys and
+    quantile histograms are joined to the groups (a float join need not match NaN)."""
+    from dpcert.frame.calibrate import calibrate
+    from dpcert.frame.polars_backend import compute_stats
+
+    df = pl.DataFrame({"u": [None, 1, 2], "g": [math.nan, -0.0, float("nan")],
+                       "x": [None, 1.0, 2.0]}, schema={"u": pl.Int64, "g": pl.Float64,
+                                                       "x": pl.Float64})
+    b = dp.ApproxDP(1.0, 1e-6)
+    for keys in ("private", [math.nan, 0.0, 5.0]):
+        q = (dp.Session(df, "u", budget=b).query().group_by("g", keys=keys)
+             .agg(dp.count(), dp.quantile("x", [0.5], (-10, 10), candidates=5))
+             .bound_contributions(1, 1))
+        plan = q.plan()
+        st = compute_stats(df, plan, calibrate(plan, b), InsecureSeededSource(0))
+        by_key = {("nan" if math.isnan(k[0]) else k[0]): i for i, k in enumerate(st.keys)}
+        cum = st.histograms["quantile_0.5_x"].cumulative(0, len(st.keys))
+        assert st.values["count"][by_key["nan"]] == 2 and st.values["count"][by_key[0.0]] == 1
+        assert cum[by_key["nan"]].tolist() == [1, 1, 1, 2, 2]
+        assert cum[by_key[0.0]].tolist() == [0, 0, 0, 1, 1]

@@ -314,7 +314,7 @@ def compute_stats(data: Any, plan: QueryPlan, cal: Calibration,
         grouped = pl.concat(grouped_parts).group_by(keys).agg(pl.all().sum())
     else:
         grouped = pl.concat(grouped_parts).sum()
-    grouped = _align_keys(grouped, plan, schema)
+    grouped = _align_keys(grouped, plan, schema, nm)
     values: dict[str, np.ndarray[Any, Any]] = {}
     for name, tmp in int_cols.items():
         values[name] = grouped[tmp].fill_null(0).to_numpy().astype(np.int64)
@@ -339,7 +339,29 @@ def compute_stats(data: Any, plan: QueryPlan, cal: Calibration,
     return GroupStats(key_tuples, values, histograms, candidates)
 
 
-def _align_keys(grouped: pl.DataFrame, plan: QueryPlan, schema: dict[str, Any]) -> pl.DataFrame:
+def _join_on_keys(left: pl.DataFrame, right: pl.DataFrame, keys: list[str], how: Any,
+                  nm: _Names) -> pl.DataFrame:
+    """Join on key values by exact identity: nulls equal nulls, and float keys are joined on
+    their text form, so every NaN matches every NaN (a float join need not match NaN)."""
+    on: list[str] = []
+    lx, rx = [], []
+    for k in keys:
+        if left.schema[k].is_float():
+            j = f"{nm.prefix}join_{len(on)}"
+            lx.append(pl.col(k).cast(pl.String).alias(j))
+            rx.append(pl.col(k).cast(pl.String).alias(j))
+            on.append(j)
+        else:
+            on.append(k)
+    extra = [c for c in on if c not in keys]
+    right = right.with_columns(rx).drop([k for k in keys if k not in on]) if extra else right
+    out = left.with_columns(lx).join(right, on=on, how=how, nulls_equal=True,
+                                     maintain_order="left")
+    return out.drop(extra)
+
+
+def _align_keys(grouped: pl.DataFrame, plan: QueryPlan, schema: dict[str, Any],
+                nm: _Names) -> pl.DataFrame:
     keys = list(plan.group_keys)
     if not keys:
         return grouped
@@ -347,7 +369,7 @@ def _align_keys(grouped: pl.DataFrame, plan: QueryPlan, schema: dict[str, Any]) 
         return grouped.sort(keys, nulls_last=True)
     key_df = check_public_keys(keys, plan.public_keys, schema)
     key_df = key_df.cast({k: grouped.schema[k] for k in keys})  # canonical floats are Float64
-    return key_df.join(grouped, on=keys, how="left", nulls_equal=True, maintain_order="left")
+    return _join_on_keys(key_df, grouped, keys, "left", nm)
 
 
 def _bin_counts(df: pl.DataFrame, plan: QueryPlan, nm: _Names) -> dict[str, pl.DataFrame]:
@@ -383,7 +405,7 @@ def _quantile_histograms(bin_parts: list[dict[str, pl.DataFrame]], plan: QueryPl
         counts = pl.concat([p[a.name] for p in bin_parts])
         if keys:
             gid = grouped.select(keys).with_row_index(nm.gid)
-            counts = counts.join(gid, on=keys, how="inner", nulls_equal=True)
+            counts = _join_on_keys(counts, gid, keys, "inner", nm)
             g = counts[nm.gid].to_numpy().astype(np.int64)
         else:
             g = np.zeros(counts.height, dtype=np.int64)
