@@ -12,7 +12,7 @@ Examples
 >>> df = pl.DataFrame({"u": [1, 1, 2], "g": ["a", "b", "a"]})
 >>> plan = QueryPlan((Count(),), group_keys=("g",), public_keys=(("a",), ("b",)),
 ...                  privacy_unit="u", max_groups=1, max_rows_per_group=1)
->>> [(a.height, b.height) for a, b in unit_neighbours(df, plan)]
+>>> [(a.height, b.height) for a, b in unit_neighbours(df, plan)][:2]
 [(3, 1), (3, 7)]
 """
 
@@ -78,8 +78,8 @@ def unit_neighbours(data: Any, plan: QueryPlan) -> list[tuple[pl.DataFrame, pl.D
     else:
         pairs.append((df, pl.concat([df, _added_unit(df, plan)])))
     try:
-        from dpcert.frame.neighbours import neighbours  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:
+        from dpcert.frame.neighbours import neighbours
+    except ImportError:  # pragma: no cover - the harness is part of the engine
         return pairs
     pairs += [(df, n) for _, n in neighbours(df, plan)]
     return pairs
