@@ -330,7 +330,7 @@ def discretise(pld: PairPLD, h: float, optimistic: bool = False) -> Grid:
 def event_grid(event: Event, h: float, direction: Direction, optimistic: bool = False) -> Grid:
     """Discretised PLD of a leaf event in one direction (pessimistic, or ``optimistic``)."""
     if isinstance(event, PoissonSampledEvent):
-        from dpcert.accounting._nesting import dominating_base
+        from dpcert.accounting._dominating import dominating_base
 
         base = pair_of(dominating_base(event.event))
         return discretise(subsample(base, float(event.rate), direction), h, optimistic)

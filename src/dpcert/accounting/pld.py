@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcert.accounting._nesting import dominating_base
+from dpcert.accounting._dominating import dominating_base
 from dpcert.accounting._pld_pairs import Direction, Grid, event_grid, pair_of
 from dpcert.accounting.accountant import (
     Accountant,

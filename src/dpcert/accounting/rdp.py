@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from dpcert.accounting._convert import rdp_to_delta, rdp_to_epsilon
-from dpcert.accounting._nesting import dominating_base
+from dpcert.accounting._dominating import dominating_base
 from dpcert.accounting._pld_pairs import pair_of
 from dpcert.accounting.accountant import Accountant, _check_delta_arg, _check_eps_arg
 from dpcert.core.events import (

@@ -123,7 +123,10 @@ def measurement_pairs(measurement: Any, d_in: int = 1) -> list[Pair]:
     dom, met = measurement.input_domain, measurement.input_metric
     params = getattr(measurement, "params", {})
     pairs: list[Pair] = []
-    if isinstance(dom, AtomDomain):
+    make = getattr(dom, "neighbour_pairs", None)
+    if callable(make):  # a domain that builds its own neighbours (FrameDomain: add/remove a unit)
+        pairs = list(make(met, d_in))
+    elif isinstance(dom, AtomDomain):
         vals = _element_values(dom, params)
         if isinstance(met, AbsoluteDistance):
             x0 = vals[0] if dom.bounds is not None else dom.type(0)

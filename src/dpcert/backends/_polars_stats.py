@@ -24,7 +24,7 @@ _SPLIT = 24
 
 
 def _logical_schema(schema: Any) -> dict[str, str]:
-    from dpcert.backends.polars import _logical
+    from dpcert.backends._polars_types import _logical
 
     return {k: _logical(v) for k, v in schema.items()}
 
@@ -45,7 +45,7 @@ def fixed_point_expr(spec: StatSpec) -> pl.Expr:
 
 def _public_keys(keys: Sequence[tuple[Any, ...]], by: list[str], schema: Any) -> pl.DataFrame:
     """Public keys as a frame of the key columns' types: strict cast, canonical, distinct."""
-    from dpcert.backends.polars import _canonical
+    from dpcert.backends._polars_types import _canonical
 
     if any(len(k) != len(by) for k in keys):
         raise InvalidParameter(f"keys: every public key must have {len(by)} values for {by}")
@@ -76,7 +76,7 @@ def _exact_sum(hi: np.ndarray[Any, Any], lo: np.ndarray[Any, Any], n: np.ndarray
 def grouped_stats(lf: pl.LazyFrame, by: list[str], keys: Sequence[tuple[Any, ...]] | None,
                   specs: list[StatSpec]) -> GroupedStats:
     """See :meth:`dpcert.backends.polars.PolarsBackend.group_stats`."""
-    from dpcert.backends.polars import _canonical
+    from dpcert.backends._polars_types import _canonical
 
     schema = lf.collect_schema()
     for c in by:

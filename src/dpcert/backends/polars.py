@@ -28,6 +28,7 @@ import numpy as np
 import polars as pl
 
 from dpcert.backends import _hash
+from dpcert.backends._polars_types import _canonical, _logical
 from dpcert.backends.base import BoundSpec, GroupedStats, StatSpec
 from dpcert.errors import InvalidParameter
 
@@ -56,30 +57,6 @@ def to_lazy(data: Any) -> pl.LazyFrame:
         raise InvalidParameter(f"data={data!r}: expected a .csv or .parquet path")
     raise InvalidParameter(
         f"data of type {type(data).__name__} is not a Polars LazyFrame/DataFrame or a path")
-
-
-def _logical(dtype: Any) -> str:
-    if dtype == pl.Boolean:
-        return "bool"
-    if dtype.is_integer():
-        return "int"
-    if dtype.is_float():
-        return "float"
-    if dtype in (pl.String, pl.Categorical) or isinstance(dtype, pl.Enum):
-        return "str"
-    if dtype == pl.Date:
-        return "date"
-    if isinstance(dtype, pl.Datetime):
-        return "datetime"
-    return "other"
-
-
-def _canonical(col: str, dtype: Any) -> pl.Expr:
-    """A key column with ``-0.0 → 0.0`` (floats; NaN and null are already one value each)."""
-    if dtype.is_float():
-        c = pl.col(col)
-        return pl.when(c == 0).then(pl.lit(0.0, dtype)).otherwise(c).alias(col)
-    return pl.col(col)
 
 
 def _differs(s: pl.Series | np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:

@@ -163,11 +163,15 @@ class FrameDomain(Domain):
 
     ``bounds`` (``(by, max_groups, max_rows_per_group)``) records that contribution bounding
     was applied; ``schema_of`` reads a frame's schema (the backend's ``schema``).
+    ``neighbours`` (optional, for auditing) maps ``d_in`` to pairs of concrete member frames at
+    most ``d_in`` units apart (see :meth:`neighbour_pairs`).
     """
 
     schema: tuple[tuple[str, str], ...]
     schema_of: Callable[[Any], Mapping[str, str]] = field(compare=False, repr=False)
     bounds: tuple[tuple[str, ...], int, int] | None = None
+    neighbours: Callable[[int], list[tuple[Any, Any]]] | None = field(
+        default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "schema", tuple((str(k), str(v)) for k, v in self.schema))
@@ -185,6 +189,14 @@ class FrameDomain(Domain):
         if got != dict(self.schema):
             return f"schema {got} != {dict(self.schema)}"
         return None
+
+    def neighbour_pairs(self, metric: Metric, d_in: int = 1) -> list[tuple[Any, Any]]:
+        """Pairs of member frames at most ``d_in`` apart under ``metric`` (the auditor's hook);
+        empty when this domain was built without example frames."""
+        if self.neighbours is None:
+            return []
+        return [(a, b) for a, b in self.neighbours(d_in)
+                if 0 < metric.distance(a, b) <= d_in]
 
     def __repr__(self) -> str:
         b = "" if self.bounds is None else f", bounded by {self.bounds}"

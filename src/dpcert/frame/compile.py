@@ -50,7 +50,7 @@ from dpcert.core.metrics import L1Distance, L2Distance
 from dpcert.core.transformation import Transformation
 from dpcert.errors import BudgetExceeded, InvalidParameter, MeasureMismatch
 from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, QueryPlan, Sum, Variance
-from dpcert.frame.postprocess import mean_interval, variance_interval
+from dpcert.frame.postprocess import ReleaseTable, mean_interval, variance_interval
 from dpcert.mechanisms.gaussian import make_gaussian
 from dpcert.mechanisms.laplace import make_laplace
 from dpcert.mechanisms.threshold import keyed_threshold
@@ -174,7 +174,7 @@ def _noise(sel: Transformation, share: Fraction, d1: tuple[int, int, int], zcdp:
 
 def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
                  backend: FrameOps | None, key: bytes | None = None, alpha: Any = 0.05,
-                 source: Any = None) -> Measurement:
+                 source: Any = None, neighbours: Any = None) -> Measurement:
     """The release of ``plan`` as one Measurement on ``(FrameDomain(schema), UnitDistance)``.
 
     Parameters
@@ -185,12 +185,15 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
     backend : FrameOps running the data work (``None`` builds the map only)
     key : 16-byte bounding key, or None for a fresh CSPRNG key per run
     alpha : interval level of the output table
+    source : entropy for fresh bounding keys (tests only)
+    neighbours : optional ``d_in ↦ [(frame, frame'), ...]`` for auditing (``FrameDomain``)
 
     Returns
     -------
     Measurement
-        Output: ``{column: list}`` with the key columns, then per output name ``<name>``,
-        ``<name>_ci_low``, ``<name>_ci_high``.  Its ``map(1)`` is what the release costs.
+        Output: a :class:`~dpcert.frame.postprocess.ReleaseTable` ``{column: list}`` with the
+        key columns, then per output name ``<name>``, ``<name>_ci_low``, ``<name>_ci_high``.
+        Its ``map(1)`` is what the release costs.
     """
     private = plan.public_keys is None
     stats, uses = plan_stats(plan)
@@ -205,7 +208,7 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
         specs[n] = StatSpec(n, s.kind, s.column,  # type: ignore[arg-type]
                             None if s.bounds is None else s.bounds[0],
                             None if s.bounds is None else s.bounds[1], exponent=e)
-    domain = FrameDomain(tuple(schema.items()), _schema_reader(backend))
+    domain = FrameDomain(tuple(schema.items()), _schema_reader(backend), neighbours=neighbours)
     metric = UnitDistance(plan.privacy_unit)
     values = tuple(dict.fromkeys(c for s in specs.values() if s.column and
                                  s.kind.startswith("fixed") for c in [s.column]))
@@ -271,6 +274,7 @@ def _to_table(plan: QueryPlan, uses: Mapping[str, Mapping[str, str]],
     """The post-processing step: noisy integers → estimates and intervals per output."""
     by = list(plan.group_keys)
     public = plan.public_keys
+    values = tuple(a.name for a in plan.aggregates)
 
     def real(v: Any, n: str) -> np.ndarray[Any, Any]:
         arr = np.asarray(v)
@@ -278,7 +282,7 @@ def _to_table(plan: QueryPlan, uses: Mapping[str, Mapping[str, str]],
             return np.array([float(Fraction(int(x)) * units[n]) for x in arr.tolist()])
         return arr.astype(np.float64) * float(units[n])  # units are powers of two: exact
 
-    def to_table(out: Any) -> dict[str, list[Any]]:
+    def to_table(out: Any) -> ReleaseTable:
         if private:
             keys, noisy = out["keys"], {n: out[n] for n in names}
         else:
@@ -302,7 +306,7 @@ def _to_table(plan: QueryPlan, uses: Mapping[str, Mapping[str, str]],
             cols[a.name] = v.tolist()
             cols[f"{a.name}_ci_low"] = np.asarray(lo).tolist()
             cols[f"{a.name}_ci_high"] = np.asarray(hi).tolist()
-        return cols
+        return ReleaseTable(cols, values=values, private=private)
 
     to_table.__name__ = "to_table"
     return to_table

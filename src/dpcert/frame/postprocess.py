@@ -21,9 +21,40 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["mean_interval", "variance_interval"]
+__all__ = ["ReleaseTable", "mean_interval", "variance_interval"]
 
 Arr = np.ndarray[Any, Any]
+
+
+class ReleaseTable(dict[str, list[Any]]):
+    """A release as columns (``{name: list}``): the key columns, then per output ``<name>``,
+    ``<name>_ci_low``, ``<name>_ci_high``.
+
+    As an array (what :func:`dpcert.audit.audit` reads) it is a fixed-length float vector: the
+    released values in order when the keys are public; with private keys, the number of
+    released keys followed by each value column's total.
+
+    Examples
+    --------
+    >>> t = ReleaseTable({"g": ["a", "b"], "n": [3.0, 4.0]}, values=("n",), private=False)
+    >>> np.asarray(t).tolist(), np.asarray(ReleaseTable(t, values=("n",), private=True)).tolist()
+    ([3.0, 4.0], [2.0, 7.0])
+    """
+
+    def __init__(self, columns: dict[str, list[Any]], *, values: tuple[str, ...],
+                 private: bool) -> None:
+        super().__init__(columns)
+        self.value_columns = values
+        self.private = private
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Arr:
+        cols = [np.asarray(self[v], dtype=np.float64) for v in self.value_columns]
+        if self.private:
+            n = len(self[self.value_columns[0]]) if self.value_columns else 0
+            out = np.array([float(n), *(float(c.sum()) for c in cols)])
+        else:
+            out = np.concatenate(cols) if cols else np.zeros(0)
+        return out if dtype is None else out.astype(dtype)
 
 
 def mean_interval(s: Arr, n: Arr, hs: float, hn: float, bounds: tuple[float, float]

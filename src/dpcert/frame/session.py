@@ -230,6 +230,31 @@ class Query:
                              "scale": float("nan"), "half_width": float("nan")})
         return pl.DataFrame(rows)
 
+    def measurement(self, budget: Measure, *, alpha: Any = 0.05, key: bytes | None = None,
+                    backend: Any = None) -> Any:
+        """This query compiled to one core Measurement on ``(FrameDomain, UnitDistance)``
+        (:func:`dpcert.frame.compile.compile_plan`): its ``map(1)`` is what the release costs.
+        Reads no rows and charges nothing; ``m(data)`` runs it.  The bounding key is drawn from
+        the CSPRNG here (one per measurement, so one per release) unless given; any fixed key
+        gives the same map.  Auditable: ``dp.audit.audit(q.measurement(budget))`` uses
+        neighbours of the session's data with one unit added or removed
+        (:mod:`dpcert.frame.unit_neighbours`)."""
+        from dpcert.frame.compile import compile_plan
+        from dpcert.frame.unit_neighbours import unit_neighbours
+        from dpcert.samplers import default_source
+
+        if backend is None:
+            from dpcert.backends.polars import PolarsBackend
+
+            backend = PolarsBackend()
+        if key is None:
+            src = self.session._source or default_source()
+            key = src.random_uint64(2).tobytes()
+        plan, lf = self.plan(), self.session._lf
+        return compile_plan(plan, budget, schema=backend.schema(lf), backend=backend, key=key,
+                            alpha=alpha, source=self.session._source,
+                            neighbours=lambda d: unit_neighbours(lf, plan) if d >= 1 else [])
+
     def check(self, budget: Measure) -> Calibration:
         """Every check that runs before a charge (schema, filters, keys, names, bounds, noise
         limits, memory) and the calibration for ``budget``; reads no rows, spends nothing."""

@@ -130,14 +130,14 @@ def write_html_report(out_dir: Any, releases: Mapping[str, Any],
         })
         last_cert = cert or last_cert
     session = (last_cert or {}).get("session", {})
-    import dpcert
+    from dpcert._version import __version__
 
     template = resources.files("dpcert.report").joinpath("templates/report.html.j2")
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     html = env.from_string(template.read_text(encoding="utf-8")).render(
         sections=sections, plots_absent=PLOTS_ABSENT,
         budget=session.get("budget", ""), spent=format_loss(session.get("spent_total")),
-        ledger=(last_cert or {}).get("ledger"), version=dpcert.__version__,
+        ledger=(last_cert or {}).get("ledger"), version=__version__,
         created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
     )
     path = d / "report.html"

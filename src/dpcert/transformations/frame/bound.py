@@ -85,7 +85,7 @@ def make_bound_contributions(input_domain: Domain, input_metric: Metric, by: Seq
     k = _check_key(key)
     if metric.unit is None:
         G, R = 1, 1  # each row is a unit: one row in one group, nothing to bound
-    out = FrameDomain(domain.schema, domain.schema_of, bounds=(by_t, G, R))
+    out = FrameDomain(domain.schema, domain.schema_of, bounds=(by_t, G, R))  # no examples
     unit = metric.unit
     vals = tuple(value_columns)
 

@@ -1,0 +1,34 @@
+"""Polars dtype helpers shared by :mod:`dpcert.backends.polars` and its statistics module
+(a leaf, so the two import it without a cycle)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+__all__ = ["_canonical", "_logical"]
+
+
+def _logical(dtype: Any) -> str:
+    if dtype == pl.Boolean:
+        return "bool"
+    if dtype.is_integer():
+        return "int"
+    if dtype.is_float():
+        return "float"
+    if dtype in (pl.String, pl.Categorical) or isinstance(dtype, pl.Enum):
+        return "str"
+    if dtype == pl.Date:
+        return "date"
+    if isinstance(dtype, pl.Datetime):
+        return "datetime"
+    return "other"
+
+
+def _canonical(col: str, dtype: Any) -> pl.Expr:
+    """A key column with ``-0.0 → 0.0`` (floats; NaN and null are already one value each)."""
+    if dtype.is_float():
+        c = pl.col(col)
+        return pl.when(c == 0).then(pl.lit(0.0, dtype)).otherwise(c).alias(col)
+    return pl.col(col)
