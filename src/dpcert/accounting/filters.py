@@ -70,6 +70,9 @@ __all__ = [
 ]
 
 Amount = Fraction | tuple[Fraction, Fraction]
+#: A declared batch with a pure statement spends the δ left only if its PLD ε at that δ saves
+#: at least this fraction of its pure ε (else the δ is kept for later releases).
+_BATCH_MIN_GAIN = Fraction(1, 100)
 Rule = Literal["pure", "zcdp", "gdp", "approx"]
 Kind = Literal["PureDP", "ApproxDP", "ZCDP"]
 
@@ -198,7 +201,7 @@ def _approx_point(r: Release, delta_left: Fraction) -> tuple[Fraction, Fraction]
         if r.batch and d_a == 0 and delta_left > 0 and _structured(r.event):
             with contextlib.suppress(UnsupportedEvent):  # a declared batch may use δ left
                 e = _up(_pld_epsilon(r.event, float(delta_left) * (1 - 1e-12)))
-                if e < best:
+                if e < best * (1 - _BATCH_MIN_GAIN):
                     return e, delta_left
         return best, d_a
     pure_ok = base is not None and base[1] == 0
@@ -208,7 +211,7 @@ def _approx_point(r: Release, delta_left: Fraction) -> tuple[Fraction, Fraction]
     if delta_left > 0 and _structured(r.event):
         try:
             e = _up(_pld_epsilon(r.event, float(delta_left) * (1 - 1e-12)))
-            if base is None or e < base[0]:
+            if base is None or e < base[0] * (1 - _BATCH_MIN_GAIN):
                 return e, delta_left
         except UnsupportedEvent:
             pass
