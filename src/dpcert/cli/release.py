@@ -2,19 +2,19 @@
 
 The whole spec is validated before anything is charged: query names (``[A-Za-z_][A-Za-z0-9_-]*``,
 at most 64 characters, distinct: they become file names), columns, types, filters, keys, and the
-total of all queries against both the session budget and what the ledger has left.  The spec
-is a batch declared in advance, so it is charged once (``Session.release_all``), costed by the
-PLD accountant inside the batch (``docs/proofs/filters.md``); then each query is computed and
-written, with its certificate, into the spec's output directory: ``<query>.csv`` and
+total of all queries against both the session budget and what the ledger has left. The spec is a
+batch declared in advance, so it is charged once (``Session.release_all``), costed by the PLD
+accountant inside the batch (``docs/proofs/filters.md``); then each query is computed and written,
+with its certificate, into the spec's output directory: ``<query>.csv`` and
 ``<query>.certificate.json``; at the end come ``results.json``, ``certificate.json`` and
-``report.md`` (with ``report.png`` when matplotlib is installed).  A query that fails after
-the charge (a data-free ``ReleaseFailed``) leaves the releases computed before it on disk.  Without a ledger a
-loud warning says that running the spec again spends again.  The ledger dataset must exist
-(``dpcert budget init``); ``[budget] create = true`` creates it with the spec's budget when it
-is missing.  CSV cells that do not parse as their column's type (inferred from the first rows,
-or declared with ``[data] types = {age = "int"}``) become null, never an error after a charge.
-``--dry-run`` reads only the schema and prints the budget and accuracy that would
-result.  Spec errors name the line of the spec they come from.
+``report.md`` (with ``report.png`` when matplotlib is installed). A query that fails after the
+charge (a data-free ``ReleaseFailed``) leaves the releases computed before it on disk. Without a
+ledger a loud warning says that running the spec again spends again. The ledger dataset must exist
+(``dpcert budget init``); ``[budget] create = true`` creates it with the spec's budget when it is
+missing. CSV cells that do not parse as their column's type (inferred from the first rows, or
+declared with ``[data] types = {age = "int"}``) become null, never an error after a charge.
+``--dry-run`` reads only the schema and prints the budget and accuracy that would result. Spec
+errors name the line of the spec they come from.
 """
 
 from __future__ import annotations
