@@ -106,6 +106,10 @@ class Tally:
     remaining: Amount
     fits: bool
     mu2: float = 0.0
+    #: Under "approx": the sum of the releases' optimistic PLD estimates of ε at their δ
+    #: (``PLDAccountant.epsilon_interval``), so ``[spent_lower, spent ε]`` is the interval of
+    #: the PLD's discretisation; ``None`` where the total is exact (pure, zCDP, GDP).
+    spent_lower: Fraction | None = None
 
 
 def _kind(budget: Measure) -> Kind:
@@ -170,6 +174,24 @@ def _pld_epsilon(event: Event, delta: float) -> float:
     from dpcert.accounting.pld import PLDAccountant
 
     return PLDAccountant().compose(event).epsilon(delta)
+
+
+@lru_cache(maxsize=4096)
+def _pld_lower(event: Event, delta: float) -> float:
+    from dpcert.accounting.pld import PLDAccountant
+
+    return PLDAccountant().compose(event).epsilon_interval(delta)[0]
+
+
+def _lower(r: Release, point: tuple[Fraction, Fraction]) -> Fraction:
+    """An optimistic estimate of the release's ε at its δ (at most the point's ε)."""
+    e, d = point
+    if d == 0 or not _structured(r.event):
+        return e
+    try:
+        return min(e, Fraction(_pld_lower(r.event, float(d) * (1 - 1e-12))))
+    except UnsupportedEvent:
+        return e
 
 
 def _structured(event: Event) -> bool:
@@ -277,7 +299,9 @@ def tally(budget_kind: str, total: Amount, releases: Sequence[Release]) -> Tally
         p = _approx_point(r, d_b - sd)
         pts.append(p)
         se, sd = se + p[0], sd + p[1]
-    return Tally(rule, tuple(pts), (se, sd), (e_b - se, d_b - sd), se <= e_b and sd <= d_b)
+    lower = sum((_lower(r, p) for r, p in zip(releases, pts, strict=True)), Fraction(0))
+    return Tally(rule, tuple(pts), (se, sd), (e_b - se, d_b - sd), se <= e_b and sd <= d_b,
+                 spent_lower=lower)
 
 
 def describe_amount(kind: str, a: Amount) -> str:

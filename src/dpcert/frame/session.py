@@ -100,7 +100,7 @@ class Session:
         self.privacy_unit = privacy_unit
         self.budget = budget
         self._spent: Any = budget.zero()
-        #: The session's privacy filter: tight totals across its releases (docs/accounting.md).
+        #: The session's privacy filter: tight totals over its releases (docs/guide/accounting.md)
         self._filter = PrivacyFilter(budget)
         self._lock = threading.Lock()
         self._source = _source
