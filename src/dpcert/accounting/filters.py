@@ -189,9 +189,10 @@ def _lower(r: Release, point: tuple[Fraction, Fraction]) -> Fraction:
     if d == 0 or not _structured(r.event):
         return e
     try:
-        return min(e, Fraction(_pld_lower(r.event, float(d) * (1 - 1e-12))))
+        lo = _pld_lower(r.event, float(d) * (1 - 1e-12))
     except UnsupportedEvent:
         return e
+    return min(e, Fraction(lo)) if math.isfinite(lo) else e
 
 
 def _structured(event: Event) -> bool:
