@@ -13,6 +13,7 @@ from dpcert.errors import InvalidParameter, UnsupportedEvent
 
 ALL = [
     ev.PureEvent(0.5),
+    ev.BoundedRangeEvent(0.5, neighbours="add_remove"),
     ev.ApproxEvent(1, 1e-6, neighbours="replace_one"),
     ev.ZCDPEvent(Fraction(1, 8)),
     ev.LaplaceEvent(10, 2, neighbours="add_remove"),

@@ -1,4 +1,4 @@
-"""Every Python snippet of docs/accounting.md runs, in order, and prints what the page says."""
+"""Every Python snippet of docs/guide/accounting.md runs, in order, and prints what it says."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import io
 import re
 from pathlib import Path
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "accounting.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "guide" / "accounting.md"
 
 
 def test_accounting_guide_snippets_run_and_print_what_they_claim() -> None:
@@ -27,7 +27,7 @@ def test_accounting_guide_snippets_run_and_print_what_they_claim() -> None:
 
 def test_architecture_names_only_classes_that_exist() -> None:
     """docs/architecture.md once named classes that did not exist (issue 15.7)."""
-    root = DOC.parents[1]
+    root = DOC.parents[2]
     arch = (root / "docs" / "architecture.md").read_text(encoding="utf-8")
     names = set(re.findall(r"`([A-Z][A-Za-z]+)(?:\(|`)", arch))
     source = "\n".join(p.read_text(encoding="utf-8")

@@ -95,6 +95,7 @@ def test_declared_batch_of_100_laplace_is_charged_by_the_pld(tmp_path: Path) -> 
     st = led.status("d")
     assert st.basic_spent == (Fraction(10), Fraction(0))
     assert 4.6 < float(st.spent[0]) <= 4.8 and st.spent[1] == Fraction(1, 10**6)
+    assert st.spent_lower is not None and 4.6 < st.spent_lower < st.spent[0]  # PLD interval
 
 
 def test_adaptive_gaussians_are_charged_the_non_adaptive_optimum(tmp_path: Path) -> None:
@@ -201,7 +202,7 @@ def test_cli_history_shows_events_and_both_totals(
     out = capsys.readouterr().out
     assert "event: batch: 100 × Laplace(scale 10)" in out and "counts" in out
     assert "basic total: ε = 10.0, δ = 0.0" in out
-    assert "tight total: ε = 4.69" in out and "approx filter" in out
+    assert "tight total: ε = 4.69" in out and "approx filter; PLD interval of ε [4.69" in out
     assert cli_main(["budget", "show", path, "census"]) == 0
     out = capsys.readouterr().out
     assert "basic:     ε = 10.0" in out and "spent:     ε = 4.69" in out

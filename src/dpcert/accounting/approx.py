@@ -23,8 +23,7 @@ from fractions import Fraction
 from typing import Any
 
 from dpcert._numbers import as_fraction, round_up
-from dpcert.accounting._nesting import flat_leaves
-from dpcert.accounting.accountant import Accountant, _check_delta_arg, _check_eps_arg
+from dpcert.accounting.accountant import Accountant, _check_delta_arg, _check_eps_arg, leaves
 from dpcert.accounting.pure import amplify_epsilon, epsilon_of
 from dpcert.core.events import (
     ApproxEvent,
@@ -45,7 +44,7 @@ def approx_of(event: Event) -> tuple[Fraction, Fraction]:
         return event.epsilon, event.delta
     if isinstance(event, (ComposedEvent, SelfComposedEvent)):
         te, td = Fraction(0), Fraction(0)
-        for leaf, k in flat_leaves(event):
+        for leaf, k in leaves(event):
             e, d = approx_of(leaf)
             te, td = te + k * e, td + k * d
         return te, min(td, Fraction(1))

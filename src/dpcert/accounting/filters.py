@@ -70,6 +70,9 @@ __all__ = [
 ]
 
 Amount = Fraction | tuple[Fraction, Fraction]
+#: A declared batch with a pure statement spends the δ left only if its PLD ε at that δ saves
+#: at least this fraction of its pure ε (else the δ is kept for later releases).
+_BATCH_MIN_GAIN = Fraction(1, 100)
 Rule = Literal["pure", "zcdp", "gdp", "approx"]
 Kind = Literal["PureDP", "ApproxDP", "ZCDP"]
 
@@ -103,6 +106,10 @@ class Tally:
     remaining: Amount
     fits: bool
     mu2: float = 0.0
+    #: Under "approx": the sum of the releases' optimistic PLD estimates of ε at their δ
+    #: (``PLDAccountant.epsilon_interval``), so ``[spent_lower, spent ε]`` is the interval of
+    #: the PLD's discretisation; ``None`` where the total is exact (pure, zCDP, GDP).
+    spent_lower: Fraction | None = None
 
 
 def _kind(budget: Measure) -> Kind:
@@ -169,6 +176,25 @@ def _pld_epsilon(event: Event, delta: float) -> float:
     return PLDAccountant().compose(event).epsilon(delta)
 
 
+@lru_cache(maxsize=4096)
+def _pld_lower(event: Event, delta: float) -> float:
+    from dpcert.accounting.pld import PLDAccountant
+
+    return PLDAccountant().compose(event).epsilon_interval(delta)[0]
+
+
+def _lower(r: Release, point: tuple[Fraction, Fraction]) -> Fraction:
+    """An optimistic estimate of the release's ε at its δ (at most the point's ε)."""
+    e, d = point
+    if d == 0 or not _structured(r.event):
+        return e
+    try:
+        lo = _pld_lower(r.event, float(d) * (1 - 1e-12))
+    except UnsupportedEvent:
+        return e
+    return min(e, Fraction(lo)) if math.isfinite(lo) else e
+
+
 def _structured(event: Event) -> bool:
     """Whether a PLD can beat the event's own statement (bare ε / (ε, δ) events cannot)."""
     from dpcert.core.events import ApproxEvent, PureEvent
@@ -198,7 +224,7 @@ def _approx_point(r: Release, delta_left: Fraction) -> tuple[Fraction, Fraction]
         if r.batch and d_a == 0 and delta_left > 0 and _structured(r.event):
             with contextlib.suppress(UnsupportedEvent):  # a declared batch may use δ left
                 e = _up(_pld_epsilon(r.event, float(delta_left) * (1 - 1e-12)))
-                if e < best:
+                if e < best * (1 - _BATCH_MIN_GAIN):
                     return e, delta_left
         return best, d_a
     pure_ok = base is not None and base[1] == 0
@@ -208,7 +234,7 @@ def _approx_point(r: Release, delta_left: Fraction) -> tuple[Fraction, Fraction]
     if delta_left > 0 and _structured(r.event):
         try:
             e = _up(_pld_epsilon(r.event, float(delta_left) * (1 - 1e-12)))
-            if base is None or e < base[0]:
+            if base is None or e < base[0] * (1 - _BATCH_MIN_GAIN):
                 return e, delta_left
         except UnsupportedEvent:
             pass
@@ -274,7 +300,9 @@ def tally(budget_kind: str, total: Amount, releases: Sequence[Release]) -> Tally
         p = _approx_point(r, d_b - sd)
         pts.append(p)
         se, sd = se + p[0], sd + p[1]
-    return Tally(rule, tuple(pts), (se, sd), (e_b - se, d_b - sd), se <= e_b and sd <= d_b)
+    lower = sum((_lower(r, p) for r, p in zip(releases, pts, strict=True)), Fraction(0))
+    return Tally(rule, tuple(pts), (se, sd), (e_b - se, d_b - sd), se <= e_b and sd <= d_b,
+                 spent_lower=lower)
 
 
 def describe_amount(kind: str, a: Amount) -> str:

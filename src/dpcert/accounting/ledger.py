@@ -106,7 +106,8 @@ class BudgetStatus:
 
     ``spent``/``remaining`` are by the dataset's privacy filter ``rule`` (the tight totals, see
     :mod:`dpcert.accounting.filters`); ``basic_spent`` is the plain sum of the charges'
-    amounts (basic composition), shown for comparison.
+    amounts (basic composition), shown for comparison; ``spent_lower`` the optimistic end of
+    the PLD interval of the spent ε (``None`` when the total is exact).
     """
 
     dataset: str
@@ -117,6 +118,7 @@ class BudgetStatus:
     basic_spent: Amount | None = None
     rule: Rule | None = None
     charges: int = 0
+    spent_lower: Fraction | None = None
 
 
 def _amount_of(m: Measure, what: str) -> tuple[str, Amount]:
@@ -446,7 +448,7 @@ class Ledger:
             basic = _add(basic, s.amount)
         t = tally(kind, total, [s.release() for s in spends])
         return BudgetStatus(dataset, kind, total, t.spent, t.remaining, basic, t.rule,
-                            len(spends))
+                            len(spends), t.spent_lower)
 
     def remaining(self, dataset: str) -> Amount:
         """The exact budget left: ``Fraction`` (ε or ρ) or ``(ε, δ)``."""

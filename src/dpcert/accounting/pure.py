@@ -27,8 +27,13 @@ from typing import Any
 
 from dpcert._numbers import round_up
 from dpcert.accounting._directed import exp_down, exp_up, log_up
-from dpcert.accounting._nesting import flat_leaves
-from dpcert.accounting.accountant import Accountant, _check_delta_arg, _check_eps_arg, clamp_delta
+from dpcert.accounting.accountant import (
+    Accountant,
+    _check_delta_arg,
+    _check_eps_arg,
+    clamp_delta,
+    leaves,
+)
 from dpcert.accounting.zcdp import _rr_epsilon
 from dpcert.core.events import (
     ComposedEvent,
@@ -77,7 +82,7 @@ def epsilon_of(event: Event) -> Fraction:
     if isinstance(event, RandomizedResponseEvent):
         return _rr_epsilon(event)
     if isinstance(event, (ComposedEvent, SelfComposedEvent)):
-        return sum((k * epsilon_of(e) for e, k in flat_leaves(event)), Fraction(0))
+        return sum((k * epsilon_of(e) for e, k in leaves(event)), Fraction(0))
     if isinstance(event, SampledWithoutReplacementEvent) and isinstance(
             event.event, PoissonSampledEvent):
         return amplify_epsilon(poisson_replace_one_epsilon(event.event), event.rate)

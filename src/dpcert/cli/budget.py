@@ -99,7 +99,11 @@ def run(args: argparse.Namespace) -> int:
     if rows:
         assert st.basic_spent is not None
         print(f"basic total: {describe(st.measure, st.basic_spent)}  (sum of the amounts)")
-        print(f"tight total: {describe(st.measure, st.spent)}  ({st.rule} filter)")
+        iv = ""
+        if st.spent_lower is not None and isinstance(st.spent, tuple) and (
+                st.spent_lower < st.spent[0]):
+            iv = f"; PLD interval of ε [{float(st.spent_lower):.6g}, {float(st.spent[0]):.6g}]"
+        print(f"tight total: {describe(st.measure, st.spent)}  ({st.rule} filter{iv})")
         print(f"remaining:   {describe(st.measure, st.remaining)} of "
               f"{describe(st.measure, st.total)}")
     return 0

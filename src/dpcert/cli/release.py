@@ -2,18 +2,19 @@
 
 The whole spec is validated before anything is charged: query names (``[A-Za-z_][A-Za-z0-9_-]*``,
 at most 64 characters, distinct: they become file names), columns, types, filters, keys, and the
-total of all queries against both the session budget and what the ledger has left.  Then each
-query is charged and computed in turn, and written at once, with its certificate, into the
-spec's output directory: ``<query>.csv`` and ``<query>.certificate.json``; at the end come
-``results.json``, ``certificate.json`` and ``report.md`` (with ``report.png`` when matplotlib
-is installed).  A query that fails later (another process spent the ledger meanwhile; a
-data-free ``ReleaseFailed``) leaves the earlier, paid releases on disk.  Without a ledger a
-loud warning says that running the spec again spends again.  The ledger dataset must exist
-(``dpcert budget init``); ``[budget] create = true`` creates it with the spec's budget when it
-is missing.  CSV cells that do not parse as their column's type (inferred from the first rows,
-or declared with ``[data] types = {age = "int"}``) become null, never an error after a charge.
-``--dry-run`` reads only the schema and prints the budget and accuracy that would
-result.  Spec errors name the line of the spec they come from.
+total of all queries against both the session budget and what the ledger has left. The spec is a
+batch declared in advance, so it is charged once (``Session.release_all``), costed by the PLD
+accountant inside the batch (``docs/proofs/filters.md``); then each query is computed and written,
+with its certificate, into the spec's output directory: ``<query>.csv`` and
+``<query>.certificate.json``; at the end come ``results.json``, ``certificate.json`` and
+``report.md`` (with ``report.png`` when matplotlib is installed). A query that fails after the
+charge (a data-free ``ReleaseFailed``) leaves the releases computed before it on disk. Without a
+ledger a loud warning says that running the spec again spends again. The ledger dataset must exist
+(``dpcert budget init``); ``[budget] create = true`` creates it with the spec's budget when it is
+missing. CSV cells that do not parse as their column's type (inferred from the first rows, or
+declared with ``[data] types = {age = "int"}``) become null, never an error after a charge.
+``--dry-run`` reads only the schema and prints the budget and accuracy that would result. Spec
+errors name the line of the spec they come from.
 """
 
 from __future__ import annotations
@@ -240,19 +241,37 @@ def spec_total(sess: Any, queries: list[tuple[str, Any, Any]]) -> Any:
     return total
 
 
-def over_budget(sess: Any, queries: list[tuple[str, Any, Any]]) -> str | None:
-    """Why the queries together exceed the session's or the ledger's remaining budget (None
-    if they fit); reads no rows, charges nothing."""
-    m = sess.budget
+def spec_quote(sess: Any, queries: list[tuple[str, Any, Any]]) -> dict[str, Any]:
+    """The spec's queries as one declared batch: its event and what the session's and the
+    ledger's privacy filters would charge for it (``docs/proofs/filters.md``)."""
+    from dpcert.frame.accounting import release_event
+
+    event = release_event([(q.check(b), q.plan().max_groups) for _, q, b in queries])
     total = spec_total(sess, queries)
-    limits = [("the [budget] of the spec", sess.remaining)]
+    m = sess.budget
+    amount = type(m)(*total) if isinstance(total, tuple) else type(m)(total)
+    out = {"event": event, "basic": total,
+           "session": sess._filter.quote(event, amount, batch=True), "ledger": None}
     if sess._ledger is not None:
-        limits.append((f"what ledger dataset {sess.dataset!r} has left",
+        out["ledger"] = sess._ledger.quote(sess.dataset, event, amount, batch=True)
+    return out
+
+
+def over_budget(sess: Any, queries: list[tuple[str, Any, Any]]) -> str | None:
+    """Why the queries, released together as one batch, do not fit the session's or the
+    ledger's budget (None if they fit); reads no rows, charges nothing."""
+    m = sess.budget
+    quote = spec_quote(sess, queries)
+    limits = [("the [budget] of the spec", quote["session"], sess.remaining)]
+    if quote["ledger"] is not None:
+        limits.append((f"what ledger dataset {sess.dataset!r} has left", quote["ledger"],
                        sess._ledger.remaining(sess.dataset)))
-    for what, left in limits:
-        if not m.compare(total, left):
-            return (f"the queries together would spend {m.describe(total)}, more than {what} "
-                    f"({m.describe(left)}); nothing was charged")
+    for what, q, left in limits:
+        if not q["fits"]:
+            return (f"the queries together would spend {m.describe(quote['basic'])} (basic "
+                    f"composition; {m.describe(q['tight'])} as one batch under the "
+                    f"{q['rule']} filter), more than {what} ({m.describe(left)}); nothing was "
+                    "charged")
     return None
 
 
@@ -312,17 +331,17 @@ def run(args: argparse.Namespace) -> int:
     n = len(queries)
     t0 = time.perf_counter()
     failed: DPCertError | None = None
-    for i, (name, q, b) in enumerate(queries):
-        _progress(i, n, f"{name}: charging and computing")
-        try:
-            rel = q.release(b, alpha=alpha, name=name)
-        except DPCertError as e:  # earlier, paid releases are already on disk
-            failed = e
-            break
+    _progress(0, n, "charging the spec as one batch and computing")
+    try:  # one charge for the whole spec: a batch declared in advance (PLD inside it)
+        rels = sess.release_all([(q, b, name) for name, q, b in queries], alpha=alpha)
+    except DPCertError as e:  # after the charge, the releases computed so far are paid for
+        failed = e
+        rels = list(getattr(e, "partial", []))
+    for (name, _, _), rel in zip(queries, rels, strict=False):
         results[name] = rel.to_polars()
         releases[name] = rel
         certs[name] = rel.certificate
-        rel.to_polars().write_csv(out_dir / f"{name}.csv")  # written as soon as computed
+        rel.to_polars().write_csv(out_dir / f"{name}.csv")
         (out_dir / f"{name}.certificate.json").write_text(
             json.dumps(rel.certificate, indent=2, default=str))
     _progress(len(results), n, f"done in {time.perf_counter() - t0:.1f} s")
@@ -359,8 +378,11 @@ def _dry_run(spec_path: Path, alpha: float) -> int:
         print(f"\n{name}: would spend {b.describe(cal.total)}")
         print(q.accuracy(alpha, b))
     total = spec_total(sess, queries)
+    quote = spec_quote(sess, queries)
     problem = over_budget(sess, queries)
-    print(f"\ntotal: {sess.budget.describe(total)}"
+    tight = quote["ledger"] or quote["session"]
+    print(f"\ntotal: {sess.budget.describe(total)} by basic composition; "
+          f"{sess.budget.describe(tight['tight'])} as one batch ({tight['rule']} filter)"
           f" ({'within' if problem is None else 'EXCEEDS'} the dataset budget)")
     if problem is not None:
         print(f"dpcert: {problem}", file=sys.stderr)

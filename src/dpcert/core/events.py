@@ -85,7 +85,8 @@ class Event:
     docstring); wrappers derive theirs (:func:`relation_of`).
     """
 
-    neighbours: Relation | None = field(default=None, kw_only=True)
+    # Not part of equality: the relation is checked when events nest, never changes a number.
+    neighbours: Relation | None = field(default=None, kw_only=True, compare=False)
 
     def _fields(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "neighbours"}

@@ -29,8 +29,10 @@ from typing import Any
 import polars as pl
 
 from dpcert._validate import check_int, check_probability
+from dpcert.accounting.filters import PrivacyFilter
 from dpcert.core.measures import Measure
-from dpcert.errors import BudgetExceeded, InvalidParameter
+from dpcert.errors import BudgetExceeded, InvalidParameter, ReleaseFailed
+from dpcert.frame.accounting import calibration_event, release_event
 from dpcert.frame.calibrate import Calibration, calibrate
 from dpcert.frame.certificate import build_certificate
 from dpcert.frame.checks import check_quantile_cells, check_unit_column
@@ -98,6 +100,8 @@ class Session:
         self.privacy_unit = privacy_unit
         self.budget = budget
         self._spent: Any = budget.zero()
+        #: The session's privacy filter: tight totals over its releases (docs/guide/accounting.md)
+        self._filter = PrivacyFilter(budget)
         self._lock = threading.Lock()
         self._source = _source
         self.dataset = dataset or "default"
@@ -111,40 +115,81 @@ class Session:
 
     @property
     def spent(self) -> Any:
-        """What this session has spent so far (exact)."""
+        """What this session has spent so far (exact), by its privacy filter: a batch declared
+        with :meth:`release_all` is charged by the PLD (``docs/proofs/filters.md``)."""
+        return self._filter.spent
+
+    @property
+    def basic_spent(self) -> Any:
+        """The sum of the releases' amounts (basic composition), for comparison."""
         return self._spent
 
     @property
     def remaining(self) -> Any:
         """What this session may still spend (exact; ledger limits apply on top)."""
-        v = self.budget.require_value()
-        if isinstance(v, tuple):
-            return (v[0] - self._spent[0], v[1] - self._spent[1])
-        return v - self._spent
+        return self._filter.remaining
 
     def query(self) -> Query:
         """Start a query on this session's data."""
         return Query(self)
 
-    def _charge(self, cal: Calibration, note: str) -> dict[str, Any] | None:
+    def release_all(self, queries: Any, *, alpha: Any = 0.05) -> list[Release]:
+        """Release several queries declared together: one charge for the whole batch, costed by
+        the PLD accountant (tighter than charging them one by one), then each is computed.
+
+        ``queries``: ``(query, budget)`` or ``(query, budget, name)`` items.  Everything is
+        checked before the charge.  A failure after the charge raises
+        :class:`~dpcert.errors.ReleaseFailed` (data-free); its ``partial`` attribute holds the
+        releases computed before it (they are paid for).
+        """
+        items = [tuple(it) for it in queries]
+        if not items or any(len(it) not in (2, 3) for it in items):
+            raise InvalidParameter(
+                f"queries={queries!r} must be a non-empty list of (query, budget[, name])")
+        a = check_probability(alpha, "alpha", open_low=True, open_high=True)
+        prepared = []
+        for it in items:
+            q, b = it[0], it[1]
+            if not isinstance(q, Query) or q.session is not self:
+                raise InvalidParameter(f"{q!r} is not a query of this session")
+            prepared.append(q._prepare(b, a, it[2] if len(it) == 3 else None))
+        m = self.budget
+        total = m.compose([cal.total for _, cal, _ in prepared])
+        batch = Calibration(m, tuple(c for _, cal, _ in prepared for c in cal.components), total)
+        event = release_event([(cal, plan.max_groups) for plan, cal, _ in prepared])
+        label = "; ".join(lbl for _, _, lbl in prepared)
+        ledger_info = self._charge(batch, note=f"release batch: {label}", event=event,
+                                   batch=True)
+        out: list[Release] = []
+        for (plan, cal, _), it in zip(prepared, items, strict=True):
+            try:
+                out.append(it[0]._compute(plan, cal, a, ledger_info, it[1]))
+            except ReleaseFailed as e:
+                e.partial = list(out)  # type: ignore[attr-defined]
+                raise
+        return out
+
+    def _charge(self, cal: Calibration, note: str, *, event: Any = None,
+                batch: bool = False) -> dict[str, Any] | None:
         m = self.budget
         m.check_same_kind(cal.measure, "release budget")
+        amount = _as_amount(m, cal.total) if cal.total != m.zero() else None
         with self._lock:
-            new_total = m.compose([self._spent, cal.total])
-            if not m.compare(new_total, m.require_value()):
+            if not self._filter.quote(event, amount, batch=batch)["fits"]:
                 raise BudgetExceeded(
                     f"release would spend {m.describe(cal.total)} but the session has "
                     f"{m.describe(self.remaining)} left"
                 )
+            new_total = m.compose([self._spent, cal.total])
             info = None
-            if self._ledger is not None:
-                amount = _as_amount(m, cal.total)
-                self._ledger.spend(self.dataset, amount, note=note)  # raises before revealing
+            if self._ledger is not None:  # raises before revealing
+                self._ledger.spend(self.dataset, amount, note=note, event=event, batch=batch)
                 head, n_charges = self._ledger.head(self.dataset)
                 info = {"path": str(self._ledger.path), "dataset": self.dataset,
                         "remaining": m.to_json(self._ledger.remaining(self.dataset)),
                         "chain_head": head, "charges": n_charges,
                         "budget_notes": list(self.ledger_notes)}
+            self._filter.charge(event, amount, batch=batch)
             self._spent = new_total
         return info
 
@@ -276,13 +321,40 @@ class Query:
         carries no text, cause or context from the data; the charge stands.
         """
         a = check_probability(alpha, "alpha", open_low=True, open_high=True)
+        plan, cal, label = self._prepare(budget, a, name)  # before spending anything
+        ledger_info = self.session._charge(cal, note=f"release {label}",
+                                           event=calibration_event(cal, plan.max_groups))
+        return self._compute(plan, cal, a, ledger_info, budget)
+
+    def cost(self, budget: Measure | None = None) -> dict[str, Any]:
+        """What releasing this query with ``budget`` would cost next, without charging:
+        ``{"basic": amount, "session": {...}, "ledger": {...} or None}``, each ``{...}`` with
+        the tight cost under that filter, whether it fits, and the filter's rule."""
+        b = budget or self.session.budget
+        plan, cal = self.plan(), self.check(b)
+        event = calibration_event(cal, plan.max_groups)
+        m = self.session.budget
+        amount = _as_amount(m, cal.total)
+        led = self.session._ledger
+        return {"basic": cal.total,
+                "session": self.session._filter.quote(event, amount),
+                "ledger": None if led is None else led.quote(self.session.dataset, event,
+                                                             amount)}
+
+    def _prepare(self, budget: Measure, a: Fraction, name: str | None
+                 ) -> tuple[QueryPlan, Calibration, str]:
+        """Every check before a charge; returns the plan, calibration and label."""
         plan = self.plan()
-        cal = self.check(budget)  # before spending anything
+        cal = self.check(budget)
         for c in cal.components:
             if c.kind in ("count", "count_distinct", "sum", "sumsq"):
                 half_width(c, a)
         label = name if name is not None else ", ".join(plan.output_names())
-        ledger_info = self.session._charge(cal, note=f"release {label}")
+        return plan, cal, label
+
+    def _compute(self, plan: QueryPlan, cal: Calibration, a: Fraction,
+                 ledger_info: dict[str, Any] | None, budget: Measure) -> Release:
+        """Compute a release that has been charged (failures raise a data-free error)."""
         result: Release | None = None
         try:
             stats = compute_stats(self.session._lf, plan, cal, self.session._source)
