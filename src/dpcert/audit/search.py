@@ -1,0 +1,123 @@
+"""The search phase: which events to estimate, from one batch of outputs of each input.
+
+For one pair of inputs the search fits every applicable statistic (:mod:`dpcert.audit.events`,
+:mod:`dpcert.audit.features`, :mod:`dpcert.audit.classifier`) on one half of the search batch,
+scores every interval (or threshold) event of it on the other half by the bound it *would* give
+on an estimation batch of the planned size, and returns the best events in each direction.
+Statistics that need no fitting (the output, each coordinate, the lowest set bit of a float) use
+the whole batch.  Nothing computed here enters the final bound: the estimation phase measures
+the chosen, now fixed, events on fresh draws.
+
+Which statistics are tried:
+
+* 1-D outputs: the output itself; for float outputs the lowest set bit and a histogram over
+  (exponent, lowest bit) cells — the float-lattice holes detector; for discrete outputs the
+  empirical log-ratio histogram.
+* k-D outputs: each coordinate (k ≤ 32), with sentinel-aware grids; the log-ratio histogram for
+  discrete outputs; an additive (naive-Bayes) score over coordinates and sentinel flags, one over
+  consecutive differences, and a logistic score over both (DP-Sniper's classifier).
+
+Examples
+--------
+>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> a, b = rng.laplace(0.0, 1.0, 20_000), rng.laplace(1.0, 1.0, 20_000)
+>>> best = search_pair(a, b, 0, n_estimate=100_000, z=3.0, delta=0.0)
+>>> max(c.predicted for c in best) > 0.8
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpcert.audit.classifier import fit_logistic
+from dpcert.audit.events import Coordinate, Event, Identity, fit_histogram, search_intervals
+from dpcert.audit.features import (
+    Composed,
+    FloatCell,
+    LowestBit,
+    fit_additive,
+    fit_feature_map,
+    is_float_valued,
+)
+
+__all__ = ["Candidate", "search_pair"]
+
+Array = np.ndarray[Any, Any]
+
+#: Discrete statistics are fitted when training saw at most this many distinct outputs.
+MAX_DISCRETE_VALUES = 20_000
+#: Multi-dimensional outputs with at most this many coordinates also get per-coordinate events.
+MAX_COORDINATES = 32
+#: Discrete outputs with at most this many distinct values (in training) are scored by the
+#: histogram alone: it estimates the likelihood ratio of every output directly.
+MAX_EXACT_VALUES = 4_096
+#: Most training rows per input for the additive and logistic scores.
+MAX_FIT_ROWS = 50_000
+
+
+@dataclass(frozen=True, eq=False)
+class Candidate:
+    """An event to estimate: pair index, event, direction and the bound the search predicts."""
+
+    pair: int
+    event: Event
+    forward: bool
+    predicted: float
+
+
+def search_pair(a: Array, b: Array, pair: int, *, n_estimate: int, z: float, delta: float,
+                screening: bool = False) -> list[Candidate]:
+    """Candidate events for outputs ``a`` of ``M(x)`` and ``b`` of ``M(x')`` (search batch).
+
+    ``screening`` (a small first batch, to rank pairs) restricts every statistic to threshold
+    events: fewer events, so less chance of ranking a pair by a lucky narrow interval."""
+    out: list[Candidate] = []
+
+    def add(stat: Any, sa: Array, sb: Array, rays_only: bool = False) -> None:
+        for c in search_intervals(sa, sb, n_estimate=n_estimate, z=z, delta=delta,
+                                  rays_only=rays_only or screening):
+            out.append(Candidate(pair, Event(stat, c.low, c.high), c.forward, c.predicted))
+
+    half_a, half_b = a.shape[0] // 2, b.shape[0] // 2
+    ta, tb, va, vb = a[:half_a], b[:half_b], a[half_a:], b[half_b:]
+    hist = fit_histogram(ta, tb, MAX_DISCRETE_VALUES)
+    if a.ndim == 1:
+        ident = Identity()
+        add(ident, ident(a), ident(b))
+        if hist is not None and hist.keys.size > 2:
+            add(hist, hist(va), hist(vb), rays_only=True)
+        if hist is None and is_float_valued(a[:1000]):
+            low = LowestBit()
+            add(low, low(a), low(b))
+            cell = FloatCell()
+            cells = fit_histogram(cell(ta), cell(tb), MAX_DISCRETE_VALUES)
+            if cells is not None:
+                stat = Composed(cell, cells)
+                add(stat, stat(va), stat(vb), rays_only=True)
+        return out
+    if a.shape[1] <= MAX_COORDINATES:
+        for j in range(a.shape[1]):
+            coord = Coordinate(j)
+            add(coord, coord(a), coord(b))
+    if hist is not None and hist.keys.size > 2:
+        add(hist, hist(va), hist(vb), rays_only=True)
+    if hist is not None and hist.keys.size <= MAX_EXACT_VALUES:
+        return out   # the histogram score is already the likelihood ratio
+    ta, tb = ta[:MAX_FIT_ROWS], tb[:MAX_FIT_ROWS]
+    fm = fit_feature_map(np.concatenate([ta, tb]))
+    nb = fit_additive(ta, tb, fm)
+    add(nb, nb(va), nb(vb), rays_only=True)
+    if is_float_valued(ta[:1000]):
+        fd = fit_feature_map(np.concatenate([ta, tb]), differences=True)
+        nd = fit_additive(ta, tb, fd)
+        add(nd, nd(va), nd(vb), rays_only=True)
+        model = fit_logistic(ta, tb, transform=fd)
+    else:
+        model = fit_logistic(ta, tb, transform=fm)
+    add(model, model(va), model(vb), rays_only=True)
+    return out
