@@ -41,21 +41,22 @@ def subjects() -> Any:
     return mod
 
 
-def run_one(s: Any, seed: int, confidence: float, fraction: float) -> dict[str, Any]:
-    """Audit subject ``s`` within ``fraction`` of DP-Sniper's search time."""
+def run_one(s: Any, seed: int, confidence: float, fraction: float, cap: float
+            ) -> dict[str, Any]:
+    """Audit subject ``s`` within ``fraction`` of DP-Sniper's search time (at most ``cap``)."""
     ref = s.dpsniper
-    budget = fraction * ref[1] if ref else 10.0
+    budget = min(fraction * ref[1] if ref else 10.0, cap)
     f = s.make(np.random.default_rng(seed))
     t = time.perf_counter()
     r = audit(f, s.pairs, claimed=dp.PureDP(s.claimed), seconds=budget, confidence=confidence,
-              input_size=s.input_size, adjacency=s.adjacency, name=s.name)
+              input_size=s.input_size, adjacency=s.adjacency, name=s.name, seed=seed)
     secs = time.perf_counter() - t
     return {"mechanism": s.name, "seed": seed, "claimed": s.claimed, "private": s.private,
             "epsilon_lower": r.epsilon_lower, "seconds": secs, "budget": budget,
             "samples": r.samples, "verdict": r.verdict,
             "dpsniper_epsilon": ref[0] if ref else None,
             "dpsniper_seconds": ref[1] if ref else None,
-            "witness": r.witness.describe() if r.witness else getattr(r, "explanation", "")}
+            "witness": r.witness.describe() if r.witness else r.explanation}
 
 
 def main() -> None:
@@ -66,6 +67,8 @@ def main() -> None:
     ap.add_argument("--confidence", type=float, default=0.9)
     ap.add_argument("--budget-fraction", type=float, default=0.1,
                     help="time budget per mechanism as a fraction of DP-Sniper's search time")
+    ap.add_argument("--max-seconds", type=float, default=30.0,
+                    help="cap on any one audit's budget")
     ap.add_argument("--json", type=Path, default=None, help="also write all rows as JSON")
     args = ap.parse_args()
     rows = []
@@ -76,7 +79,8 @@ def main() -> None:
     for s in subjects().SUBJECTS:
         if args.only and s.name not in args.only:
             continue
-        res = [run_one(s, seed, args.confidence, args.budget_fraction) for seed in args.seeds]
+        res = [run_one(s, seed, args.confidence, args.budget_fraction, args.max_seconds)
+               for seed in args.seeds]
         rows += res
         lows = [r["epsilon_lower"] for r in res]
         ref = s.dpsniper

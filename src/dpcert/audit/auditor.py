@@ -62,7 +62,11 @@ MAX_SAMPLES = 100_000_000
 #: Most search draws per input of each pair (unless ``search_samples`` says otherwise).
 MAX_SEARCH = 400_000
 #: Fewest search draws per input of each pair.
-MIN_SEARCH = 2_000
+MIN_SEARCH = 500
+#: Draws of the timing pilot (their values are not looked at).
+PILOT = 200
+#: Planned wall time of one chunk of draws (the deadline is checked between chunks).
+CHUNK_SECONDS = 0.25
 #: Most output values (draws × coordinates) held per input in the search batch.
 MAX_SEARCH_VALUES = 4_000_000
 #: Time budget (seconds) used when neither ``samples`` nor ``seconds`` is given.
@@ -268,12 +272,13 @@ def _plan(sampler: Sampler, x: Any, enc: OutputEncoder, samples: int | None,
     """Draws per input for the search and estimation phases, from a timing pilot.
 
     The pilot's outputs are not looked at (only its duration and output width)."""
-    pilot = 2_000
+    pilot = PILOT
     t0 = time.perf_counter()
     y = enc.encode(sampler(x, pilot), pilot)
     per_draw = max((time.perf_counter() - t0) / pilot, 1e-9)
     width = 1 if y.ndim == 1 else int(y.shape[1])
-    chunk = max(1_000, CHUNK_VALUES // width)
+    # chunks of at most CHUNK_VALUES values and about CHUNK_SECONDS each (slow mechanisms)
+    chunk = max(100, min(CHUNK_VALUES // width, int(CHUNK_SECONDS / per_draw)))
     cap_search = max(MIN_SEARCH, min(MAX_SEARCH, MAX_SEARCH_VALUES // width))
     if samples is not None and seconds is None:
         n_est = samples
