@@ -37,11 +37,13 @@ import numpy as np
 
 __all__ = [
     "AdditiveScore",
+    "Binned",
     "Composed",
     "FeatureMap",
     "FloatCell",
     "LowestBit",
     "fit_additive",
+    "fit_binned",
     "fit_feature_map",
     "is_float_valued",
 ]
@@ -169,6 +171,48 @@ def fit_additive(a: Array, b: Array, features: FeatureMap) -> AdditiveScore:
         edges.append(e)
         tables.append(t)
     return AdditiveScore(features, tuple(edges), tuple(tables))
+
+
+@dataclass(frozen=True, eq=False)
+class Binned:
+    """Each coordinate replaced by its bin index: atoms (sentinels such as ``-1000``) get a
+    bin of their own, the numeric part a few quantile bins.  A histogram over binned rows is
+    then a non-parametric likelihood ratio for outputs that mix a discrete structure (which
+    query was answered) with numbers (the answer), as SVT Alg. 3 does."""
+
+    edges: tuple[Array, ...]
+
+    def __call__(self, y: Array) -> Array:
+        y = np.asarray(y, dtype=np.float64)
+        if y.ndim == 1:
+            y = y[:, None]
+        out: Array = np.column_stack([_bin(y[:, j], e) for j, e in enumerate(self.edges)])
+        return out.astype(np.float64)
+
+    def describe(self) -> str:
+        return f"binned output ({len(self.edges)} coordinates)"
+
+
+def fit_binned(y: Array, bins: int = 12) -> Binned:
+    """Bin edges per coordinate of training outputs ``y`` (atoms kept apart)."""
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim == 1:
+        y = y[:, None]
+    edges = []
+    for j in range(y.shape[1]):
+        col = y[:, j]
+        finite = col[np.isfinite(col)]
+        sub = finite[:: max(1, finite.size // 50_000)]
+        u, counts = np.unique(sub, return_counts=True)
+        if u.size <= bins:
+            edges.append(u)
+            continue
+        atoms = u[counts * 50 >= sub.size]
+        rest = sub[~np.isin(sub, atoms)]
+        q = np.quantile(rest, np.linspace(0.0, 1.0, bins + 1)[1:-1]) if rest.size else rest
+        # an atom a gets the bin [a, next float after a)
+        edges.append(np.unique(np.concatenate([atoms, np.nextafter(atoms, np.inf), q])))
+    return Binned(tuple(edges))
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,10 @@ Which statistics are tried:
   (exponent, lowest bit) cells — the float-lattice holes detector; for discrete outputs the
   empirical log-ratio histogram.
 * k-D outputs: each coordinate (k ≤ 32), with sentinel-aware grids; the log-ratio histogram for
-  discrete outputs; an additive (naive-Bayes) score over coordinates and sentinel flags, one over
-  consecutive differences, and a logistic score over both (DP-Sniper's classifier).
+  discrete outputs, and for other outputs a histogram over binned rows (atoms apart, a few
+  quantile bins per coordinate) when they fall in few cells; an additive (naive-Bayes) score
+  over coordinates and sentinel flags and one over consecutive differences; a logistic score
+  over coordinates and sentinel flags (DP-Sniper's classifier).
 
 Examples
 --------
@@ -41,6 +43,7 @@ from dpcert.audit.features import (
     FloatCell,
     LowestBit,
     fit_additive,
+    fit_binned,
     fit_feature_map,
     is_float_valued,
 )
@@ -49,8 +52,10 @@ __all__ = ["Candidate", "search_pair"]
 
 Array = np.ndarray[Any, Any]
 
-#: Discrete statistics are fitted when training saw at most this many distinct outputs.
+#: Discrete statistics are fitted when training saw at most this many distinct outputs...
 MAX_DISCRETE_VALUES = 20_000
+#: ...and at most one per this many training draws.
+MIN_CELL_COUNT = 10
 #: Multi-dimensional outputs with at most this many coordinates also get per-coordinate events.
 MAX_COORDINATES = 32
 #: Discrete outputs with at most this many distinct values (in training) are scored by the
@@ -85,7 +90,9 @@ def search_pair(a: Array, b: Array, pair: int, *, n_estimate: int, z: float, del
 
     half_a, half_b = a.shape[0] // 2, b.shape[0] // 2
     ta, tb, va, vb = a[:half_a], b[:half_b], a[half_a:], b[half_b:]
-    hist = fit_histogram(ta, tb, MAX_DISCRETE_VALUES)
+    # a histogram needs its cells seen often: at most one per MIN_CELL_COUNT training draws
+    max_cells = min(MAX_DISCRETE_VALUES, max(2, half_a // MIN_CELL_COUNT))
+    hist = fit_histogram(ta, tb, max_cells)
     if a.ndim == 1:
         ident = Identity()
         add(ident, ident(a), ident(b))
@@ -95,7 +102,7 @@ def search_pair(a: Array, b: Array, pair: int, *, n_estimate: int, z: float, del
             low = LowestBit()
             add(low, low(a), low(b))
             cell = FloatCell()
-            cells = fit_histogram(cell(ta), cell(tb), MAX_DISCRETE_VALUES)
+            cells = fit_histogram(cell(ta), cell(tb), max_cells)
             if cells is not None:
                 stat = Composed(cell, cells)
                 add(stat, stat(va), stat(vb), rays_only=True)
@@ -108,16 +115,20 @@ def search_pair(a: Array, b: Array, pair: int, *, n_estimate: int, z: float, del
         add(hist, hist(va), hist(vb), rays_only=True)
     if hist is not None and hist.keys.size <= MAX_EXACT_VALUES:
         return out   # the histogram score is already the likelihood ratio
+    if hist is None:
+        binned = fit_binned(np.concatenate([ta[:MAX_FIT_ROWS], tb[:MAX_FIT_ROWS]]))
+        cells = fit_histogram(binned(ta), binned(tb), max_cells)
+        if cells is not None:
+            stat = Composed(binned, cells)
+            add(stat, stat(va), stat(vb), rays_only=True)
     ta, tb = ta[:MAX_FIT_ROWS], tb[:MAX_FIT_ROWS]
     fm = fit_feature_map(np.concatenate([ta, tb]))
     nb = fit_additive(ta, tb, fm)
     add(nb, nb(va), nb(vb), rays_only=True)
+    model = fit_logistic(ta, tb, transform=fm)
+    add(model, model(va), model(vb), rays_only=True)
     if is_float_valued(ta[:1000]):
         fd = fit_feature_map(np.concatenate([ta, tb]), differences=True)
         nd = fit_additive(ta, tb, fd)
         add(nd, nd(va), nd(vb), rays_only=True)
-        model = fit_logistic(ta, tb, transform=fd)
-    else:
-        model = fit_logistic(ta, tb, transform=fm)
-    add(model, model(va), model(vb), rays_only=True)
     return out
