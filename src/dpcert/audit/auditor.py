@@ -47,7 +47,7 @@ from dpcert.audit.estimate import POISSON_FAILURE, poisson_counts, ratio_lower, 
 from dpcert.audit.events import Event
 from dpcert.audit.outputs import OutputEncoder, Sampler, measurement_sampler
 from dpcert.audit.pairs import Adjacency, measurement_pairs, scalar_pairs, statdp_pairs
-from dpcert.audit.search import Candidate, search_pair
+from dpcert.audit.search import FINALISTS, MIN_SEARCH, SEARCH_SHARE, Candidate, choose, run_search
 from dpcert.core.measurement import Measurement
 from dpcert.errors import InvalidParameter
 
@@ -61,8 +61,6 @@ Progress = Callable[[str], None]
 MAX_SAMPLES = 100_000_000
 #: Most search draws per input of each pair (unless ``search_samples`` says otherwise).
 MAX_SEARCH = 400_000
-#: Fewest search draws per input of each pair.
-MIN_SEARCH = 500
 #: Draws of the timing pilot (their values are not looked at).
 PILOT = 200
 #: Planned wall time of one chunk of draws (the deadline is checked between chunks).
@@ -73,12 +71,8 @@ MAX_SEARCH_VALUES = 4_000_000
 DEFAULT_SECONDS = 30.0
 #: Output values (draws × coordinates) requested from the mechanism in one call.
 CHUNK_VALUES = 250_000
-#: Share of the planned draws spent on the search batches.
-SEARCH_SHARE = 0.4
 #: Planning figure for the search's own work: seconds per output value searched.
 SEARCH_VALUE_COST = 1e-6
-#: Pairs searched again on a full batch after a screening of all pairs.
-FINALISTS = 2
 #: Share of a time budget planned for drawing (the rest absorbs fitting and counting).
 PLANNED_SHARE = 0.8
 #: δ values at which the (ε, δ) curve of an audit is reported.
@@ -239,16 +233,6 @@ class _Plan:
     deadline: float | None
 
 
-def _draw(sampler: Sampler, x: Any, n: int, enc: OutputEncoder, chunk: int) -> Array:
-    parts = []
-    left = n
-    while left > 0:
-        m = min(left, chunk)
-        parts.append(enc.encode(sampler(x, m), m))
-        left -= m
-    return np.concatenate(parts) if len(parts) > 1 else parts[0]
-
-
 def _resolve_pairs(mechanism: Any, pairs: Sequence[Any] | None, input_size: int | None,
                    sensitivity: float, adjacency: Adjacency) -> list[tuple[Any, Any]]:
     if pairs is not None:
@@ -293,83 +277,6 @@ def _plan(sampler: Sampler, x: Any, enc: OutputEncoder, samples: int | None,
     want = (1.0 - SEARCH_SHARE) * draws / (2 * min(k, n_pairs))
     n_est = int(max(1_000, min(want, MAX_SAMPLES if samples is None else samples)))
     return _Plan(n_search, n_est, chunk, per_draw, t_start + budget)
-
-
-def _search_one(sampler: Sampler, pair_list: list[tuple[Any, Any]], i: int, n: int,
-                plan: _Plan, enc: OutputEncoder, z: float, delta: float,
-                screening: bool = False) -> list[Candidate]:
-    x, xp = pair_list[i]
-    a = _draw(sampler, x, n, enc, plan.chunk)
-    b = _draw(sampler, xp, n, enc, plan.chunk)
-    if a.shape[1:] != b.shape[1:]:
-        raise InvalidParameter(
-            f"outputs on x={_short(x)} and x'={_short(xp)} have different shapes "
-            f"{a.shape[1:]} and {b.shape[1:]}"
-        )
-    return search_pair(a, b, i, n_estimate=plan.n_estimate, z=z, delta=delta,
-                       screening=screening)
-
-
-def _search_phase(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: _Plan,
-                  enc: OutputEncoder, z: float, delta: float, progress: Progress | None,
-                  t_start: float) -> tuple[list[Candidate], int, int]:
-    """Candidates from search batches; returns (candidates, draws, pairs searched).
-
-    With more than :data:`FINALISTS` pairs the search has two stages: every pair is screened
-    on a quarter-size batch, and the ``FINALISTS`` pairs with the best predicted bounds are
-    searched again on a full batch of fresh draws."""
-    found: list[Candidate] = []
-    drawn = 0
-    searched = 0
-    # the search may use its share of the budget (and a little more), never the whole of it
-    stop = (None if plan.deadline is None
-            else t_start + SEARCH_SHARE * (plan.deadline - t_start))
-    screen = len(pair_list) > FINALISTS
-    finals = min(FINALISTS, len(pair_list)) if screen else 0
-    n_first = max(MIN_SEARCH, plan.n_search // 4) if screen else plan.n_search
-    rate: float | None = None   # seconds per search draw, drawing and searching included
-
-    def size(n: int, searches_left: float) -> int:
-        if stop is None or rate is None:
-            return n
-        fit = (stop - time.perf_counter()) / (searches_left * rate)
-        return int(max(MIN_SEARCH, min(n, fit)))
-
-    best: dict[int, float] = {}
-    for i in range(len(pair_list)):
-        if stop is not None and searched > 0 and time.perf_counter() > stop:
-            break
-        m = size(n_first, len(pair_list) - i + finals * plan.n_search / n_first)
-        if progress is not None:
-            progress(f"search: pair {i + 1}/{len(pair_list)}, {m:,} draws per input")
-        t0 = time.perf_counter()
-        got = _search_one(sampler, pair_list, i, m, plan, enc, z, delta, screen)
-        rate = (time.perf_counter() - t0) / (2 * m)
-        drawn += 2 * m
-        searched += 1
-        found += got
-        best[i] = max([c.predicted for c in got], default=-math.inf)
-    if screen:
-        for j, i in enumerate(sorted(best, key=lambda i: best[i], reverse=True)[:finals]):
-            m = size(plan.n_search, finals - j)
-            if (stop is not None and time.perf_counter() > stop) or m <= n_first:
-                break
-            if progress is not None:
-                progress(f"search: pair {i + 1} again, {m:,} draws per input")
-            found += _search_one(sampler, pair_list, i, m, plan, enc, z, delta)
-            drawn += 2 * m
-    return found, drawn, searched
-
-
-def _choose(found: list[Candidate], k: int) -> list[Candidate]:
-    """The ``k`` best candidates, from the best one's pair first (one estimation batch serves
-    them all); other pairs' candidates fill the remaining places."""
-    ranked = sorted(found, key=lambda c: c.predicted, reverse=True)
-    if not ranked:
-        return []
-    top = ranked[0].pair
-    same = [c for c in ranked if c.pair == top]
-    return (same + [c for c in ranked if c.pair != top])[:k]
 
 
 def _explain(eps: float, n: int, samples: int | None, z: float, chosen: list[Candidate],
@@ -473,10 +380,10 @@ def audit(mechanism: Any, pairs: Sequence[Any] | None = None, *, claimed: Any = 
     z = NormalDist().inv_cdf(1.0 - alpha)
 
     # Phase 1: search (its data never enters the bound).
-    found, drawn, searched = _search_phase(sampler, pair_list, plan, enc, z_search, delta,
-                                           progress, t_start)
+    found, drawn, searched = run_search(sampler, pair_list, plan, enc, z_search, delta,
+                                        progress, t_start)
     enc.freeze()
-    chosen = _choose(found, k)
+    chosen = choose(found, k)
     if plan.deadline is not None:
         # the deadline, checked between chunks, ends the estimation; this only caps it
         plan.n_estimate = MAX_SAMPLES if samples is None else samples

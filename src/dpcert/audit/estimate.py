@@ -23,7 +23,7 @@ Two ways to turn counts into a bound:
 Examples
 --------
 >>> round(ratio_lower(600, 400, 0.05), 3)     # ln(θ/(1−θ)) at the 5 % lower bound on θ
-0.336
+0.297
 """
 
 from __future__ import annotations

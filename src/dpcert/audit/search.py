@@ -31,6 +31,9 @@ True
 
 from __future__ import annotations
 
+import math
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,10 +50,21 @@ from dpcert.audit.features import (
     fit_feature_map,
     is_float_valued,
 )
+from dpcert.audit.outputs import OutputEncoder, Sampler
+from dpcert.errors import InvalidParameter
 
-__all__ = ["Candidate", "search_pair"]
+__all__ = ["Candidate", "choose", "draw", "run_search", "search_pair"]
 
 Array = np.ndarray[Any, Any]
+#: Called with one line of progress text.
+Progress = Callable[[str], None]
+
+#: Share of a time budget the search may use (planned by the auditor, enforced here).
+SEARCH_SHARE = 0.4
+#: Pairs searched again on a full batch after a screening of all pairs.
+FINALISTS = 2
+#: Fewest search draws per input of each pair.
+MIN_SEARCH = 500
 
 #: Discrete statistics are fitted when training saw at most this many distinct outputs...
 MAX_DISCRETE_VALUES = 20_000
@@ -132,3 +146,95 @@ def search_pair(a: Array, b: Array, pair: int, *, n_estimate: int, z: float, del
         nd = fit_additive(ta, tb, fd)
         add(nd, nd(va), nd(vb), rays_only=True)
     return out
+
+
+def _short(x: Any) -> str:
+    text = repr(x.tolist() if isinstance(x, np.ndarray) else x)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def draw(sampler: Sampler, x: Any, n: int, enc: OutputEncoder, chunk: int) -> Array:
+    parts = []
+    left = n
+    while left > 0:
+        m = min(left, chunk)
+        parts.append(enc.encode(sampler(x, m), m))
+        left -= m
+    return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+
+def _search_one(sampler: Sampler, pair_list: list[tuple[Any, Any]], i: int, n: int,
+                plan: Any, enc: OutputEncoder, z: float, delta: float,
+                screening: bool = False) -> list[Candidate]:
+    x, xp = pair_list[i]
+    a = draw(sampler, x, n, enc, plan.chunk)
+    b = draw(sampler, xp, n, enc, plan.chunk)
+    if a.shape[1:] != b.shape[1:]:
+        raise InvalidParameter(
+            f"outputs on x={_short(x)} and x'={_short(xp)} have different shapes "
+            f"{a.shape[1:]} and {b.shape[1:]}"
+        )
+    return search_pair(a, b, i, n_estimate=plan.n_estimate, z=z, delta=delta,
+                       screening=screening)
+
+
+def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
+                  enc: OutputEncoder, z: float, delta: float, progress: Progress | None,
+                  t_start: float) -> tuple[list[Candidate], int, int]:
+    """Candidates from search batches; returns (candidates, draws, pairs searched).
+
+    With more than :data:`FINALISTS` pairs the search has two stages: every pair is screened
+    on a quarter-size batch, and the ``FINALISTS`` pairs with the best predicted bounds are
+    searched again on a full batch of fresh draws."""
+    found: list[Candidate] = []
+    drawn = 0
+    searched = 0
+    # the search may use its share of the budget (and a little more), never the whole of it
+    stop = (None if plan.deadline is None
+            else t_start + SEARCH_SHARE * (plan.deadline - t_start))
+    screen = len(pair_list) > FINALISTS
+    finals = min(FINALISTS, len(pair_list)) if screen else 0
+    n_first = max(MIN_SEARCH, plan.n_search // 4) if screen else plan.n_search
+    rate: float | None = None   # seconds per search draw, drawing and searching included
+
+    def size(n: int, searches_left: float) -> int:
+        if stop is None or rate is None:
+            return n
+        fit = (stop - time.perf_counter()) / (searches_left * rate)
+        return int(max(MIN_SEARCH, min(n, fit)))
+
+    best: dict[int, float] = {}
+    for i in range(len(pair_list)):
+        if stop is not None and searched > 0 and time.perf_counter() > stop:
+            break
+        m = size(n_first, len(pair_list) - i + finals * plan.n_search / n_first)
+        if progress is not None:
+            progress(f"search: pair {i + 1}/{len(pair_list)}, {m:,} draws per input")
+        t0 = time.perf_counter()
+        got = _search_one(sampler, pair_list, i, m, plan, enc, z, delta, screen)
+        rate = (time.perf_counter() - t0) / (2 * m)
+        drawn += 2 * m
+        searched += 1
+        found += got
+        best[i] = max([c.predicted for c in got], default=-math.inf)
+    if screen:
+        for j, i in enumerate(sorted(best, key=lambda i: best[i], reverse=True)[:finals]):
+            m = size(plan.n_search, finals - j)
+            if (stop is not None and time.perf_counter() > stop) or m <= n_first:
+                break
+            if progress is not None:
+                progress(f"search: pair {i + 1} again, {m:,} draws per input")
+            found += _search_one(sampler, pair_list, i, m, plan, enc, z, delta)
+            drawn += 2 * m
+    return found, drawn, searched
+
+
+def choose(found: list[Candidate], k: int) -> list[Candidate]:
+    """The ``k`` best candidates, from the best one's pair first (one estimation batch serves
+    them all); other pairs' candidates fill the remaining places."""
+    ranked = sorted(found, key=lambda c: c.predicted, reverse=True)
+    if not ranked:
+        return []
+    top = ranked[0].pair
+    same = [c for c in ranked if c.pair == top]
+    return (same + [c for c in ranked if c.pair != top])[:k]
