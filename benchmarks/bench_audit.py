@@ -1,8 +1,10 @@
 """Auditor benchmark: dpcert.audit vs DP-Sniper's published table (Bichsel et al. S&P 2021).
 
-Runs the auditor on the DP-Sniper evaluation mechanisms (tests/audit/subjects.py, ε = 0.1) and
-prints, per mechanism, our lower bound and time next to DP-Sniper's published logistic-regression
-bound and time (eval_sp2021/reference-results/dd_search_reg_data.log).  One run, one process.
+Runs the auditor on the DP-Sniper evaluation mechanisms (tests/audit/subjects.py, ε = 0.1) with a
+fixed number of samples and prints, per mechanism, our lower bound and time next to DP-Sniper's
+published logistic-regression bound and time (eval_sp2021/reference-results/
+dd_search_reg_data.log).  One run, one process.  The time-budgeted comparison the issue asks
+for (a tenth of DP-Sniper's time, several seeds) is benchmarks/bench_audit_dpsniper.py.
 
     .venv/bin/python benchmarks/bench_audit.py [--samples N] [--only NAME ...]
 """
@@ -46,12 +48,12 @@ def main() -> None:
         if args.only and s.name not in args.only:
             continue
         f = s.make(np.random.default_rng(args.seed))
-        pairs = [(0, 1)] if "Rappor" in s.name else None
         t = time.perf_counter()
-        r = audit(f, pairs, claimed=dp.PureDP(s.claimed), samples=args.samples,
-                  input_size=s.input_size, adjacency=s.adjacency, name=s.name)
+        r = audit(f, s.pairs, claimed=dp.PureDP(s.claimed), samples=args.samples,
+                  input_size=s.input_size, adjacency=s.adjacency, name=s.name, seed=args.seed)
         secs = time.perf_counter() - t
-        ds_eps, ds_sec = s.dpsniper if s.dpsniper else (float("nan"), float("nan"))
+        ref = s.dpsniper
+        ds_eps, ds_sec = (ref[0], ref[2]) if ref else (float("nan"), float("nan"))
         print(f"{s.name:18s} {s.claimed:6.2g} {r.epsilon_lower:10.4f} {ds_eps:13.4f} "
               f"{secs:9.1f} {ds_sec:12.1f} {ds_sec / secs:8.1f}x {r.verdict}", flush=True)
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
@@ -43,30 +43,40 @@ import numpy as np
 from dpcert._validate import check_int
 from dpcert.audit import bounds
 from dpcert.audit.claims import Claim, resolve_claim
-from dpcert.audit.classifier import fit_logistic
-from dpcert.audit.events import Coordinate, Event, Identity, fit_histogram, search_intervals
+from dpcert.audit.estimate import POISSON_FAILURE, poisson_counts, ratio_lower, run_estimation
+from dpcert.audit.events import Event
 from dpcert.audit.outputs import OutputEncoder, Sampler, measurement_sampler
 from dpcert.audit.pairs import Adjacency, measurement_pairs, scalar_pairs, statdp_pairs
+from dpcert.audit.search import FINALISTS, MIN_SEARCH, SEARCH_SHARE, Candidate, choose, run_search
 from dpcert.core.measurement import Measurement
-from dpcert.core.measures import Measure
 from dpcert.errors import InvalidParameter
 
-__all__ = ["AuditResult", "Witness", "audit"]
+__all__ = ["AuditResult", "Progress", "Witness", "audit"]
 
 Array = np.ndarray[Any, Any]
+#: Called with one line of progress text (the CLI prints it to stderr).
+Progress = Callable[[str], None]
 
-#: Most estimation draws per input when only a time budget is given.
-MAX_SAMPLES = 1_000_000
+#: Most estimation draws per input of each chosen pair when only a time budget is given.
+MAX_SAMPLES = 100_000_000
 #: Most search draws per input of each pair (unless ``search_samples`` says otherwise).
 MAX_SEARCH = 400_000
+#: Draws of the timing pilot (their values are not looked at).
+PILOT = 200
+#: Planned wall time of one chunk of draws (the deadline is checked between chunks).
+CHUNK_SECONDS = 0.25
+#: Most output values (draws × coordinates) held per input in the search batch.
+MAX_SEARCH_VALUES = 4_000_000
 #: Time budget (seconds) used when neither ``samples`` nor ``seconds`` is given.
 DEFAULT_SECONDS = 30.0
-#: Largest number of draws requested from the mechanism in one call.
-CHUNK = 250_000
-#: Discrete statistics are fitted when training saw at most this many distinct outputs.
-MAX_DISCRETE_VALUES = 20_000
-#: Multi-dimensional outputs with at most this many coordinates also get per-coordinate events.
-MAX_COORDINATES = 32
+#: Output values (draws × coordinates) requested from the mechanism in one call.
+CHUNK_VALUES = 250_000
+#: Planning figure for the search's own work: seconds per output value searched.
+SEARCH_VALUE_COST = 1e-6
+#: Share of a time budget planned for drawing (the rest absorbs fitting and counting).
+PLANNED_SHARE = 0.8
+#: δ values at which the (ε, δ) curve of an audit is reported.
+CURVE_DELTAS = (0.0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,12 +91,29 @@ class Witness:
     n: int
     p_x_lower: float
     p_x_prime_upper: float
+    n_x_prime: int | None = None
+    ratio_lower: float | None = None
 
     def describe(self) -> str:
-        """One line: ``x=…, x'=…, S: …, P[M(x)∈S] ≥ …, P[M(x')∈S] ≤ …``."""
-        return (f"x={_short(self.x)}, x'={_short(self.x_prime)}, S: {self.event.describe()}, "
-                f"P[M(x)∈S] ≥ {self.p_x_lower:.4g} ({self.count_x}/{self.n}), "
-                f"P[M(x')∈S] ≤ {self.p_x_prime_upper:.4g} ({self.count_x_prime}/{self.n})")
+        """One line: ``x=…, x'=…, S: …`` and the probability (or ratio) bounds."""
+        head = f"x={_short(self.x)}, x'={_short(self.x_prime)}, S: {self.event.describe()}, "
+        if self.ratio_lower is not None:
+            return head + (f"P[M(x)∈S]/P[M(x')∈S] ≥ {self.ratio_lower:.4g} "
+                           f"({self.count_x}/{self.n} vs {self.count_x_prime}/"
+                           f"{self.n_x_prime} draws, Poissonized)")
+        return head + (f"P[M(x)∈S] ≥ {self.p_x_lower:.4g} ({self.count_x}/{self.n}), "
+                       f"P[M(x')∈S] ≤ {self.p_x_prime_upper:.4g} "
+                       f"({self.count_x_prime}/{self.n})")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The witness as JSON-ready data."""
+        return {"x": _jsonable(self.x), "x_prime": _jsonable(self.x_prime),
+                "event": self.event.describe(), "count_x": self.count_x,
+                "count_x_prime": self.count_x_prime, "n": self.n,
+                "p_x_lower": _finite(self.p_x_lower),
+                "p_x_prime_upper": _finite(self.p_x_prime_upper),
+                "n_x_prime": self.n if self.n_x_prime is None else self.n_x_prime,
+                "ratio_lower": self.ratio_lower}
 
 
 @dataclass(frozen=True, eq=False)
@@ -111,11 +138,17 @@ class AuditResult:
         The pair and event giving the bound (None when no event separated the outputs).
     samples, seconds, candidates, pairs_searched
         Total draws, wall time, events estimated (the union bound's size) and pairs searched.
+    curve
+        ``((δ, ε_lower(δ)), ...)``: lower bounds on ε at several δ from the same estimates
+        (valid together with the same confidence), for approximate-DP mechanisms.
+    explanation
+        Why the bound is what it is when it is 0 (too few draws, what would help), or a note
+        when the audit stopped at its deadline; empty otherwise.
     """
 
     mechanism: str
     epsilon_lower: float
-    claimed: Measure | None
+    claimed: Any
     claimed_epsilon: float | None
     delta: float
     violated: bool
@@ -126,6 +159,8 @@ class AuditResult:
     confidence: float
     candidates: int
     pairs_searched: int
+    curve: tuple[tuple[float, float], ...] = ()
+    explanation: str = ""
 
     @property
     def verdict(self) -> str:
@@ -140,15 +175,38 @@ class AuditResult:
         head = (f"{self.mechanism}: ε ≥ {self.epsilon_lower:.4f}{at}{claim} → {self.verdict}; "
                 f"{self.samples:,} samples, {self.seconds:.1f} s, "
                 f"confidence {self.confidence:g}")
-        return head if self.witness is None else f"{head}\n  witness: {self.witness.describe()}"
+        if self.witness is not None:
+            head += f"\n  witness: {self.witness.describe()}"
+        if self.explanation:
+            head += f"\n  note: {self.explanation}"
+        return head
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result as JSON-ready data (``dpcert audit --json``)."""
+        return {"mechanism": self.mechanism, "epsilon_lower": self.epsilon_lower,
+                "claimed": None if self.claimed is None else repr(self.claimed),
+                "claimed_epsilon": self.claimed_epsilon, "delta": self.delta,
+                "verdict": self.verdict, "violated": self.violated,
+                "delta_lower": self.delta_lower,
+                "witness": None if self.witness is None else self.witness.to_dict(),
+                "samples": self.samples, "seconds": self.seconds,
+                "confidence": self.confidence, "candidates": self.candidates,
+                "pairs_searched": self.pairs_searched,
+                "curve": [list(p) for p in self.curve], "explanation": self.explanation}
 
 
-@dataclass(frozen=True, eq=False)
-class _Candidate:
-    pair: int
-    event: Event
-    forward: bool
-    predicted: float
+def _finite(v: float) -> float | None:
+    return v if math.isfinite(v) else None
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, (np.generic,)):
+        return x.item()
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    return x if isinstance(x, (int, float, str, bool, type(None))) else repr(x)
 
 
 def _short(x: Any) -> str:
@@ -166,54 +224,13 @@ def _label(mechanism: Any) -> str:
     return type(mechanism).__name__
 
 
-def _draw(sampler: Sampler, x: Any, n: int, enc: OutputEncoder) -> Array:
-    parts = []
-    left = n
-    while left > 0:
-        m = min(left, CHUNK)
-        parts.append(enc.encode(sampler(x, m), m))
-        left -= m
-    return np.concatenate(parts) if len(parts) > 1 else parts[0]
-
-
-def _count(sampler: Sampler, x: Any, n: int, enc: OutputEncoder, events: list[Event]
-           ) -> list[int]:
-    counts = [0] * len(events)
-    left = n
-    while left > 0:
-        m = min(left, CHUNK)
-        y = enc.encode(sampler(x, m), m)
-        for i, e in enumerate(events):
-            counts[i] += int(np.count_nonzero(e.contains(y)))
-        left -= m
-    return counts
-
-
-def _search_pair(a: Array, b: Array, pair: int, *, n_estimate: int, z: float, delta: float
-                 ) -> list[_Candidate]:
-    out: list[_Candidate] = []
-
-    def add(stat: Any, sa: Array, sb: Array, rays_only: bool = False) -> None:
-        for c in search_intervals(sa, sb, n_estimate=n_estimate, z=z, delta=delta,
-                                  rays_only=rays_only):
-            out.append(_Candidate(pair, Event(stat, c.low, c.high), c.forward, c.predicted))
-
-    if a.ndim == 1:
-        ident = Identity()
-        add(ident, ident(a), ident(b))
-    elif a.shape[1] <= MAX_COORDINATES:
-        for j in range(a.shape[1]):
-            coord = Coordinate(j)
-            add(coord, coord(a), coord(b))
-    half_a, half_b = a.shape[0] // 2, b.shape[0] // 2
-    ta, tb, va, vb = a[:half_a], b[:half_b], a[half_a:], b[half_b:]
-    hist = fit_histogram(ta, tb, MAX_DISCRETE_VALUES)
-    if hist is not None and (a.ndim == 2 or hist.keys.size > 2):
-        add(hist, hist(va), hist(vb), rays_only=True)
-    if a.ndim == 2 and (hist is None or hist.keys.size > 2):
-        model = fit_logistic(ta, tb)
-        add(model, model(va), model(vb), rays_only=True)
-    return out
+@dataclass
+class _Plan:
+    n_search: int
+    n_estimate: int
+    chunk: int
+    per_draw: float
+    deadline: float | None
 
 
 def _resolve_pairs(mechanism: Any, pairs: Sequence[Any] | None, input_size: int | None,
@@ -234,57 +251,88 @@ def _resolve_pairs(mechanism: Any, pairs: Sequence[Any] | None, input_size: int 
     return [(x, y) for _, x, y in statdp_pairs(input_size, sensitivity, adjacency)]
 
 
-def _plan(sampler: Sampler, x: Any, samples: int | None, seconds: float | None,
-          n_pairs: int, k: int) -> tuple[int, int]:
-    """Draws per input for the estimation phase and for the search phase."""
+def _plan(sampler: Sampler, x: Any, enc: OutputEncoder, samples: int | None,
+          seconds: float | None, n_pairs: int, k: int, t_start: float) -> _Plan:
+    """Draws per input for the search and estimation phases, from a timing pilot.
+
+    The pilot's outputs are not looked at (only its duration and output width)."""
+    pilot = PILOT
+    t0 = time.perf_counter()
+    y = enc.encode(sampler(x, pilot), pilot)
+    per_draw = max((time.perf_counter() - t0) / pilot, 1e-9)
+    width = 1 if y.ndim == 1 else int(y.shape[1])
+    # chunks of at most CHUNK_VALUES values and about CHUNK_SECONDS each (slow mechanisms)
+    chunk = max(100, min(CHUNK_VALUES // width, int(CHUNK_SECONDS / per_draw)))
+    cap_search = max(MIN_SEARCH, min(MAX_SEARCH, MAX_SEARCH_VALUES // width))
     if samples is not None and seconds is None:
         n_est = samples
+        n_search = min(max(n_est // 2, MIN_SEARCH), cap_search)
+        return _Plan(n_search, n_est, chunk, per_draw, None)
+    budget = DEFAULT_SECONDS if seconds is None else seconds
+    draws = PLANNED_SHARE * budget / per_draw
+    searches = n_pairs if n_pairs <= FINALISTS else FINALISTS + n_pairs / 4
+    per_search_draw = per_draw + SEARCH_VALUE_COST * width
+    want = PLANNED_SHARE * SEARCH_SHARE * budget / (2 * searches * per_search_draw)
+    n_search = int(min(max(want, MIN_SEARCH), cap_search))
+    want = (1.0 - SEARCH_SHARE) * draws / (2 * min(k, n_pairs))
+    n_est = int(max(1_000, min(want, MAX_SAMPLES if samples is None else samples)))
+    return _Plan(n_search, n_est, chunk, per_draw, t_start + budget)
+
+
+def _explain(eps: float, n: int, samples: int | None, z: float, chosen: list[Candidate],
+             best_counts: tuple[int, int] | None) -> str:
+    notes = []
+    if samples is not None and n < samples:
+        notes.append(f"stopped at the time limit after {n:,} of the {samples:,} estimation "
+                     "draws per input asked for")
+    if eps > 0:
+        return "; ".join(notes)
+    if not chosen:
+        notes.append("no event separated the two inputs' outputs in the search batch")
     else:
-        budget = DEFAULT_SECONDS if seconds is None else seconds
-        pilot = 500
-        t0 = time.perf_counter()
-        OutputEncoder().encode(sampler(x, pilot), pilot)
-        per_draw = max((time.perf_counter() - t0) / pilot, 1e-9)
-        # draws = 2·P·n_search + 2·K'·n_est with n_search = n_est / 5; keep 30 % slack for
-        # the search's own work.
-        draws = 0.7 * budget / per_draw
-        n_est = int(draws / (0.4 * n_pairs + 2 * min(k, n_pairs)))
-        n_est = min(n_est, MAX_SAMPLES if samples is None else samples)
-        n_est = max(n_est, 1_000)
-    n_search = min(max(n_est // 5, 1_000), MAX_SEARCH)
-    return n_est, n_search
+        k1, k2 = best_counts if best_counts is not None else (0, 0)
+        notes.append(f"the best event was seen {k1:,} vs {k2:,} times in about {n:,} draws "
+                     "per input, too close to separate at this confidence")
+    resolvable = 2.0 * z / math.sqrt(max(n, 1))
+    notes.append(f"with {n:,} draws per input only ε above about {resolvable:.2g} can be "
+                 "resolved; 4× the draws (samples=, seconds=) halve that, and pairs of inputs "
+                 "further apart or a different adjacency may expose more")
+    return "; ".join(notes)
 
 
 def audit(mechanism: Any, pairs: Sequence[Any] | None = None, *, claimed: Any = None,
           samples: int | None = None, confidence: float = 0.95, seconds: float | None = None,
           search_samples: int | None = None, input_size: int | None = None,
-          sensitivity: float = 1.0, adjacency: Adjacency = "linf", candidates: int = 4,
-          zcdp_delta: float = 1e-6, name: str | None = None) -> AuditResult:
+          sensitivity: float = 1.0, adjacency: Adjacency = "linf", candidates: int = 2,
+          zcdp_delta: float = 1e-6, name: str | None = None,
+          progress: Progress | None = None, seed: int | None = None) -> AuditResult:
     """Measure a lower bound on the privacy loss of ``mechanism`` from its samples.
 
     Parameters
     ----------
     mechanism
-        A :class:`~dpcert.core.measurement.Measurement` (called once per draw; its claim is
-        ``map(1)`` and its neighbours come from its input space), or a vectorised black box
-        ``f(x, n)`` returning ``n`` outputs (wrap a scalar ``g(x)`` with
-        :func:`~dpcert.audit.outputs.one_at_a_time`).  Outputs may be numbers, bools, strings,
-        ``None`` or rows of an ``(n, k)`` array.
+        A :class:`~dpcert.core.measurement.Measurement` (sampled through ``sample(x, n)`` when
+        it has a batch path, else once per draw; its claim is ``map(1)`` and its neighbours
+        come from its input space), or a vectorised black box ``f(x, n)`` returning ``n``
+        outputs (wrap a scalar ``g(x)`` with :func:`~dpcert.audit.outputs.one_at_a_time`).
+        Outputs may be numbers, bools, strings, ``None`` or rows of an ``(n, k)`` array.
     pairs
         Neighbouring inputs ``[(x, x_prime), ...]``; searched when omitted (see
         :mod:`dpcert.audit.pairs`).
     claimed
         The claimed privacy: ``PureDP(ε)``, ``ApproxDP(ε, δ)``, ``ZCDP(ρ)`` (audited as
-        (ε, δ)-DP at ``δ = zcdp_delta`` with ε = ρ + 2√(ρ ln(1/δ))) or a number ε.
+        (ε, δ)-DP at ``δ = zcdp_delta`` with the tight conversion of Canonne, Kamath &
+        Steinke 2020) or a number ε.
     samples
         Estimation draws per input of each chosen pair.  When omitted, the auditor times a
-        pilot batch and fits the audit into ``seconds`` (default 30 s), capped at 10⁶.
+        pilot batch and fits the audit into ``seconds`` (default 30 s), capped at 10⁸.
     confidence
-        Probability that ``epsilon_lower`` (and ``delta_lower``) are valid bounds.
+        Probability that ``epsilon_lower`` (and ``delta_lower`` and ``curve``) are valid.
     seconds
-        Time budget (with ``samples`` given, ``samples`` becomes a cap).
+        Time budget, checked between chunks of draws (with ``samples`` given, ``samples``
+        becomes a cap).
     search_samples
-        Search draws per input of each pair (default ``samples // 5``).
+        Search draws per input of each pair (default: a quarter of the planned draws).
     input_size, sensitivity, adjacency
         For black boxes without ``pairs``: vector length for the StatDP patterns (scalar
         ``0`` vs ``±sensitivity`` when omitted) and which patterns are neighbours.
@@ -292,6 +340,11 @@ def audit(mechanism: Any, pairs: Sequence[Any] | None = None, *, claimed: Any = 
         How many (pair, event) candidates go to the estimation phase (the union bound's size).
     name
         Label for the result (defaults to the mechanism's name).
+    progress
+        Called with a line of text as the audit proceeds (the CLI prints it to stderr).
+    seed
+        Seeds the auditor's own randomness (the Poisson sample sizes of the ratio bound); by
+        default fresh OS entropy.  It must not depend on the mechanism's outputs.
 
     Returns
     -------
@@ -311,68 +364,88 @@ def audit(mechanism: Any, pairs: Sequence[Any] | None = None, *, claimed: Any = 
     sampler = (measurement_sampler(mechanism) if isinstance(mechanism, Measurement)
                else mechanism)
     pair_list = _resolve_pairs(mechanism, pairs, input_size, sensitivity, adjacency)
-    n_est, n_search = _plan(sampler, pair_list[0][0], samples, seconds, len(pair_list), k)
-    if search_samples is not None:
-        n_search = check_int(search_samples, "search_samples", minimum=100)
-    delta = claim.delta if claim is not None else 0.0
-    alpha = bounds.per_bound_alpha(confidence, 2 * k)
-    z = NormalDist().inv_cdf(1.0 - alpha)
     enc = OutputEncoder()
-    drawn = 0
+    plan = _plan(sampler, pair_list[0][0], enc, samples, seconds, len(pair_list), k, t_start)
+    if search_samples is not None:
+        plan.n_search = check_int(search_samples, "search_samples", minimum=100)
+    delta = claim.delta if claim is not None else 0.0
+    # δ = 0: one Poissonized ratio bound per candidate; else two Clopper–Pearson bounds each
+    use_ratio = delta == 0.0
+    if use_ratio:
+        alpha = bounds.per_bound_alpha(float(confidence) + 2 * POISSON_FAILURE, k)
+        z_search = NormalDist().inv_cdf(1.0 - alpha) / math.sqrt(2.0)
+    else:
+        alpha = bounds.per_bound_alpha(confidence, 2 * k)
+        z_search = NormalDist().inv_cdf(1.0 - alpha)
+    z = NormalDist().inv_cdf(1.0 - alpha)
 
     # Phase 1: search (its data never enters the bound).
-    found: list[_Candidate] = []
-    for i, (x, xp) in enumerate(pair_list):
-        a, b = _draw(sampler, x, n_search, enc), _draw(sampler, xp, n_search, enc)
-        drawn += 2 * n_search
-        if a.shape[1:] != b.shape[1:]:
-            raise InvalidParameter(
-                f"outputs on x={_short(x)} and x'={_short(xp)} have different shapes "
-                f"{a.shape[1:]} and {b.shape[1:]}"
-            )
-        found += _search_pair(a, b, i, n_estimate=n_est, z=z, delta=delta)
+    found, drawn, searched = run_search(sampler, pair_list, plan, enc, z_search, delta,
+                                        progress, t_start)
     enc.freeze()
-    found.sort(key=lambda c: c.predicted, reverse=True)
-    chosen = found[:k]
+    chosen = choose(found, k)
+    if plan.deadline is not None:
+        # the deadline, checked between chunks, ends the estimation; this only caps it
+        plan.n_estimate = MAX_SAMPLES if samples is None else samples
 
-    # Phase 2: estimation on fresh draws, one batch per chosen pair.
+    # Phase 2: estimation on fresh draws of every chosen pair.
+    tally, n = run_estimation(sampler, pair_list, [(c.pair, c.event) for c in chosen],
+                              plan.n_estimate, plan.chunk, plan.deadline, enc, progress)
+    drawn += 2 * n * len({c.pair for c in chosen})
+    poisson = poisson_counts(tally, n, np.random.default_rng(seed)) if use_ratio else None
     best: tuple[float, Witness] | None = None
     best_delta: float | None = None
-    for i in sorted({c.pair for c in chosen}):
-        mine = [c for c in chosen if c.pair == i]
-        x, xp = pair_list[i]
-        ev = [c.event for c in mine]
-        ca = _count(sampler, x, n_est, enc, ev)
-        cb = _count(sampler, xp, n_est, enc, ev)
-        drawn += 2 * n_est
-        for c, ka, kb in zip(mine, ca, cb, strict=True):
-            hi_x, lo_x = (x, xp) if c.forward else (xp, x)
+    estimates = []
+    for j, c in enumerate(chosen):
+        x, xp = pair_list[c.pair]
+        hi_x, lo_x = (x, xp) if c.forward else (xp, x)
+        if use_ratio:
+            if poisson is None:
+                continue
+            big, big_p, counts = poisson
+            (k1, n1), (k2, n2) = ((counts[j][0], big), (counts[j][1], big_p))
+            if not c.forward:
+                (k1, n1), (k2, n2) = (k2, n2), (k1, n1)
+            eps = ratio_lower(k1, k2, alpha)
+            w = Witness(hi_x, lo_x, c.event, k1, k2, n1, math.nan, math.nan, n2,
+                        math.exp(eps) if eps > -math.inf else 0.0)
+        else:
+            ka, kb = tally.count(j, 0, n), tally.count(j, 1, n)
             k1, k2 = (ka, kb) if c.forward else (kb, ka)
-            p_lo = bounds.cp_lower(k1, n_est, alpha)
-            q_hi = bounds.cp_upper(k2, n_est, alpha)
+            p_lo = bounds.cp_lower(k1, n, alpha)
+            q_hi = bounds.cp_upper(k2, n, alpha)
+            estimates.append((p_lo, q_hi))
             eps = bounds.epsilon_lower(p_lo, q_hi, delta)
             if claim is not None and claim.delta > 0:
                 dl = bounds.delta_lower(p_lo, q_hi, claim.epsilon)
                 best_delta = dl if best_delta is None else max(best_delta, dl)
-            w = Witness(hi_x, lo_x, c.event, k1, k2, n_est, p_lo, q_hi)
-            if best is None or eps > best[0]:
-                best = (eps, w)
+            w = Witness(hi_x, lo_x, c.event, k1, k2, n, p_lo, q_hi)
+        if best is None or eps > best[0]:
+            best = (eps, w)
 
-    eps_lower = 0.0 if best is None else max(0.0, best[0])
+    eps_lower = 0.0 if best is None or math.isnan(best[0]) else max(0.0, best[0])
     witness = None if best is None or best[0] <= 0.0 else best[1]
-    violated = claim is not None and eps_lower > claim.epsilon
+    if use_ratio:
+        curve: tuple[tuple[float, float], ...] = ((0.0, eps_lower),)
+    else:
+        curve = tuple((d, max([0.0] + [max(0.0, bounds.epsilon_lower(p, q, d))
+                                       for p, q in estimates]))
+                      for d in sorted({*CURVE_DELTAS, delta}))
+    counts_best = None if best is None else (best[1].count_x, best[1].count_x_prime)
     return AuditResult(
         mechanism=name or _label(mechanism),
-        epsilon_lower=eps_lower if not math.isnan(eps_lower) else 0.0,
+        epsilon_lower=eps_lower,
         claimed=claim.measure if claim is not None else None,
         claimed_epsilon=claim.epsilon if claim is not None else None,
         delta=delta,
-        violated=bool(violated),
+        violated=bool(claim is not None and eps_lower > claim.epsilon),
         delta_lower=best_delta,
         witness=witness,
         samples=drawn,
         seconds=time.perf_counter() - t_start,
         confidence=float(confidence),
         candidates=len(chosen),
-        pairs_searched=len(pair_list),
+        pairs_searched=searched,
+        curve=curve,
+        explanation=_explain(eps_lower, n, samples, z, chosen, counts_best),
     )

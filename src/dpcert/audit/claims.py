@@ -1,7 +1,10 @@
 """What a mechanism claims, as the (ε, δ) pair the auditor tests.
 
 * ``PureDP(ε)`` → (ε, 0); ``ApproxDP(ε, δ)`` → (ε, δ); a bare number ε → (ε, 0).
-* ``ZCDP(ρ)`` → (ρ + 2√(ρ ln(1/δ)), δ) at a stated δ (Bun & Steinke 2016, Prop. 1.3).
+* ``ZCDP(ρ)`` → (ε(ρ, δ), δ) at a stated δ with the tight conversion of Canonne, Kamath &
+  Steinke 2020, Cor. 13 (:func:`dpcert.combinators.conversions.zcdp_epsilon`, never above
+  Bun & Steinke's ρ + 2√(ρ ln(1/δ))): a smaller ε to test, so an understated ρ is caught
+  with fewer samples.
 * ``RenyiDP`` curves → (min over the measure's orders of ε(α) + ln(1/δ)/(α − 1), δ)
   (Mironov 2017, Prop. 3).
 * A :class:`~dpcert.core.measurement.Measurement` with no explicit claim claims ``map(1)``.
@@ -15,8 +18,8 @@ Examples
 >>> resolve_claim(dp.PureDP(1.0), None, 1e-6).epsilon
 1.0
 >>> c = resolve_claim(dp.ZCDP(0.5), None, 1e-6)
->>> round(c.epsilon, 4), c.delta
-(5.7565, 1e-06)
+>>> round(c.epsilon, 4), c.delta       # Bun–Steinke would give 5.7565
+(5.2215, 1e-06)
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from fractions import Fraction
 from typing import Any
 
 from dpcert._numbers import as_fraction, is_real_number, round_up
+from dpcert.combinators.conversions import zcdp_epsilon
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP, RenyiCurve, RenyiDP
 from dpcert.errors import InvalidParameter
@@ -48,9 +52,8 @@ def _up(x: float) -> float:
 
 
 def zcdp_to_approx(rho: Fraction, delta: float) -> float:
-    """ε = ρ + 2√(ρ ln(1/δ)), rounded up: a ρ-zCDP mechanism is (ε, δ)-DP."""
-    r = float(round_up(rho))
-    return _up(_up(r) + _up(2.0 * _up(math.sqrt(_up(r * _up(math.log(1.0 / delta)))))))
+    """The ε at which a ρ-zCDP mechanism is (ε, δ)-DP (CKS20 Cor. 13), rounded up."""
+    return float(round_up(zcdp_epsilon(Fraction(rho), as_fraction(delta, "zcdp_delta"))))
 
 
 def _renyi_to_approx(curve: RenyiCurve, orders: Any, delta: float) -> float:

@@ -35,7 +35,9 @@ __all__ = ["LogisticScore", "fit_logistic"]
 Array = np.ndarray[Any, Any]
 
 #: Most training rows used per class (the fit is O(rows · features²)).
-MAX_TRAIN_ROWS = 100_000
+MAX_TRAIN_ROWS = 30_000
+#: Rows × features² budget of one Newton step (fewer rows for wide outputs).
+TRAIN_FLOPS = 40_000_000
 
 
 def _as_2d(y: Array) -> Array:
@@ -56,10 +58,11 @@ class LogisticScore:
     indicator_columns: Array
     weights: Array
     bias: float
+    transform: Any = None
 
     def features(self, y: Array) -> Array:
         """The standardised features (plus non-finite indicators) of outputs ``y``."""
-        y = _as_2d(y)
+        y = _as_2d(y if self.transform is None else self.transform(y))
         finite = np.isfinite(y)
         z = (np.where(finite, y, 0.0) - self.mean) / self.scale
         z = np.where(finite, z, 0.0)
@@ -78,10 +81,12 @@ class LogisticScore:
 
     def describe(self) -> str:
         """A short human description."""
-        return f"logistic score ({self.weights.size} features)"
+        over = "" if self.transform is None else f" over {self.transform.describe()}"
+        return f"logistic score ({self.weights.size} features{over})"
 
 
-def fit_logistic(a: Array, b: Array, *, l2: float = 1e-3, iterations: int = 30) -> LogisticScore:
+def fit_logistic(a: Array, b: Array, *, l2: float = 1e-3, iterations: int = 15,
+                 transform: Any = None) -> LogisticScore:
     """Fit a logistic regression separating outputs ``a`` (label 1) from ``b`` (label 0).
 
     Parameters
@@ -92,8 +97,15 @@ def fit_logistic(a: Array, b: Array, *, l2: float = 1e-3, iterations: int = 30) 
         Ridge penalty per training row (keeps the fit finite on separable data).
     iterations
         Most Newton steps.
+    transform
+        A fixed feature map applied to outputs first (e.g. a
+        :class:`~dpcert.audit.features.FeatureMap`).
     """
-    ya, yb = _as_2d(a)[:MAX_TRAIN_ROWS], _as_2d(b)[:MAX_TRAIN_ROWS]
+    if transform is not None:
+        a, b = transform(a), transform(b)
+    width = _as_2d(a).shape[1]
+    rows = int(min(MAX_TRAIN_ROWS, max(2_000, TRAIN_FLOPS // (width + 1) ** 2)))
+    ya, yb = _as_2d(a)[:rows], _as_2d(b)[:rows]
     if ya.shape[1] != yb.shape[1]:
         raise InvalidParameter(f"outputs have different widths: {ya.shape[1]} != {yb.shape[1]}")
     y = np.concatenate([ya, yb])
@@ -126,4 +138,4 @@ def fit_logistic(a: Array, b: Array, *, l2: float = 1e-3, iterations: int = 30) 
         w = w - step
         if float(np.max(np.abs(step))) < 1e-8:
             break
-    return LogisticScore(mean, scale, indicators, w[:-1].copy(), float(w[-1]))
+    return LogisticScore(mean, scale, indicators, w[:-1].copy(), float(w[-1]), transform)

@@ -49,6 +49,16 @@ Array = np.ndarray[Any, Any]
 
 #: Discrete statistics with at most this many distinct values use every value as a grid point.
 MAX_GRID = 256
+#: Search-batch probabilities are taken ``SEARCH_Z · √(2 ln(2·#events))`` standard errors
+#: pessimistic (at least one) before the bound an event would give is predicted: a guard,
+#: growing with the number of events compared, against picking the luckiest of many (the
+#: estimation batch, not this, keeps the bound valid).  Half the extreme-value scale keeps
+#: rare lucky cells out without hiding strong events of a few per cent.
+SEARCH_Z = 0.5
+#: Predicted-bound loss accepted to prefer a ray over an interval (see search_intervals).
+RAY_TOLERANCE = 0.003
+#: Grid atoms and quantiles of continuous statistics come from at most this many values.
+GRID_SAMPLE = 50_000
 
 
 class Statistic(Protocol):
@@ -177,10 +187,21 @@ class IntervalChoice:
 
 
 def _grid(values: Array) -> Array:
+    """Every value when few; else the atoms (values holding ≥ 1/MAX_GRID of the mass, such as
+    sentinels mixed into numeric outputs) and quantiles of the rest, so that a coordinate that
+    is mostly ``-1000`` still gets a fine grid over its numeric part.  Atoms and quantiles are
+    taken from a subsample of at most :data:`GRID_SAMPLE` values."""
     finite = values[~np.isnan(values)]
-    u = np.unique(finite)
+    sub = finite[:: max(1, finite.size // GRID_SAMPLE)]
+    u, counts = np.unique(sub, return_counts=True)
+    if u.size <= MAX_GRID:
+        u = np.unique(finite)   # discrete: every value, rare ones included
     if u.size > MAX_GRID:
-        u = np.quantile(finite, np.linspace(0.0, 1.0, MAX_GRID))
+        u, counts = np.unique(sub, return_counts=True)
+        atoms = u[counts * MAX_GRID >= sub.size]
+        rest = sub[~np.isin(sub, atoms)] if atoms.size else sub
+        q = np.quantile(rest, np.linspace(0.0, 1.0, MAX_GRID - atoms.size)) if rest.size else rest
+        u = np.concatenate([atoms, q])
     return np.unique(np.concatenate([[-np.inf], u, [np.inf]]))
 
 
@@ -237,13 +258,19 @@ def search_intervals(sa: Array, sb: Array, *, n_estimate: int, z: float, delta: 
         ray[:, -1] = True
         valid &= ray
     out = []
-    z_search = math.sqrt(2.0 * math.log(max(2, 2 * int(valid.sum()))))
+    z_search = max(1.0, SEARCH_Z * math.sqrt(2.0 * math.log(max(2, 2 * int(valid.sum())))))
     for forward, (k1, n1, k2, n2) in ((True, (ca, sa.size, cb, sb.size)),
                                       (False, (cb, sb.size, ca, sa.size))):
         score = np.where(valid, _predicted(k1, k2, n1, n2, n_estimate, z, delta, z_search),
                          -np.inf)
-        i, j = np.unravel_index(int(np.argmax(score)), score.shape)
+        i, j = (int(v) for v in np.unravel_index(int(np.argmax(score)), score.shape))
         best = float(score[i, j])
+        # an interval barely better than the ray through its inner end is search noise: take
+        # the larger event (the same ratio in a tail of a monotone likelihood ratio)
+        for ii, jj in ((0, j), (i, grid.size - 1)):
+            if valid[ii, jj] and score[ii, jj] >= best - RAY_TOLERANCE:
+                i, j = ii, jj
+                break
         if math.isfinite(best) or best == math.inf:
             out.append(IntervalChoice(float(grid[i]), float(grid[j]), forward, best))
     return out

@@ -1,9 +1,12 @@
 """``dpcert audit``: audit a mechanism, or every dpcert mechanism (``--self``).
 
 ``dpcert audit MODULE:CALLABLE --claimed-epsilon E [--pair X X'] ...`` audits a vectorised
-black box ``f(x, n)`` (``--scalar`` for a one-output ``g(x)``) or a ``Measurement`` object.
-``dpcert audit --self [--quick] [--plot-dir DIR]`` audits the registry of
-:mod:`dpcert.audit.targets` and prints a table.  The exit code is 1 when any claim is violated.
+black box ``f(x, n)`` (``--scalar`` for a one-output ``g(x)``) or a ``Measurement`` object,
+with the options of :func:`dpcert.audit.audit` (pairs, input size, sensitivity, adjacency,
+samples, confidence, seconds, candidates, seed); progress goes to stderr (``--quiet`` hides
+it) and ``--json`` prints the result as JSON.  ``dpcert audit --self [--quick] [--plot-dir
+DIR]`` audits the registry of :mod:`dpcert.audit.targets` and prints a table (or JSON).  The
+exit code is 1 when any claim is violated.
 """
 
 from __future__ import annotations
@@ -41,11 +44,24 @@ def register(subparsers: Any) -> None:
                    help="with --self: audit only targets whose name contains NAME")
     p.add_argument("--claimed-epsilon", type=float, default=None, metavar="E")
     p.add_argument("--claimed-delta", type=float, default=None, metavar="D")
+    p.add_argument("--claimed-rho", type=float, default=None, metavar="RHO",
+                   help="a zCDP claim, audited as (ε, δ)-DP at --zcdp-delta")
+    p.add_argument("--zcdp-delta", type=float, default=1e-6, metavar="D")
     p.add_argument("--pair", nargs=2, action="append", default=None, metavar=("X", "X_PRIME"),
                    help="a neighbouring pair (JSON values, e.g. --pair 0 1 or "
                         "--pair '[1,1]' '[2,1]'); repeatable")
     p.add_argument("--input-size", type=int, default=None,
                    help="vector length for StatDP's pair patterns")
+    p.add_argument("--sensitivity", type=float, default=1.0,
+                   help="how far neighbouring inputs' answers differ (generated pairs)")
+    p.add_argument("--adjacency", choices=["linf", "l1"], default="linf",
+                   help="generated vector pairs: every answer may move (linf) or one (l1)")
+    p.add_argument("--candidates", type=int, default=2,
+                   help="events estimated (the union bound's size)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed of the auditor's own randomness (Poisson sample sizes)")
+    p.add_argument("--json", action="store_true", help="print the result(s) as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.add_argument("--scalar", action="store_true",
                    help="the callable is g(x) returning one output")
     p.add_argument("--samples", type=int, default=None)
@@ -102,14 +118,20 @@ def _run_self(args: argparse.Namespace) -> int:
     rows = [["mechanism", "claimed ε", "lower bound", "verdict", "samples", "seconds",
              "sampling"]]
     violations = 0
+    records: list[dict[str, Any]] = []
     plots = args.plot_dir is not None and matplotlib_available()
     if args.plot_dir is not None and not plots:
         print("dpcert audit: matplotlib is not installed; no plots written", file=sys.stderr)
     for target in TARGETS:
         if args.only and not any(o in target.name for o in args.only):
             continue
+        if not args.quiet:
+            print(f"dpcert audit: {target.name} ...", file=sys.stderr, flush=True)
         rep = run_target(target, seconds=seconds, confidence=confidence)
         r = rep.result
+        records.append({"mechanism": rep.name, "status": rep.status, "note": rep.note,
+                        "sampling": rep.sampling, "seconds": rep.seconds,
+                        "result": None if r is None else r.to_dict()})
         if r is None:
             rows.append([rep.name, "-", "-", rep.status, "-", f"{rep.seconds:.1f}", rep.note])
             continue
@@ -121,8 +143,12 @@ def _run_self(args: argparse.Namespace) -> int:
             print(f"VIOLATION: {r}", file=sys.stderr)
         if plots and rep.built is not None:
             plot_result(r, rep.built.sampler, args.plot_dir / f"{_slug(rep.name)}.png")
-    print(_table(rows))
-    print(f"\n{violations} violation(s); confidence {confidence:g} per mechanism")
+    if args.json:
+        print(json.dumps({"targets": records, "violations": violations,
+                          "confidence": confidence}, indent=1))
+    else:
+        print(_table(rows))
+        print(f"\n{violations} violation(s); confidence {confidence:g} per mechanism")
     return 1 if violations else 0
 
 
@@ -142,17 +168,27 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidParameter(f"target={args.target!r} is not callable")
     sampler = one_at_a_time(mech) if args.scalar and not isinstance(mech, Measurement) else mech
     claimed: Any = None
+    if args.claimed_epsilon is not None and args.claimed_rho is not None:
+        raise InvalidParameter("give --claimed-epsilon or --claimed-rho, not both")
     if args.claimed_epsilon is not None:
         claimed = (dp.ApproxDP(args.claimed_epsilon, args.claimed_delta)
                    if args.claimed_delta else dp.PureDP(args.claimed_epsilon))
+    if args.claimed_rho is not None:
+        claimed = dp.ZCDP(args.claimed_rho)
     pairs = None
     if args.pair:
         pairs = [(_parse_value(a), _parse_value(b)) for a, b in args.pair]
     confidence = args.confidence if args.confidence is not None else 0.95
+    def progress(line: str) -> None:
+        print(f"dpcert audit: {line}", file=sys.stderr, flush=True)
+
     result = audit(sampler, pairs, claimed=claimed, samples=args.samples,
                    seconds=args.seconds, confidence=confidence,
-                   input_size=args.input_size, name=args.target)
-    print(result)
+                   input_size=args.input_size, sensitivity=args.sensitivity,
+                   adjacency=args.adjacency, candidates=args.candidates,
+                   zcdp_delta=args.zcdp_delta, seed=args.seed, name=args.target,
+                   progress=None if args.quiet else progress)
+    print(json.dumps(result.to_dict(), indent=1) if args.json else result)
     if args.plot_dir is not None and matplotlib_available():
         from dpcert.audit.outputs import measurement_sampler
 

@@ -1,0 +1,98 @@
+"""dpcert.audit against DP-Sniper (Bichsel et al., S&P 2021) on every mechanism of its evaluation.
+
+One command prints, per mechanism, dpcert's lower bound on ε and wall time next to DP-Sniper's
+published bound and run time (its logistic-regression run, eval_sp2021/reference-results of
+github.com/eth-sri/dp-sniper; the naive NumPy float Laplace from its floating-point run), with
+the time budget the issue sets: a tenth of DP-Sniper's search time.  Mechanisms and parameters
+are DP-Sniper's (tests/audit/subjects.py).  Confidence defaults to DP-Sniper's 0.9.
+
+    .venv/bin/python benchmarks/bench_audit_dpsniper.py [--seeds 1 2 3] [--only SVT3 ...]
+        [--confidence 0.9] [--budget-fraction 0.1] [--json out.json]
+
+Each seed seeds the mechanisms' own NumPy generators; the auditor's search is deterministic.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import dpcert as dp
+from dpcert.audit import audit
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def subjects() -> Any:
+    """tests/audit/subjects.py, loaded as a module."""
+    spec = importlib.util.spec_from_file_location("audit_subjects", ROOT / "tests" / "audit" /
+                                                  "subjects.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["audit_subjects"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def run_one(s: Any, seed: int, confidence: float, fraction: float, cap: float
+            ) -> dict[str, Any]:
+    """Audit subject ``s`` within ``fraction`` of DP-Sniper's search time (at most ``cap``)."""
+    ref = s.dpsniper
+    budget = min(fraction * ref[1] if ref else 10.0, cap)
+    f = s.make(np.random.default_rng(seed))
+    t = time.perf_counter()
+    r = audit(f, s.pairs, claimed=dp.PureDP(s.claimed), seconds=budget, confidence=confidence,
+              input_size=s.input_size, adjacency=s.adjacency, name=s.name, seed=seed)
+    secs = time.perf_counter() - t
+    return {"mechanism": s.name, "seed": seed, "claimed": s.claimed, "private": s.private,
+            "epsilon_lower": r.epsilon_lower, "seconds": secs, "budget": budget,
+            "samples": r.samples, "verdict": r.verdict,
+            "dpsniper_epsilon": ref[0] if ref else None,
+            "dpsniper_seconds": ref[1] if ref else None,
+            "witness": r.witness.describe() if r.witness else r.explanation}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seeds", type=int, nargs="*", default=[1])
+    ap.add_argument("--only", nargs="*", default=[])
+    ap.add_argument("--confidence", type=float, default=0.9)
+    ap.add_argument("--budget-fraction", type=float, default=0.1,
+                    help="time budget per mechanism as a fraction of DP-Sniper's search time")
+    ap.add_argument("--max-seconds", type=float, default=30.0,
+                    help="cap on any one audit's budget")
+    ap.add_argument("--json", type=Path, default=None, help="also write all rows as JSON")
+    args = ap.parse_args()
+    rows = []
+    print(f"confidence {args.confidence:g}; budget {args.budget_fraction:g} × DP-Sniper's "
+          f"search time")
+    print(f"{'mechanism':19s} {'claim':>6s} {'DP-Sniper ε≥':>12s} {'dpcert ε≥ (seeds)':>26s} "
+          f"{'≥?':>3s} {'DP-Sniper s':>11s} {'dpcert s':>9s} verdict")
+    for s in subjects().SUBJECTS:
+        if args.only and s.name not in args.only:
+            continue
+        res = [run_one(s, seed, args.confidence, args.budget_fraction, args.max_seconds)
+               for seed in args.seeds]
+        rows += res
+        lows = [r["epsilon_lower"] for r in res]
+        ref = s.dpsniper
+        ok = "-" if ref is None else ("yes" if min(lows) >= ref[0] else "NO")
+        eps = " ".join(f"{v:.4f}" for v in lows)
+        verdicts = ",".join(sorted({r["verdict"] for r in res}))
+        print(f"{s.name:19s} {s.claimed:6.3g} {ref[0] if ref else float('nan'):12.4f} "
+              f"{eps:>26s} {ok:>3s} {ref[1] if ref else float('nan'):11.1f} "
+              f"{max(r['seconds'] for r in res):9.1f} {verdicts}", flush=True)
+    if args.json is not None:
+        args.json.write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,274 @@
+"""Features and statistics beyond the raw output: sentinels, differences, additive scores, floats.
+
+All of these are *fitted on the search batch* and then fixed, so events built on them are fixed
+events on the estimation batch (see :mod:`dpcert.audit.auditor`).
+
+* :class:`FeatureMap`: each coordinate, with *sentinel* values (atoms such as ``-1000`` for ⊥
+  mixed into numeric outputs, as in SVT Alg. 3) replaced by NaN and flagged in an indicator
+  column of their own, and optionally the differences of consecutive coordinates (prefix sums
+  and other cumulative outputs).  DP-Sniper passes such flags to its classifier by hand
+  (``FlagsFeatureTransformer``); here they are found from the data.
+* :class:`AdditiveScore`: a binned naive-Bayes log-likelihood ratio ``Σ_j ln(p̂_j(b)/q̂_j(b))``
+  over features — the exact Neyman–Pearson statistic when the features are independent
+  (RAPPOR's bits, parallel Laplace runs, prefix-sum increments) and a small non-linear
+  classifier otherwise (each feature's contribution is any step function).
+* :class:`LowestBit`: the exponent of the lowest set bit of a float — the *lattice* an output
+  lies on.  ``x + noise`` computed in floating point lands on a coarser lattice near 0 when
+  ``x = 1`` than when ``x = 0``, so some outputs of one input are impossible for the other
+  (Mironov, *CCS 2012*: the float-lattice holes of the textbook Laplace mechanism).
+* :class:`Composed`: a statistic applied to another (a histogram over lowest-bit cells).
+
+Examples
+--------
+>>> import numpy as np
+>>> LowestBit()(np.array([1.0, 0.75, 2.0 ** -60, 0.0])).tolist()
+[0.0, -2.0, -60.0, inf]
+>>> fm = fit_feature_map(np.array([[1.5, -1000.0]] * 10 + [[2.5, 3.25]] * 10), differences=True)
+>>> fm.describe()
+'1 coordinates, 1 sentinel flags, 1 differences'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "AdditiveScore",
+    "Binned",
+    "Composed",
+    "FeatureMap",
+    "FloatCell",
+    "LowestBit",
+    "fit_additive",
+    "fit_binned",
+    "fit_feature_map",
+    "is_float_valued",
+]
+
+Array = np.ndarray[Any, Any]
+
+#: A value is a sentinel when it makes up at least this share of a coordinate's outputs...
+SENTINEL_SHARE = 0.005
+#: ...and the coordinate also has more than this many distinct values (a continuous part).
+SENTINEL_MIN_DISTINCT = 64
+#: Most sentinels flagged per coordinate.
+MAX_SENTINELS = 4
+#: Bins per feature of the additive score.
+ADDITIVE_BINS = 48
+
+
+def is_float_valued(y: Array) -> bool:
+    """Whether some finite output is not an integer (so lattice structure may matter)."""
+    f = y[np.isfinite(y)]
+    return bool(f.size) and bool(np.any(f != np.round(f)))
+
+
+@dataclass(frozen=True, eq=False)
+class FeatureMap:
+    """Coordinates with sentinels split off; with ``differences`` the first coordinate and the
+    differences of consecutive ones instead (the increments of a cumulative output)."""
+
+    width: int
+    sentinels: tuple[tuple[int, float], ...]
+    differences: bool
+
+    def __call__(self, y: Array) -> Array:
+        y = np.asarray(y, dtype=np.float64)
+        if y.ndim == 1:
+            y = y[:, None]
+        base = y.copy()
+        flags = []
+        for j, v in self.sentinels:
+            hit = y[:, j] == v
+            flags.append(hit.astype(np.float64))
+            base[hit, j] = np.nan
+        if self.differences and self.width > 1:
+            cols = [base[:, :1], *(f[:, None] for f in flags), np.diff(base, axis=1)]
+        else:
+            cols = [base, *(f[:, None] for f in flags)]
+        out: Array = np.concatenate(cols, axis=1) if len(cols) > 1 else base
+        return out
+
+    def describe(self) -> str:
+        diff = self.differences and self.width > 1
+        parts = [f"{1 if diff else self.width} coordinates"]
+        if self.sentinels:
+            parts.append(f"{len(self.sentinels)} sentinel flags")
+        if diff:
+            parts.append(f"{self.width - 1} differences")
+        return ", ".join(parts)
+
+
+def _sentinels(col: Array) -> list[float]:
+    finite = col[np.isfinite(col)]
+    if finite.size == 0:
+        return []
+    vals, counts = np.unique(finite, return_counts=True)
+    if vals.size <= SENTINEL_MIN_DISTINCT:
+        return []
+    order = np.argsort(counts)[::-1][:MAX_SENTINELS]
+    return [float(vals[i]) for i in order if counts[i] >= SENTINEL_SHARE * col.size]
+
+
+def fit_feature_map(y: Array, *, differences: bool = False) -> FeatureMap:
+    """Find sentinel values of each coordinate of training outputs ``y``."""
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim == 1:
+        y = y[:, None]
+    sent = tuple((j, v) for j in range(y.shape[1]) for v in _sentinels(y[:, j]))
+    return FeatureMap(int(y.shape[1]), sent, differences)
+
+
+@dataclass(frozen=True, eq=False)
+class AdditiveScore:
+    """``Σ_j table_j[bin_j(f_j(y))]`` over the features ``f`` of a :class:`FeatureMap`."""
+
+    features: FeatureMap
+    edges: tuple[Array, ...]
+    tables: tuple[Array, ...]
+
+    def __call__(self, y: Array) -> Array:
+        f = self.features(y)
+        total = np.zeros(f.shape[0])
+        for j, (e, t) in enumerate(zip(self.edges, self.tables, strict=True)):
+            total += t[_bin(f[:, j], e)]
+        return total
+
+    def describe(self) -> str:
+        return f"additive log-ratio score over {self.features.describe()}"
+
+
+def _bin(v: Array, edges: Array) -> Array:
+    idx: Array = np.searchsorted(edges, v, side="right")
+    return np.where(np.isnan(v), edges.size + 1, idx)
+
+
+def _edges(v: Array) -> Array:
+    finite = v[np.isfinite(v)]
+    finite = finite[:: max(1, finite.size // 50_000)]
+    if finite.size == 0:
+        return np.zeros(0)
+    u = np.unique(finite)
+    if u.size <= ADDITIVE_BINS:
+        return np.unique(v[np.isfinite(v)])
+    return np.unique(np.quantile(finite, np.linspace(0.0, 1.0, ADDITIVE_BINS + 1)[1:-1]))
+
+
+def fit_additive(a: Array, b: Array, features: FeatureMap) -> AdditiveScore:
+    """Fit the per-feature binned log-ratios on training outputs ``a`` (from x), ``b`` (x')."""
+    fa, fb = features(a), features(b)
+    edges, tables = [], []
+    for j in range(fa.shape[1]):
+        e = _edges(np.concatenate([fa[:, j], fb[:, j]]))
+        size = e.size + 2
+        ca = np.bincount(_bin(fa[:, j], e), minlength=size).astype(np.float64)
+        cb = np.bincount(_bin(fb[:, j], e), minlength=size).astype(np.float64)
+        t = np.log((ca + 0.5) / fa.shape[0]) - np.log((cb + 0.5) / fb.shape[0])
+        t[(ca == 0) & (cb == 0)] = 0.0
+        edges.append(e)
+        tables.append(t)
+    return AdditiveScore(features, tuple(edges), tuple(tables))
+
+
+@dataclass(frozen=True, eq=False)
+class Binned:
+    """Each coordinate replaced by its bin index: atoms (sentinels such as ``-1000``) get a
+    bin of their own, the numeric part a few quantile bins.  A histogram over binned rows is
+    then a non-parametric likelihood ratio for outputs that mix a discrete structure (which
+    query was answered) with numbers (the answer), as SVT Alg. 3 does."""
+
+    edges: tuple[Array, ...]
+
+    def __call__(self, y: Array) -> Array:
+        y = np.asarray(y, dtype=np.float64)
+        if y.ndim == 1:
+            y = y[:, None]
+        out: Array = np.column_stack([_bin(y[:, j], e) for j, e in enumerate(self.edges)])
+        return out.astype(np.float64)
+
+    def describe(self) -> str:
+        return f"binned output ({len(self.edges)} coordinates)"
+
+
+def fit_binned(y: Array, bins: int = 12) -> Binned:
+    """Bin edges per coordinate of training outputs ``y`` (atoms kept apart)."""
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim == 1:
+        y = y[:, None]
+    edges = []
+    for j in range(y.shape[1]):
+        col = y[:, j]
+        finite = col[np.isfinite(col)]
+        sub = finite[:: max(1, finite.size // 50_000)]
+        u, counts = np.unique(sub, return_counts=True)
+        if u.size <= bins:
+            edges.append(u)
+            continue
+        atoms = u[counts * 50 >= sub.size]
+        rest = sub[~np.isin(sub, atoms)]
+        q = np.quantile(rest, np.linspace(0.0, 1.0, bins + 1)[1:-1]) if rest.size else rest
+        # an atom a gets the bin [a, next float after a)
+        edges.append(np.unique(np.concatenate([atoms, np.nextafter(atoms, np.inf), q])))
+    return Binned(tuple(edges))
+
+
+@dataclass(frozen=True)
+class LowestBit:
+    """The exponent of the lowest set bit of each float output (``inf`` for 0, ±inf, NaN).
+
+    An output ``y = m·2^k`` with ``m`` odd has statistic ``k``: the finest lattice ``2^k·ℤ`` it
+    lies on.  Values computed as ``x + noise`` inherit the lattice of both terms.
+    """
+
+    def __call__(self, y: Array) -> Array:
+        y = np.asarray(y, dtype=np.float64)
+        if y.ndim == 2:
+            y = y[:, 0]
+        bits = np.abs(y).view(np.uint64)
+        field = (bits >> np.uint64(52)).astype(np.int64)
+        frac = bits & np.uint64((1 << 52) - 1)
+        sig = np.where(field > 0, frac | np.uint64(1 << 52), frac)
+        low = sig & (~sig + np.uint64(1))          # lowest set bit, a power of two
+        with np.errstate(divide="ignore"):
+            tz = np.log2(low.astype(np.float64))
+        out: Array = np.maximum(field, 1) - 1075 + tz
+        return np.where(np.isfinite(y) & (y != 0), out, np.inf)
+
+    def describe(self) -> str:
+        return "lowest set bit of the output (float lattice)"
+
+
+@dataclass(frozen=True)
+class FloatCell:
+    """``(binary exponent, lowest set bit)`` of each float output: its magnitude and lattice."""
+
+    def __call__(self, y: Array) -> Array:
+        y = np.asarray(y, dtype=np.float64)
+        if y.ndim == 2:
+            y = y[:, 0]
+        _, e = np.frexp(np.where(np.isfinite(y), y, 0.0))
+        low = LowestBit()(y)
+        out: Array = np.column_stack([e.astype(np.float64), np.where(np.isfinite(low), low,
+                                                                     9999.0)])
+        return out
+
+    def describe(self) -> str:
+        return "float cell (exponent, lowest set bit)"
+
+
+@dataclass(frozen=True, eq=False)
+class Composed:
+    """``outer(inner(y))``: e.g. a histogram score over lowest-bit cells."""
+
+    inner: Any
+    outer: Any
+
+    def __call__(self, y: Array) -> Array:
+        out: Array = self.outer(self.inner(y))
+        return out
+
+    def describe(self) -> str:
+        return f"{self.outer.describe()} of the {self.inner.describe()}"

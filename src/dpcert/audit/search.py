@@ -1,0 +1,240 @@
+"""The search phase: which events to estimate, from one batch of outputs of each input.
+
+For one pair of inputs the search fits every applicable statistic (:mod:`dpcert.audit.events`,
+:mod:`dpcert.audit.features`, :mod:`dpcert.audit.classifier`) on one half of the search batch,
+scores every interval (or threshold) event of it on the other half by the bound it *would* give
+on an estimation batch of the planned size, and returns the best events in each direction.
+Statistics that need no fitting (the output, each coordinate, the lowest set bit of a float) use
+the whole batch.  Nothing computed here enters the final bound: the estimation phase measures
+the chosen, now fixed, events on fresh draws.
+
+Which statistics are tried:
+
+* 1-D outputs: the output itself; for float outputs the lowest set bit and a histogram over
+  (exponent, lowest bit) cells — the float-lattice holes detector; for discrete outputs the
+  empirical log-ratio histogram.
+* k-D outputs: each coordinate (k ≤ 32), with sentinel-aware grids; the log-ratio histogram for
+  discrete outputs, and for other outputs a histogram over binned rows (atoms apart, a few
+  quantile bins per coordinate) when they fall in few cells; an additive (naive-Bayes) score
+  over coordinates and sentinel flags and one over consecutive differences; a logistic score
+  over coordinates and sentinel flags (DP-Sniper's classifier).
+
+Examples
+--------
+>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> a, b = rng.laplace(0.0, 1.0, 20_000), rng.laplace(1.0, 1.0, 20_000)
+>>> best = search_pair(a, b, 0, n_estimate=100_000, z=3.0, delta=0.0)
+>>> max(c.predicted for c in best) > 0.8
+True
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpcert.audit.classifier import fit_logistic
+from dpcert.audit.events import Coordinate, Event, Identity, fit_histogram, search_intervals
+from dpcert.audit.features import (
+    Composed,
+    FloatCell,
+    LowestBit,
+    fit_additive,
+    fit_binned,
+    fit_feature_map,
+    is_float_valued,
+)
+from dpcert.audit.outputs import OutputEncoder, Sampler
+from dpcert.errors import InvalidParameter
+
+__all__ = ["Candidate", "choose", "draw", "run_search", "search_pair"]
+
+Array = np.ndarray[Any, Any]
+#: Called with one line of progress text.
+Progress = Callable[[str], None]
+
+#: Share of a time budget the search may use (planned by the auditor, enforced here).
+SEARCH_SHARE = 0.4
+#: Pairs searched again on a full batch after a screening of all pairs.
+FINALISTS = 2
+#: Fewest search draws per input of each pair.
+MIN_SEARCH = 500
+
+#: Discrete statistics are fitted when training saw at most this many distinct outputs...
+MAX_DISCRETE_VALUES = 20_000
+#: ...and at most one per this many training draws.
+MIN_CELL_COUNT = 10
+#: Multi-dimensional outputs with at most this many coordinates also get per-coordinate events.
+MAX_COORDINATES = 32
+#: Discrete outputs with at most this many distinct values (in training) are scored by the
+#: histogram alone: it estimates the likelihood ratio of every output directly.
+MAX_EXACT_VALUES = 4_096
+#: Most training rows per input for the additive and logistic scores.
+MAX_FIT_ROWS = 50_000
+
+
+@dataclass(frozen=True, eq=False)
+class Candidate:
+    """An event to estimate: pair index, event, direction and the bound the search predicts."""
+
+    pair: int
+    event: Event
+    forward: bool
+    predicted: float
+
+
+def search_pair(a: Array, b: Array, pair: int, *, n_estimate: int, z: float, delta: float,
+                screening: bool = False) -> list[Candidate]:
+    """Candidate events for outputs ``a`` of ``M(x)`` and ``b`` of ``M(x')`` (search batch).
+
+    ``screening`` (a small first batch, to rank pairs) restricts every statistic to threshold
+    events: fewer events, so less chance of ranking a pair by a lucky narrow interval."""
+    out: list[Candidate] = []
+
+    def add(stat: Any, sa: Array, sb: Array, rays_only: bool = False) -> None:
+        for c in search_intervals(sa, sb, n_estimate=n_estimate, z=z, delta=delta,
+                                  rays_only=rays_only or screening):
+            out.append(Candidate(pair, Event(stat, c.low, c.high), c.forward, c.predicted))
+
+    half_a, half_b = a.shape[0] // 2, b.shape[0] // 2
+    ta, tb, va, vb = a[:half_a], b[:half_b], a[half_a:], b[half_b:]
+    # a histogram needs its cells seen often: at most one per MIN_CELL_COUNT training draws
+    max_cells = min(MAX_DISCRETE_VALUES, max(2, half_a // MIN_CELL_COUNT))
+    hist = fit_histogram(ta, tb, max_cells)
+    if a.ndim == 1:
+        ident = Identity()
+        add(ident, ident(a), ident(b))
+        if hist is not None and hist.keys.size > 2:
+            add(hist, hist(va), hist(vb), rays_only=True)
+        if hist is None and is_float_valued(a[:1000]):
+            low = LowestBit()
+            add(low, low(a), low(b))
+            cell = FloatCell()
+            cells = fit_histogram(cell(ta), cell(tb), max_cells)
+            if cells is not None:
+                stat = Composed(cell, cells)
+                add(stat, stat(va), stat(vb), rays_only=True)
+        return out
+    if a.shape[1] <= MAX_COORDINATES:
+        for j in range(a.shape[1]):
+            coord = Coordinate(j)
+            add(coord, coord(a), coord(b))
+    if hist is not None and hist.keys.size > 2:
+        add(hist, hist(va), hist(vb), rays_only=True)
+    if hist is not None and hist.keys.size <= MAX_EXACT_VALUES:
+        return out   # the histogram score is already the likelihood ratio
+    if hist is None:
+        binned = fit_binned(np.concatenate([ta[:MAX_FIT_ROWS], tb[:MAX_FIT_ROWS]]))
+        cells = fit_histogram(binned(ta), binned(tb), max_cells)
+        if cells is not None:
+            stat = Composed(binned, cells)
+            add(stat, stat(va), stat(vb), rays_only=True)
+    ta, tb = ta[:MAX_FIT_ROWS], tb[:MAX_FIT_ROWS]
+    fm = fit_feature_map(np.concatenate([ta, tb]))
+    nb = fit_additive(ta, tb, fm)
+    add(nb, nb(va), nb(vb), rays_only=True)
+    model = fit_logistic(ta, tb, transform=fm)
+    add(model, model(va), model(vb), rays_only=True)
+    if is_float_valued(ta[:1000]):
+        fd = fit_feature_map(np.concatenate([ta, tb]), differences=True)
+        nd = fit_additive(ta, tb, fd)
+        add(nd, nd(va), nd(vb), rays_only=True)
+    return out
+
+
+def _short(x: Any) -> str:
+    text = repr(x.tolist() if isinstance(x, np.ndarray) else x)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def draw(sampler: Sampler, x: Any, n: int, enc: OutputEncoder, chunk: int) -> Array:
+    parts = []
+    left = n
+    while left > 0:
+        m = min(left, chunk)
+        parts.append(enc.encode(sampler(x, m), m))
+        left -= m
+    return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+
+def _search_one(sampler: Sampler, pair_list: list[tuple[Any, Any]], i: int, n: int,
+                plan: Any, enc: OutputEncoder, z: float, delta: float,
+                screening: bool = False) -> list[Candidate]:
+    x, xp = pair_list[i]
+    a = draw(sampler, x, n, enc, plan.chunk)
+    b = draw(sampler, xp, n, enc, plan.chunk)
+    if a.shape[1:] != b.shape[1:]:
+        raise InvalidParameter(
+            f"outputs on x={_short(x)} and x'={_short(xp)} have different shapes "
+            f"{a.shape[1:]} and {b.shape[1:]}"
+        )
+    return search_pair(a, b, i, n_estimate=plan.n_estimate, z=z, delta=delta,
+                       screening=screening)
+
+
+def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
+                  enc: OutputEncoder, z: float, delta: float, progress: Progress | None,
+                  t_start: float) -> tuple[list[Candidate], int, int]:
+    """Candidates from search batches; returns (candidates, draws, pairs searched).
+
+    With more than :data:`FINALISTS` pairs the search has two stages: every pair is screened
+    on a quarter-size batch, and the ``FINALISTS`` pairs with the best predicted bounds are
+    searched again on a full batch of fresh draws."""
+    found: list[Candidate] = []
+    drawn = 0
+    searched = 0
+    # the search may use its share of the budget (and a little more), never the whole of it
+    stop = (None if plan.deadline is None
+            else t_start + SEARCH_SHARE * (plan.deadline - t_start))
+    screen = len(pair_list) > FINALISTS
+    finals = min(FINALISTS, len(pair_list)) if screen else 0
+    n_first = max(MIN_SEARCH, plan.n_search // 4) if screen else plan.n_search
+    rate: float | None = None   # seconds per search draw, drawing and searching included
+
+    def size(n: int, searches_left: float) -> int:
+        if stop is None or rate is None:
+            return n
+        fit = (stop - time.perf_counter()) / (searches_left * rate)
+        return int(max(MIN_SEARCH, min(n, fit)))
+
+    best: dict[int, float] = {}
+    for i in range(len(pair_list)):
+        if stop is not None and searched > 0 and time.perf_counter() > stop:
+            break
+        m = size(n_first, len(pair_list) - i + finals * plan.n_search / n_first)
+        if progress is not None:
+            progress(f"search: pair {i + 1}/{len(pair_list)}, {m:,} draws per input")
+        t0 = time.perf_counter()
+        got = _search_one(sampler, pair_list, i, m, plan, enc, z, delta, screen)
+        rate = (time.perf_counter() - t0) / (2 * m)
+        drawn += 2 * m
+        searched += 1
+        found += got
+        best[i] = max([c.predicted for c in got], default=-math.inf)
+    if screen:
+        for j, i in enumerate(sorted(best, key=lambda i: best[i], reverse=True)[:finals]):
+            m = size(plan.n_search, finals - j)
+            if (stop is not None and time.perf_counter() > stop) or m <= n_first:
+                break
+            if progress is not None:
+                progress(f"search: pair {i + 1} again, {m:,} draws per input")
+            found += _search_one(sampler, pair_list, i, m, plan, enc, z, delta)
+            drawn += 2 * m
+    return found, drawn, searched
+
+
+def choose(found: list[Candidate], k: int) -> list[Candidate]:
+    """The ``k`` best candidates, from the best one's pair first (one estimation batch serves
+    them all); other pairs' candidates fill the remaining places."""
+    ranked = sorted(found, key=lambda c: c.predicted, reverse=True)
+    if not ranked:
+        return []
+    top = ranked[0].pair
+    same = [c for c in ranked if c.pair == top]
+    return (same + [c for c in ranked if c.pair != top])[:k]
