@@ -50,7 +50,7 @@ from dpcert.verify.ir import (
 from dpcert.verify.linear import Monomial, PublicPoly
 from dpcert.verify.relexec import Carried, Cons, Exec, RPath, Unsupported
 
-__all__ = ["AllSizesProof", "prove_all_sizes"]
+__all__ = ["AllSizesProof", "claim_poly", "prove_all_sizes"]
 
 #: Values tried as constant shifts of a sample (in order).
 CONST_SHIFTS = (1, 2, -1, -2)
@@ -162,6 +162,11 @@ def _poly(e: Expr, prog: Program) -> PublicPoly:
     for name, ce in prog.consts:
         consts[name] = go(ce)
     return go(e)
+
+
+def claim_poly(prog: Program) -> PublicPoly:
+    """The claim with sizes kept symbolic (``eps·n``)."""
+    return _poly(prog.claim, prog)
 
 
 def _split(poly: PublicPoly, sizes: tuple[str, ...]) -> dict[Monomial, list[tuple[Fraction, Monomial]]]:

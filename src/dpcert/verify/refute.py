@@ -37,6 +37,15 @@ class Witness:
     loss: float
     claim: float
 
+    def to_json(self) -> dict[str, object]:
+        """JSON-ready: inputs (exact rationals as strings), event, probabilities, loss."""
+        def vec(v: dict[str, tuple[Fraction, ...]]) -> dict[str, list[str]]:
+            return {k: [fmt_frac(a) for a in t] for k, t in v.items()}
+        return {"n": self.n, "params": {k: fmt_frac(v) for k, v in self.params.items()},
+                "x": vec(self.x), "x_prime": vec(self.x_prime), "event": self.event,
+                "p": self.p, "p_prime": self.p_prime,
+                "loss": "inf" if math.isinf(self.loss) else self.loss, "claim": self.claim}
+
     def describe(self) -> str:
         """Human-readable text of the witness."""
         def vec(v: dict[str, tuple[Fraction, ...]]) -> str:
