@@ -430,6 +430,8 @@ class _Prover:
             return ("c", c)
         if any(n in self.noise_vars and self._is_real_noise(n) for n in self.names(v)):
             return ("r",)
+        if self.names(v) & self.noise_vars:
+            return ("z",)
         return ("d",)
 
     def emitted(self, blk: str, p: RPath) -> list[Any]:
@@ -478,8 +480,11 @@ class _Prover:
 
 
 def _disting(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """Whether two emitted values can never be equal (bool/constant/continuous-noise)."""
     if a == b or "d" in (a[0], b[0]):
         return False
+    if "z" in (a[0], b[0]):
+        return "b" in (a[0], b[0])
     return not (a[0] == "r" and b[0] == "r")
 
 
@@ -968,13 +973,19 @@ def _cost_bound(se: _Search, pairs: list[Any], inv: list[tuple[str, Any]]) -> st
             continue
         pc = _cost(se, blk, p1, sig)
         hyps = se.side + invp + [pv.exit1] + pv.strict(p1)
-        goals = []
+        goals, lhs, rhs = [], [], []
         for m in mons:
             _name, term, b, v0 = beta[m]
             tot = pv.val(alpha.get(m, Fraction(0))) + pv.val(b) * (term - pv.val(v0)) + \
                 pc.get(m, pv.val(0))
             goals.append(tot <= claim.get(m, pv.val(0)))
-        if not pv.valid(hyps, z3.And(goals)):
+            mono = _mono(se, m)
+            lhs.append(mono * tot)
+            rhs.append(mono * claim.get(m, pv.val(0)))
+        # monomial by monomial (linear; parameters are positive), else the total (nonlinear,
+        # using the declared parameter ranges: e.g. 1/eps <= eps for eps > 1)
+        if not pv.valid(hyps, z3.And(goals)) and \
+                not pv.valid(hyps, z3.Sum(lhs) <= z3.Sum(rhs)):
             raise _Fail("the aligned cost may exceed the claim")
         del cons
     parts = []
@@ -984,6 +995,16 @@ def _cost_bound(se: _Search, pairs: list[Any], inv: list[tuple[str, Any]]) -> st
         vv = name if v0 == 0 else f"({name} − {v0})"
         parts.append(f"({alpha.get(m, Fraction(0))} + {b}·{vv})·{mono}")
     return " + ".join(parts)
+
+
+def _mono(se: _Search, m: Monomial) -> Any:
+    """The value of a parameter monomial (``eps^-1`` -> 1/eps) as a z3 term."""
+    t = se.pv.val(1)
+    for name, k in m:
+        x = se.pv.params[name]
+        for _ in range(abs(k)):
+            t = t * x if k > 0 else t / x
+    return t
 
 
 def _coef(se: _Search, lst: list[tuple[Fraction, Monomial]]) -> Any:

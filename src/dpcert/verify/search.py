@@ -59,6 +59,8 @@ def _component_key(v: Scalar, u: Unrolled) -> tuple[Any, ...]:
         return ("c", v.const)
     if any(u.is_continuous_noise(x) for x in v.vars()):
         return ("r",)
+    if any(x in u.noises for x in v.vars()):
+        return ("z",)  # integer-valued noise (discrete Laplace): any integer is possible
     return ("d",)
 
 
@@ -70,7 +72,7 @@ def _distinguishable(k1: tuple[Any, ...], k2: tuple[Any, ...]) -> bool:
             return True
         if {a[0], b[0]} == {"b", "c"}:
             return True
-        if {a[0], b[0]} in ({"r", "b"}, {"r", "c"}):
+        if {a[0], b[0]} in ({"r", "b"}, {"r", "c"}, {"z", "b"}):
             return True  # a continuous value equals a constant with probability 0
     return False
 
@@ -112,7 +114,7 @@ def _label(key: tuple[Any, ...]) -> str:
             c = k[1]
             parts.append(str(c.numerator) if c.denominator == 1 else str(c))
         else:
-            parts.append("·" if k[0] == "r" else "?")
+            parts.append("·" if k[0] in "rz" else "?")
     return "(" + ", ".join(parts) + ")"
 
 
