@@ -204,7 +204,7 @@ def _bounded(prog: Program, n: int, deadline: float, smt_out: str | os.PathLike[
         return VerificationResult("UNKNOWN", prog.name, claim_text, None, None,
                                   "time limit reached before a proof or a counterexample was "
                                   f"found (bounded search up to n = {n})", 0.0, bounded, cover)
-    searched = refute_n if sized else "all"
+    searched: int | Literal["all"] = refute_n if sized else "all"
     return VerificationResult("UNKNOWN", prog.name, claim_text, None, None,
                               f"{again}; {note}", 0.0, bounded, searched)
 

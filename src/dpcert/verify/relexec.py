@@ -54,7 +54,7 @@ class Carried:
 
 @dataclass(frozen=True)
 class Cons:
-    """``term op 0`` (``op`` in ``<``, ``<=``, ``==``, ``!=``) on a path; ``noisy`` if it mentions noise."""
+    """``term op 0`` (``op``: ``<``, ``<=``, ``==``, ``!=``); ``noisy`` if it mentions noise."""
 
     term: Any
     op: str
@@ -124,9 +124,9 @@ class Exec:
             if e.get_id() in seen:
                 continue
             seen.add(e.get_id())
-            if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-                if e.decl().name() in self.noise_vars:
-                    return True
+            if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED \
+                    and e.decl().name() in self.noise_vars:
+                return True
             todo.extend(e.children())
         return False
 
