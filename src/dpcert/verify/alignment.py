@@ -376,6 +376,8 @@ class Search:
         for blk, ph, p1s, p2s in self.blocks:
             self._slots(blk, ph, p1s, p2s)
         self.cands = self._candidates()
+        #: per (pair, shifts): feasibility and Houdini's solver, reused across shift choices
+        self.cache: dict[Any, Any] = {}
 
     def _allowed(self, ph: str, p: RPath) -> bool:
         if self.argmax is None:

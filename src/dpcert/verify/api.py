@@ -161,7 +161,7 @@ def verify(source_or_path: str | os.PathLike[str], n: int | None = None,
     if n is not None:
         return _timed(_bounded(prog, n, deadline, smt_out, claim_text, n), t0)
     # 1. a quick look for a counterexample at small sizes
-    witness, _ = refute(prog, 3, t0 + QUICK_SHARE * timeout)
+    witness, _ = refute(prog, 3, t0 + QUICK_SHARE * timeout, vary_params=False)
     if witness is not None:
         return VerificationResult("REFUTED", prog.name, claim_text, None, witness, None,
                                   time.monotonic() - t0, None, witness.n)
@@ -235,7 +235,7 @@ def _prove_all(prog: Program, sizes: list[int], n: int, deadline: float,
 
 def _prove(prog: Program, n: int, deadline: float, keep_smt: bool,
            stages: tuple[str, ...]) -> tuple[list[ClassProof], int] | str:
-    u = unroll(prog, n)
+    u = unroll(prog, n, deadline)
     out: list[ClassProof] = []
     for pc in pieces(u):
         for cls in classes(u):

@@ -24,6 +24,7 @@ which is a function of the output, so the pointwise rule applies class by class.
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
 from dataclasses import dataclass
@@ -72,7 +73,11 @@ def _search(se: Search) -> tuple[dict[Any, Any], list[tuple[str, Any]], str] | s
         return f"the argmax split needs every run to assign {se.argmax}"
     free = list(se.free)
     reason = "no alignment found"
-    for ranks in _by_rank_sum([len(se.free[f]) for f in free], MAX_RANK):
+    sizes = [len(se.free[f]) for f in free]
+    first = tuple(1 for _ in free)  # every free slot at its most likely value, early
+    order = itertools.chain([tuple(0 for _ in free), first],
+                            (r for r in _by_rank_sum(sizes, MAX_RANK) if r != first and any(r)))
+    for ranks in order:
         if time.monotonic() > pv.deadline:
             raise TimeoutError
         assign = dict(se.forced)

@@ -110,9 +110,14 @@ def public_poly(e: Expr, prog: Program) -> PublicPoly:
                 return PublicPoly.var(x.name)
             if x.name in consts:
                 return consts[x.name]
-            if x.name in params and params[x.name].lo is not None and params[x.name].lo >= 0:  # type: ignore[operator]
+            lo = params[x.name].lo if x.name in params else None
+            if lo is not None and lo >= 0:
                 return PublicPoly.var(x.name)
-            raise ProgramError(f"{x.name!r} must be a positive parameter, constant or size",
+            if x.name in params:
+                raise ProgramError(
+                    f"parameter {x.name} is used in a noise scale or claim, so it must be "
+                    f"declared positive (`param {x.name} > 0;`)", x.line)
+            raise ProgramError(f"{x.name!r} is not a public parameter, constant or size",
                                x.line)
         if isinstance(x, UnOp) and x.op == "-":
             return -go(x.operand)

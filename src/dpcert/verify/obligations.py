@@ -48,11 +48,16 @@ def aligned_pairs(se: Search, assign: dict[Any, Any]) -> list[Pair]:
         for a, p1 in enumerate(p1s):
             sig = _sigma(se, blk, ph, a, assign)
             c1 = se.pv.strict(p1)
+            skey = tuple(v.sexpr() for _, v in sig)
             for p2 in p2s:
-                cons = c1 + [_sub(se, c.z3(), sig) for c in p2.cons]
-                if se.pv.check(*se.hyps(blk, ph), *cons) == "unsat":
-                    continue  # infeasible even without the invariant
-                out.append((blk, ph, p1, p2, sig, cons))
+                key = ("pair", id(p1), id(p2), skey)
+                if key not in se.cache:
+                    cons = c1 + [_sub(se, c.z3(), sig) for c in p2.cons]
+                    feasible = se.pv.check(*se.hyps(blk, ph), *cons) != "unsat"
+                    se.cache[key] = (cons if feasible else None, skey)
+                cons, _ = se.cache[key]
+                if cons is not None:  # else infeasible even without the invariant
+                    out.append((blk, ph, p1, p2, sig, cons))
     return out
 
 
@@ -101,9 +106,14 @@ def houdini(se: Search, pairs: list[Any]) -> list[tuple[str, Any]]:
     z3 = se.z3
     alive = set(range(len(se.cands)))
     work: list[tuple[Any, list[Any], list[Any] | None]] = []
-    for k, (blk, ph, p1, p2, sig, cons) in enumerate(pairs):
+    for blk, ph, p1, p2, sig, cons in pairs:
         if blk == "post":
             continue
+        key = ("houdini", id(p1), id(p2), tuple(v.sexpr() for _, v in sig))
+        if key in se.cache:
+            work.append(se.cache[key])
+            continue
+        k = len(se.cache)
         a, b = _post_states(se, p1, p2, sig, blk == "body")
         s = se.pv.solver()
         s.add(*(se.side + cons if blk == "pre" else se.hyps(blk, ph) + cons))
@@ -117,6 +127,7 @@ def houdini(se: Search, pairs: list[Any]) -> list[tuple[str, Any]]:
             for j, (_t, h, _f) in enumerate(se.cands):
                 s.add(z3.Implies(bs[j], h))
         work.append((s, qs, bs))
+        se.cache[key] = (s, qs, bs)
     changed = True
     while changed:
         changed = False

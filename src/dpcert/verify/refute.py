@@ -200,24 +200,31 @@ def _path_event_prob(u: Unrolled, path: Path, extra: list[tuple[int, str, Fracti
     return region_probability(u, cons, scales)
 
 
-def refute(prog: Program, max_n: int, deadline: float,
-           first: int | None = None) -> tuple[Witness | None, str]:
-    """Search a witness for sizes 1..max_n (``first`` first); returns it (or None) and a note."""
+def refute(prog: Program, max_n: int, deadline: float, first: int | None = None,
+           vary_params: bool = True) -> tuple[Witness | None, str]:
+    """Search a witness for sizes 1..max_n (``first`` first); returns it (or None) and a note.
+
+    Every size is first tried at the default parameter values; then, when ``vary_params``,
+    every size again at the other values of :func:`param_grid`.
+    """
     grid = param_grid(prog)
+    rounds = [grid[:1], grid[1:]] if vary_params else [grid[:1]]
     note = "no neighbouring pair and event with loss above the claim was found"
     skipped = 0
     order = list(range(1, max_n + 1))
     if first is not None and first in order:
         order.remove(first)
         order.insert(0, first)
-    for n in order:
+    for n, grid_round in ((n, g) for g in rounds for n in order):
         if time.monotonic() > deadline:
             return None, "time limit reached during the search for a counterexample"
         try:
-            u = unroll(prog, n)
+            u = unroll(prog, n, deadline)
+        except TimeoutError:
+            return None, "time limit reached during the search for a counterexample"
         except Exception:  # sizes too small for the program: try the next one
             continue
-        for params in grid:
+        for params in grid_round:
             if time.monotonic() > deadline:
                 return None, "time limit reached during the search for a counterexample"
             w, skip = _refute_at(u, n, params, deadline)
