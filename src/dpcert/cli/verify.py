@@ -1,4 +1,4 @@
-"""``dpcert verify PROGRAM.dp [--n N] [--json] [--timeout S] [--smt-out DIR]``.
+"""``dpcert verify PROGRAM.dp [--n N] [--json] [--timeout S] [--smt-out DIR] [--confirm]``.
 
 Without ``--n`` the verifier first tries a proof for every input size; ``--json`` prints one JSON
 object (``verdict``, ``sizes``, ``claim``, ``witness`` for a refutation, ...).
@@ -33,6 +33,15 @@ def register(subparsers: Any) -> None:
                    help="write the SMT-LIB side conditions of a bounded proof to DIR")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds (default 120)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--confirm", action="store_true",
+                   help="confirm a refutation by running the program with the exact samplers "
+                   "and reporting a Clopper-Pearson lower bound on epsilon")
+    p.add_argument("--samples", type=int, default=200_000,
+                   help="runs on each input for --confirm (default 200000)")
+    p.add_argument("--confidence", type=float, default=0.95,
+                   help="confidence of the --confirm bound (default 0.95)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed an INSECURE reproducible source for --confirm (tests, demos)")
     p.set_defaults(func=run)
 
 
@@ -41,8 +50,26 @@ def run(args: argparse.Namespace) -> int:
     from dpcert.verify import verify
 
     result = verify(args.program, n=args.n, smt_out=args.smt_out, timeout=args.timeout)
+    conf = None
+    if args.confirm and result.witness is not None:
+        from dpcert.samplers import InsecureSeededSource
+        from dpcert.verify import parse_program
+        from dpcert.verify.confirm import confirm
+
+        with open(args.program, encoding="utf-8") as f:
+            prog = parse_program(f.read())
+        src = InsecureSeededSource(args.seed) if args.seed is not None else None
+        conf = confirm(prog, result.witness, samples=args.samples,
+                       confidence=args.confidence, source=src)
     if args.json:
-        print(json.dumps(result.to_json(), ensure_ascii=False))
+        out = result.to_json()
+        if conf is not None:
+            out["confirmation"] = conf.to_json()
+        print(json.dumps(out, ensure_ascii=False))
     else:
         print(result)
+        if conf is not None:
+            print(conf.describe())
+        elif args.confirm:
+            print("(--confirm: nothing to confirm, the verdict is not REFUTED)")
     return EXIT_CODES[result.verdict]

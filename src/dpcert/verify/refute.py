@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -39,6 +40,9 @@ class Witness:
     p_prime: float
     loss: float
     claim: float
+    #: the event as data: indices of its paths in the unrolled program, and output thresholds
+    event_paths: tuple[int, ...] = ()
+    event_extra: tuple[tuple[int, str, Fraction], ...] = ()
 
     def to_json(self) -> dict[str, object]:
         """JSON-ready: inputs (exact rationals as strings), event, probabilities, loss."""
@@ -236,9 +240,18 @@ def refute(prog: Program, max_n: int, deadline: float, first: int | None = None,
     return None, note
 
 
-def _refute_at(u: Unrolled, n: int, params: dict[str, Fraction],
-               deadline: float) -> tuple[Witness | None, int]:
-    """The worst witness at size ``n`` and these parameter values (and the skipped events)."""
+Score = Callable[[float, float], float]
+
+
+def _by_loss(p: float, p_prime: float) -> float:
+    return math.inf if p_prime <= 0 else math.log(p / p_prime)
+
+
+def _refute_at(u: Unrolled, n: int, params: dict[str, Fraction], deadline: float,
+               score: Score = _by_loss) -> tuple[Witness | None, int]:
+    """The witness of highest ``score(P, P')`` at size ``n`` and these parameter values (and
+    the number of skipped events); ``score`` defaults to the loss ``ln(P/P')``."""
+    index = {id(p): k for k, p in enumerate(u.paths)}
     skipped = 0
     claim = float(u.claim.evaluate(params))
     scales = {k: float(nz.scale.evaluate(params)) for k, nz in u.noises.items()}
@@ -296,10 +309,11 @@ def _refute_at(u: Unrolled, n: int, params: dict[str, Fraction],
                     if pa <= 1e-12:
                         continue
                     loss = math.inf if pb <= 0 else math.log(pa / pb)
-                    if loss > claim * (1 + 1e-9) + 1e-9 and (best is None
-                                                             or loss > best.loss):
+                    if loss > claim * (1 + 1e-9) + 1e-9 and (
+                            best is None or score(pa, pb) > score(best.p, best.p_prime)):
                         best = Witness(n, params, _vec(u, a), _vec(u, b), text, pa, pb,
-                                       loss, claim)
+                                       loss, claim,
+                                       tuple(index[id(p)] for p in cls.paths), tuple(extra))
     return best, skipped
 
 
