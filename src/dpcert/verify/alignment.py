@@ -291,29 +291,34 @@ class Prover:
         return ("d",)
 
     def emitted(self, blk: str, p: RPath) -> list[Any]:
-        out: list[Any] = []
+        """Every value a block outputs (appends to carried lists; for ``post`` the return)."""
+        return [x for g in self.emitted_groups(blk, p) for x in g]
+
+    def emitted_groups(self, blk: str, p: RPath) -> list[list[Any]]:
+        """The block's output values, one group per list (or returned value)."""
         if blk == "body":
-            for v in self.lists:
-                out += list(p.env[v].items)
-        elif blk == "pre":
-            for v in self.lists:
-                out += list(p.env[v])
-        else:
-            assert p.ret is not None
-            for r in p.ret:
-                if isinstance(r, Carried):
-                    out += list(r.items)
-                elif isinstance(r, tuple):
-                    out += list(r)
-                else:
-                    out.append(r)
+            return [list(p.env[v].items) for v in self.lists]
+        if blk == "pre":
+            return [list(p.env[v]) for v in self.lists]
+        assert p.ret is not None
+        out: list[list[Any]] = []
+        for r in p.ret:
+            if isinstance(r, Carried):
+                out.append(list(r.items))
+            elif isinstance(r, tuple):
+                out.append(list(r))
+            else:
+                out.append([r])
         return out
 
     def classes(self, blk: str, paths: list[RPath], hyps: list[Any]) -> list[list[int]]:
         """Components of run-1 paths that the output and the noise-free guards cannot tell apart."""
         z3 = self.z3
-        ems = [[self.key(x) for x in self.emitted(blk, p)] for p in paths]
-        uniform = len({len(e) for e in ems}) <= 1
+        grp = [[[self.key(x) for x in g] for g in self.emitted_groups(blk, p)] for p in paths]
+        # an iteration's emissions sit at known positions only if every path appends the same
+        # number of values to each list
+        uniform = len({tuple(len(g) for g in gs) for gs in grp}) <= 1
+        ems = [[k for g in gs for k in g] for gs in grp]
         parent = list(range(len(paths)))
 
         def find(a: int) -> int:
@@ -463,13 +468,17 @@ class Search:
         if a is None or a == 0:
             return None
         R = z3.substitute(T, (S, zero))
-        ex = z3.simplify(R * pv.val(-1 / a))
+        if R.sort() == z3.IntSort() and a in (1, -1):
+            ex = z3.simplify(-R if a == 1 else R)  # stays an integer
+        else:
+            ex = z3.simplify(R * pv.val(-1 / a))
         if pv.names(ex) & pv.noise_vars:
             return None
-        if pv.site_info[site][0] == "dlap":
+        if pv.site_info[site][0] == "dlap":  # the shift of integer noise must be an integer
             c = pv.numeral(ex)
-            if not ((c is not None and c.denominator == 1) or ex.sort() == z3.IntSort()):
-                return None
+            if c is not None and c.denominator == 1:
+                return z3.IntVal(int(c))
+            return ex if ex.sort() == z3.IntSort() else None
         return ex
 
     # ---- invariant candidates

@@ -258,8 +258,11 @@ def _maximize(se: Search, hyps: list[Any], e: Any) -> Fraction:
     opt.set("timeout", Z3_MS)
     opt.add(*hyps)
     h = opt.maximize(e)
-    if opt.check() != z3.sat:
+    r = opt.check()
+    if r == z3.unsat:
         return Fraction(0)  # an infeasible path costs nothing
+    if r != z3.sat:
+        raise Fail("z3 could not bound the cost of an iteration")
     v = opt.upper(h)
     x = se.pv.numeral(v) if z3.is_arith(v) else None
     if x is None:
