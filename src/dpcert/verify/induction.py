@@ -25,7 +25,6 @@ which is a function of the output, so the pointwise rule applies class by class.
 from __future__ import annotations
 
 import itertools
-import re
 import time
 from dataclasses import dataclass
 from fractions import Fraction
@@ -158,30 +157,17 @@ def prove_all_sizes(prog: Program, deadline: float) -> AllSizesProof | str:
 
 
 # --------------------------------------------------------------------------------- rendering
-def _tight(inv: list[tuple[str, Any]]) -> list[str]:
-    """Drop candidate facts implied by a tighter one of the same form."""
-
-    best: dict[tuple[str, str], tuple[Fraction, str]] = {}
-    rest: list[str] = []
-    for t, _ in inv:
-        m = re.fullmatch(r"(.*?)(≤|≥) (-?\d+(?:/\d+)?)", t)
-        if m is None:
-            rest.append(t)
-            continue
-        k = (m.group(1), m.group(2))
-        c = Fraction(m.group(3))
-        if k not in best or (c < best[k][0] if m.group(2) == "≤" else c > best[k][0]):
-            best[k] = (c, t)
-    eqs = {t.split(" ⇒ ")[-1].split(" = ")[0] + "|" + (t.split(" ⇒ ")[0] if " ⇒ " in t else "")
-           for t in rest if "⟨2⟩ = " in t}
-    out = list(rest)
-    for (lhs, _op), (_c, t) in best.items():
-        g = lhs.split(" ⇒ ")[0] if " ⇒ " in lhs else ""
-        var = lhs.split(" ⇒ ")[-1].split(" − ")[0]
-        if f"{var}|{g}" in eqs:
-            continue
-        out.append(t)
-    return out
+def _minimal(se: Search, inv: list[tuple[str, Any]]) -> list[str]:
+    """The invariant without facts implied by the others (for display; the proof used all)."""
+    keep = list(inv)
+    for fact in sorted(inv, key=lambda f: (" ⇒ " in f[0], "·i" in f[0], len(f[0])), reverse=True):
+        rest = [p for t, p in keep if t != fact[0]]
+        try:
+            if len(rest) < len(keep) and se.pv.valid(se.side + rest, fact[1]):
+                keep = [f for f in keep if f[0] != fact[0]]
+        except TimeoutError:
+            break
+    return [t for t, _ in keep]
 
 
 def _render_piece(se: Search, lo: Fraction | None, hi: Fraction | None, kind: str | None,
@@ -211,7 +197,7 @@ def _render_piece(se: Search, lo: Fraction | None, hi: Fraction | None, kind: st
             (f"   ({how})" if val is not None else "")
         lines.append(t)
         sh_lines.append(t.strip())
-    tight = _tight(inv)
+    tight = _minimal(se, inv)
     lines.append("  While  loop invariant Inv (Houdini; base and step discharged by z3 with "
                  f"{pv.sh.size}, i{', p' if kind else ''} symbolic):")
     lines += [f"           {t}" for t in tight]
