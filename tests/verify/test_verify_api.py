@@ -47,7 +47,7 @@ def test_noisy_max_shift_is_two() -> None:
     assert r.proof is not None and re.search(r"\+ \(-?2\)   cost eps", r.proof)
 
 
-def test_unknown_when_costs_are_incomparable() -> None:
+def test_refuted_when_the_noise_parameter_is_not_the_claimed_one() -> None:
     src = """
     input q : real[1];
     adjacent q : all in [-1, 1];
@@ -57,8 +57,32 @@ def test_unknown_when_costs_are_incomparable() -> None:
     return q[0] + lap(1 / eps2);
     """
     r = verify(src)
-    assert r.verdict == "UNKNOWN"
-    assert r.reason is not None and "no alignment" in r.reason
+    assert r.verdict == "REFUTED" and r.witness is not None
+    assert r.witness.params["eps2"] != r.witness.params["eps"]  # the grid moves one parameter
+
+
+def test_timeout_is_honoured_with_unknown() -> None:
+    path = Path(__file__).resolve().parents[2] / "examples/programs/noisy_max.dp"
+    r = verify(path, n=10, timeout=1.0)
+    assert r.verdict == "UNKNOWN" and r.sizes == 10
+    assert r.reason is not None and "time limit" in r.reason
+
+
+def test_bad_timeout() -> None:
+    from dpcert.errors import InvalidParameter
+
+    with pytest.raises(InvalidParameter, match="timeout=0"):
+        verify(LAPLACE, timeout=0)
+
+
+def test_json_of_a_refutation() -> None:
+    import json
+
+    r = verify(LAPLACE.replace("lap(1 / eps)", "lap(1 / (2 * eps))"))
+    d = json.loads(json.dumps(r.to_json()))
+    assert d["verdict"] == "REFUTED" and d["sizes"] == "all"
+    w = d["witness"]
+    assert w["x"] and w["x_prime"] and w["event"] and w["loss"] == pytest.approx(2.0, rel=1e-9)
 
 
 def test_output_without_noise_is_refuted() -> None:

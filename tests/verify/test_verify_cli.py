@@ -29,12 +29,22 @@ def test_refuted_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
     assert "REFUTED" in out and "x' :" in out and "privacy loss" in out
 
 
-def test_unknown_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    prog = tmp_path / "p.dp"
-    prog.write_text("input q : real[1];\nadjacent q : all in [-1, 1];\nparam eps > 0;\n"
-                    "param e2 > 0;\nclaim eps;\nreturn q[0] + lap(1 / e2);\n", encoding="utf-8")
-    assert main(["verify", str(prog)]) == 2
-    assert "UNKNOWN" in capsys.readouterr().out
+def test_unknown_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["verify", str(PROGRAMS / "noisy_max.dp"), "--n", "10", "--timeout", "1"]) == 2
+    out = capsys.readouterr().out
+    assert "UNKNOWN" in out and "time limit" in out
+
+
+def test_json_output(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    assert main(["verify", str(PROGRAMS / "svt_no_query_noise.dp"), "--json"]) == 1
+    d = json.loads(capsys.readouterr().out)
+    assert d["verdict"] == "REFUTED" and isinstance(d["sizes"], int)
+    assert d["witness"]["loss"] == "inf" and "event" in d["witness"]
+    assert main(["verify", str(PROGRAMS / "histogram.dp"), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["verdict"] == "PROVED" and d["sizes"] == "all" and "proof" in d
 
 
 def test_error_exit_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,4 +1,8 @@
-"""Every example program gets its expected verdict (examples/programs/README.md)."""
+"""Every example program gets its expected verdict (examples/programs/README.md).
+
+Without ``n`` the verifier first tries an all-sizes proof: every target program must be PROVED
+for *all* sizes (``sizes == "all"``); every broken variant must be REFUTED with a witness.
+"""
 
 from __future__ import annotations
 
@@ -14,41 +18,82 @@ from dpcert.verify import verify
 
 PROGRAMS = Path(__file__).resolve().parents[2] / "examples" / "programs"
 
-EXPECTED = {
-    "laplace": "PROVED",
-    "mean": "PROVED",
-    "dummysum_fresh": "PROVED",
-    "dummysum_prefix": "PROVED",
-    "noisy_max": "PROVED",
-    "svt": "PROVED",
-    "gap_svt": "PROVED",
-    "numeric_svt": "PROVED",
-    "dummysum_fresh_bad": "REFUTED",
-    "noisy_max_value": "REFUTED",
-    "svt_no_query_noise": "REFUTED",
-    "svt_never_halts": "REFUTED",
-    "histogram_bad_scale": "REFUTED",
+#: name -> (verdict, sizes of the verdict when run without n; None: run in bounded mode)
+EXPECTED: dict[str, tuple[str, object]] = {
+    "laplace": ("PROVED", "all"),
+    "dlap_count": ("PROVED", "all"),
+    "mean": ("PROVED", 5),  # division by the size: outside the all-sizes fragment
+    "dummysum_fresh": ("PROVED", "all"),
+    "dummysum_prefix": ("PROVED", "all"),
+    "histogram": ("PROVED", "all"),
+    "noisy_sum": ("PROVED", "all"),
+    "noisy_max": ("PROVED", "all"),
+    "noisy_max_expo": ("PROVED", "all"),
+    "svt": ("PROVED", "all"),
+    "svt_c2": ("PROVED", "all"),
+    "svt_monotone": ("PROVED", "all"),
+    "gap_svt": ("PROVED", "all"),
+    "numeric_svt": ("PROVED", "all"),
+    "dummysum_fresh_bad": ("REFUTED", 2),
+    "noisy_max_value": ("REFUTED", 3),
+    "svt_no_query_noise": ("REFUTED", 2),
+    "histogram_bad_scale": ("REFUTED", 1),
+    "histogram_small_eps": ("REFUTED", 5),  # found by the parameter grid, after the proofs
+    "svt_never_halts": ("REFUTED", None),  # needs n = 5; checked in bounded mode below
+    "bad_gap_svt": ("REFUTED", None),  # needs n = 5; checked in bounded mode below
 }
 
 
 def test_every_example_is_listed() -> None:
     assert {p.stem for p in PROGRAMS.glob("*.dp")} == set(EXPECTED)
     readme = (PROGRAMS / "README.md").read_text(encoding="utf-8")
-    for name, verdict in EXPECTED.items():
+    for name, (verdict, _) in EXPECTED.items():
         assert f"`{name}.dp`" in readme and verdict in readme
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_example_verdict(name: str) -> None:
-    # svt_never_halts is eps-DP up to n = 4 (its costs are n·eps/4): it needs n = 5
-    r = verify(PROGRAMS / f"{name}.dp", n=5 if name == "svt_never_halts" else 4)
-    assert r.verdict == EXPECTED[name], str(r)
+def _check(r: object, verdict: str) -> None:
+    from dpcert.verify import VerificationResult
+
+    assert isinstance(r, VerificationResult)
+    assert r.verdict == verdict, str(r)
     if r.verdict == "PROVED":
         assert r.proof is not None and "Conseq" in r.proof and r.witness is None
     else:
         w = r.witness
         assert w is not None and w.loss > w.claim
         assert w.p > 0 and (w.p_prime == 0 or math.log(w.p / w.p_prime) == pytest.approx(w.loss))
+
+
+@pytest.mark.parametrize("name", sorted(k for k, v in EXPECTED.items() if v[1] is not None))
+def test_example_verdict_all_sizes_first(name: str) -> None:
+    verdict, sizes = EXPECTED[name]
+    r = verify(PROGRAMS / f"{name}.dp")
+    _check(r, verdict)
+    assert r.sizes == sizes, str(r)
+    if sizes == "all" and name not in {"laplace", "dlap_count"}:
+        assert r.proof is not None and "[all sizes]" in r.proof
+        assert "loop invariant" in r.proof and "by induction" in r.proof
+
+
+def test_svt_never_halts_is_refuted_at_five() -> None:
+    # its costs are n·eps/4: private up to n = 4, a witness at n = 5
+    r = verify(PROGRAMS / "svt_never_halts.dp", n=5)
+    _check(r, "REFUTED")
+    assert r.witness is not None and r.witness.n == 5
+
+
+def test_bad_gap_svt_refuted_at_five_with_loss_five_quarters() -> None:
+    import time
+
+    from dpcert.verify import parse_program
+    from dpcert.verify.refute import refute
+
+    prog = parse_program((PROGRAMS / "bad_gap_svt.dp").read_text(encoding="utf-8"))
+    w, _ = refute(prog, 5, time.monotonic() + 120, first=5, vary_params=False)
+    assert w is not None and w.n == 5
+    assert w.loss == pytest.approx(1.25, rel=1e-6)  # 1.25·eps at eps = 1
+    # thresholds and inputs relative to each other: the queries sit below T = 0
+    assert w.params["T"] == 0 and set(w.x["q"]) | set(w.x_prime["q"]) != {0}
 
 
 def test_dummysum_fresh_bad_loss_is_n_eps() -> None:
@@ -70,3 +115,12 @@ def test_histogram_bad_scale_uses_eps_below_one() -> None:
     assert r.witness is not None
     assert r.witness.params["eps"] < 1
     assert r.witness.loss == pytest.approx(2.0, rel=1e-9)  # 1/eps at eps = 1/2
+
+
+def test_private_only_for_large_eps() -> None:
+    src = (PROGRAMS / "histogram_small_eps.dp").read_text(encoding="utf-8")
+    low = verify(src)
+    assert low.verdict == "REFUTED" and low.witness is not None
+    assert low.witness.params["eps"] < 1
+    high = verify(src.replace("param eps in (0, 10);", "param eps in (1, 10);"))
+    assert high.verdict == "PROVED" and high.sizes == "all", str(high)

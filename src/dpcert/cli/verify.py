@@ -1,11 +1,14 @@
-"""``dpcert verify PROGRAM.dp [--n 5] [--smt-out DIR]``: prove or refute a DP program.
+"""``dpcert verify PROGRAM.dp [--n N] [--json] [--timeout S] [--smt-out DIR] [--confirm]``.
 
+Without ``--n`` the verifier first tries a proof for every input size; ``--json`` prints one JSON
+object (``verdict``, ``sizes``, ``claim``, ``witness`` for a refutation, ...).
 Exit codes: 0 PROVED, 1 REFUTED, 2 UNKNOWN (3 for errors, from :mod:`dpcert.cli.main`).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 from typing import Any
 
 __all__ = ["register", "run"]
@@ -18,15 +21,27 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "verify",
         help="prove a DP program private (apRHL / randomness alignment) or refute it",
-        description="Prove a program of dpcert's DP language private for every size up to N, "
-        "or refute it with a neighbouring pair, an event and the exact privacy loss. "
+        description="Prove a program of dpcert's DP language private (for every input size "
+        "when no --n is given, else for sizes up to N), or refute it with a neighbouring "
+        "pair, an event and the exact privacy loss. "
         "Exit code 0 PROVED, 1 REFUTED, 2 UNKNOWN.",
     )
     p.add_argument("program", help="path of the .dp program")
-    p.add_argument("--n", type=int, default=5, help="largest input size (default 5)")
+    p.add_argument("--n", type=int, default=None,
+                   help="bounded mode: prove for sizes 1..N only (default: all sizes first)")
     p.add_argument("--smt-out", default=None, metavar="DIR",
-                   help="write the SMT-LIB side conditions of a proof to DIR")
+                   help="write the SMT-LIB side conditions of a bounded proof to DIR")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds (default 120)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--confirm", action="store_true",
+                   help="confirm a refutation by running the program with the exact samplers "
+                   "and reporting a Clopper-Pearson lower bound on epsilon")
+    p.add_argument("--samples", type=int, default=200_000,
+                   help="runs on each input for --confirm (default 200000)")
+    p.add_argument("--confidence", type=float, default=0.95,
+                   help="confidence of the --confirm bound (default 0.95)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed an INSECURE reproducible source for --confirm (tests, demos)")
     p.set_defaults(func=run)
 
 
@@ -35,5 +50,26 @@ def run(args: argparse.Namespace) -> int:
     from dpcert.verify import verify
 
     result = verify(args.program, n=args.n, smt_out=args.smt_out, timeout=args.timeout)
-    print(result)
+    conf = None
+    if args.confirm and result.witness is not None:
+        from dpcert.samplers import InsecureSeededSource
+        from dpcert.verify import parse_program
+        from dpcert.verify.confirm import confirm
+
+        with open(args.program, encoding="utf-8") as f:
+            prog = parse_program(f.read())
+        src = InsecureSeededSource(args.seed) if args.seed is not None else None
+        conf = confirm(prog, result.witness, samples=args.samples,
+                       confidence=args.confidence, source=src)
+    if args.json:
+        out = result.to_json()
+        if conf is not None:
+            out["confirmation"] = conf.to_json()
+        print(json.dumps(out, ensure_ascii=False))
+    else:
+        print(result)
+        if conf is not None:
+            print(conf.describe())
+        elif args.confirm:
+            print("(--confirm: nothing to confirm, the verdict is not REFUTED)")
     return EXIT_CODES[result.verdict]

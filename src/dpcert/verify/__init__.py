@@ -1,11 +1,13 @@
 """The verifier: prove small DP programs private, or refute them with a witness.
 
-A program in dpcert's small DP language (see ``docs/verifier.md``) is parsed to a typed IR,
-unrolled for every size up to ``n``, and either
+A program in dpcert's small DP language (see ``docs/verifier.md``) is parsed to a typed IR and
+either
 
 * **PROVED** by randomness alignment (apRHL couplings, seed 001; Barthe et al. LICS 2016 for the
-  pointwise rule; LightDP, Zhang & Kifer POPL 2017): shifts of the noise, synthesised with z3 over
-  exact rationals, that make the two runs agree while the summed cost stays within the claim;
+  pointwise rule; LightDP, Zhang & Kifer POPL 2017; ShadowDP, Wang et al. PLDI 2019; CheckDP,
+  Wang et al. CCS 2020): shifts of the noise, checked with z3 over exact rationals, that make
+  the two runs agree while the summed cost stays within the claim -- for *every* size by an
+  inductive loop invariant (:mod:`dpcert.verify.induction`), or for sizes 1..n by unrolling;
 * **REFUTED** with a concrete neighbouring pair, an output event and the exact privacy loss; or
 * **UNKNOWN** with the reason.
 
@@ -14,8 +16,8 @@ Examples
 >>> from dpcert.verify import verify
 >>> r = verify("input q : real[1]; adjacent q : all in [-1, 1]; param eps > 0;"
 ...            " claim eps; return q[0] + lap(1/eps);")
->>> r.verdict, r.bounded_n
-('PROVED', None)
+>>> r.verdict, r.sizes
+('PROVED', 'all')
 """
 
 from __future__ import annotations

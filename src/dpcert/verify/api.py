@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Literal
 
 from dpcert._validate import check_int
+from dpcert.errors import InvalidParameter
 from dpcert.verify._deps import require_z3
 from dpcert.verify.adjacency import pieces
+from dpcert.verify.induction import AllSizesProof, claim_poly, prove_all_sizes
 from dpcert.verify.ir import Program, ProgramError
 from dpcert.verify.proof import render_proof
 from dpcert.verify.refute import Witness, refute
@@ -44,7 +46,11 @@ class VerificationResult:
     seconds
         Wall time spent.
     bounded_n
-        Proofs hold for every size 1..bounded_n (``None`` when the program has no size).
+        Proofs hold for every size 1..bounded_n (``None`` when the program has no size or the
+        proof is for all sizes).
+    sizes
+        ``"all"`` when the verdict covers every size (an inductive proof, or a program without
+        sizes), else the largest size covered (proved for 1..sizes, or searched up to it).
     """
 
     verdict: Verdict
@@ -55,11 +61,29 @@ class VerificationResult:
     reason: str | None
     seconds: float
     bounded_n: int | None
+    sizes: int | Literal["all"] = "all"
+
+    def to_json(self) -> dict[str, object]:
+        """A JSON-ready dict: ``verdict``, ``sizes``, ``claim``, ``witness`` (REFUTED), ..."""
+        out: dict[str, object] = {"verdict": self.verdict, "program": self.program,
+                                  "claim": self.claim, "sizes": self.sizes,
+                                  "seconds": round(self.seconds, 3)}
+        if self.proof is not None:
+            out["proof"] = self.proof
+        if self.reason is not None:
+            out["reason"] = self.reason
+        if self.witness is not None:
+            out["witness"] = self.witness.to_json()
+        return out
 
     def __str__(self) -> str:
         head = f"{self.verdict}: {self.program} claims ({self.claim}, 0)-DP"
-        if self.bounded_n is not None:
-            head += f" [sizes n ≤ {self.bounded_n}]"
+        if self.verdict == "PROVED":
+            head += " [all sizes]" if self.sizes == "all" else f" [sizes n ≤ {self.sizes}]"
+        elif self.verdict == "REFUTED" and self.witness is not None:
+            head += f" [refuted at n = {self.witness.n}]"
+        elif self.sizes != "all":
+            head += f" [searched sizes n ≤ {self.sizes}]"
         body = self.proof if self.verdict == "PROVED" else (
             self.witness.describe() if self.witness is not None else f"reason: {self.reason}")
         extra = ""
@@ -80,7 +104,15 @@ def _read(source_or_path: str | os.PathLike[str]) -> tuple[str, str]:
     return str(source_or_path), "program"
 
 
-def verify(source_or_path: str | os.PathLike[str], n: int = 5,
+#: Largest size of the bounded fallback when no ``n`` is given.
+DEFAULT_N = 5
+#: Largest size the refuter grows to when no ``n`` is given.
+MAX_REFUTE_N = 8
+#: Shares of the time limit: quick refutation at sizes 1..3, then the all-sizes proof.
+QUICK_SHARE, INDUCTION_SHARE = 0.15, 0.6
+
+
+def verify(source_or_path: str | os.PathLike[str], n: int | None = None,
            smt_out: str | os.PathLike[str] | None = None,
            timeout: float = 120.0) -> VerificationResult:
     """Prove or refute the privacy claim of a DP program.
@@ -90,12 +122,13 @@ def verify(source_or_path: str | os.PathLike[str], n: int = 5,
     source_or_path
         Program text, or the path of a ``.dp`` file.
     n
-        Largest size: proofs are searched for every size 1..n; refutations at the smallest size
-        that shows a violation.
+        ``None`` (default): try a proof for *every* size first (inductive loop invariants),
+        then bounded proofs up to size 5 and refutations at growing sizes up to 8.  An integer:
+        proofs for every size 1..n only, refutations at the smallest size up to n.
     smt_out
-        A directory to write the SMT-LIB side conditions of a proof to (one file per query).
+        A directory to write the SMT-LIB side conditions of a bounded proof to.
     timeout
-        Seconds after which the search stops with UNKNOWN.
+        Seconds after which the search stops with UNKNOWN (saying what was covered).
 
     Returns
     -------
@@ -105,39 +138,75 @@ def verify(source_or_path: str | os.PathLike[str], n: int = 5,
     --------
     >>> r = verify("input q : real[1]; adjacent q : all in [-1, 1]; param eps > 0;"
     ...            " claim eps; return q[0] + lap(1/eps);")
-    >>> r.verdict
-    'PROVED'
+    >>> r.verdict, r.sizes
+    ('PROVED', 'all')
     >>> verify("input q : real[1]; adjacent q : all in [-1, 1]; param eps > 0;"
     ...        " claim eps; return q[0] + lap(1/(2*eps));").verdict
     'REFUTED'
     """
-    n = check_int(n, "n")
-    if n < 1:
-        from dpcert.errors import InvalidParameter
-
-        raise InvalidParameter(f"n={n} must be >= 1")
+    if n is not None:
+        n = check_int(n, "n")
+        if n < 1:
+            raise InvalidParameter(f"n={n} must be >= 1")
+    if not (isinstance(timeout, (int, float)) and timeout > 0):
+        raise InvalidParameter(f"timeout={timeout!r} must be a positive number of seconds")
     require_z3()
     t0 = time.monotonic()
     deadline = t0 + timeout
     text, stem = _read(source_or_path)
     prog = parse_program(text, name=stem)
-    sizes = list(range(n, 0, -1)) if prog.size_names else [n]
-    bounded = n if prog.size_names else None
-    claim_text = str(unroll(prog, n).claim)
-    # cheap templates first; if they fail look for a counterexample before the costly template
-    reason = _prove_all(prog, sizes, n, deadline, smt_out, ("constant", "outputs"))
-    if isinstance(reason, VerificationResult):
-        return _timed(reason, t0)
-    failed_at = int(reason.split(":")[0].split("=")[1]) if reason.startswith("n = ") else None
-    witness, note = refute(prog, n, deadline, first=failed_at)
+    claim_text = str(claim_poly(prog))
+    if not prog.size_names:
+        return _timed(_bounded(prog, 1, deadline, smt_out, claim_text, 1), t0)
+    if n is not None:
+        return _timed(_bounded(prog, n, deadline, smt_out, claim_text, n), t0)
+    # 1. a quick look for a counterexample at small sizes
+    witness, _ = refute(prog, 3, t0 + QUICK_SHARE * timeout, vary_params=False)
     if witness is not None:
-        return VerificationResult("REFUTED", prog.name, claim_text, None, witness, reason,
-                                  time.monotonic() - t0, bounded)
-    again = _prove_all(prog, sizes, n, deadline, smt_out, STAGES)
-    if isinstance(again, VerificationResult):
-        return _timed(again, t0)
+        return VerificationResult("REFUTED", prog.name, claim_text, None, witness, None,
+                                  time.monotonic() - t0, None, witness.n)
+    # 2. a proof for every size
+    try:
+        proof = prove_all_sizes(prog, t0 + INDUCTION_SHARE * timeout)
+    except TimeoutError:
+        proof = "time limit of the all-sizes proof search reached"
+    if isinstance(proof, AllSizesProof):
+        return VerificationResult("PROVED", prog.name, claim_text, proof.text, None, None,
+                                  time.monotonic() - t0, None, "all")
+    # 3. bounded proofs, refutations at growing sizes
+    res = _bounded(prog, DEFAULT_N, deadline, smt_out, claim_text, MAX_REFUTE_N)
+    why = f"all sizes: {proof}"
+    return _timed(dataclasses.replace(res, reason=f"{why}; {res.reason}" if res.reason else why),
+                  t0)
+
+
+def _bounded(prog: Program, n: int, deadline: float, smt_out: str | os.PathLike[str] | None,
+             claim_text: str, refute_n: int) -> VerificationResult:
+    """Bounded proofs for sizes 1..n, refutations for sizes 1..refute_n."""
+    sized = bool(prog.size_names)
+    sizes = list(range(n, 0, -1)) if sized else [n]
+    bounded = n if sized else None
+    cover: int | Literal["all"] = n if sized else "all"
+    try:
+        # cheap templates first; if they fail look for a counterexample before the costly one
+        reason = _prove_all(prog, sizes, n, deadline, smt_out, ("constant", "outputs"))
+        if isinstance(reason, VerificationResult):
+            return dataclasses.replace(reason, claim=claim_text, sizes=cover)
+        failed_at = int(reason.split(":")[0].split("=")[1]) if reason.startswith("n = ") else None
+        witness, note = refute(prog, refute_n if sized else n, deadline, first=failed_at)
+        if witness is not None:
+            return VerificationResult("REFUTED", prog.name, claim_text, None, witness, reason,
+                                      0.0, bounded, witness.n if sized else "all")
+        again = _prove_all(prog, sizes, n, deadline, smt_out, STAGES)
+        if isinstance(again, VerificationResult):
+            return dataclasses.replace(again, claim=claim_text, sizes=cover)
+    except TimeoutError:
+        return VerificationResult("UNKNOWN", prog.name, claim_text, None, None,
+                                  "time limit reached before a proof or a counterexample was "
+                                  f"found (bounded search up to n = {n})", 0.0, bounded, cover)
+    searched: int | Literal["all"] = refute_n if sized else "all"
     return VerificationResult("UNKNOWN", prog.name, claim_text, None, None,
-                              f"{again}; {note}", time.monotonic() - t0, bounded)
+                              f"{again}; {note}", 0.0, bounded, searched)
 
 
 def _timed(r: VerificationResult, t0: float) -> VerificationResult:
@@ -166,10 +235,12 @@ def _prove_all(prog: Program, sizes: list[int], n: int, deadline: float,
 
 def _prove(prog: Program, n: int, deadline: float, keep_smt: bool,
            stages: tuple[str, ...]) -> tuple[list[ClassProof], int] | str:
-    u = unroll(prog, n)
+    u = unroll(prog, n, deadline)
     out: list[ClassProof] = []
     for pc in pieces(u):
         for cls in classes(u):
+            if time.monotonic() > deadline:
+                raise TimeoutError
             res = prove_class(u, pc, cls, deadline, keep_smt, stages)
             if isinstance(res, str):
                 return res

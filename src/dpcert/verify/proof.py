@@ -32,11 +32,13 @@ def render_proof(u: Unrolled, proofs: list[ClassProof], n_paths: int) -> str:
     prog = u.program
     name = prog.name
     claim = str(u.claim)
+    sized = bool(prog.size_names)
     lines = [
         f"Theorem. ⊢_({claim}, 0) {name} ~ {name} : Adj(x⟨1⟩, x⟨2⟩) ⇒ ={{out}}"
-        f"   [bounded: n = {u.n}]",
-        f"  i.e. {name} is ({claim}, 0)-DP for inputs of size n = {u.n} and every value of the "
-        "public parameters.",
+        + (f"   [bounded: n = {u.n}]" if sized else ""),
+        f"  i.e. {name} is ({claim}, 0)-DP"
+        + (f" for inputs of size n = {u.n}" if sized else "")
+        + " and every value of the public parameters.",
         "",
         f"Program: {n_paths} execution path(s) after unrolling every loop (n = {u.n});",
         f"noise: {', '.join(f'{k} ~ {nz.describe()}' for k, nz in u.noises.items())}.",
@@ -71,5 +73,6 @@ def render_proof(u: Unrolled, proofs: list[ClassProof], n_paths: int) -> str:
         lines.append(f"  Conseq {total} ≤ {claim}   ✓")
     lines += ["", f"Conclusion: every class of every piece costs at most {claim}; by the",
               "pointwise rule the program is "
-              f"({claim}, 0)-differentially private for n = {u.n}.  ∎"]
+              f"({claim}, 0)-differentially private" + (f" for n = {u.n}" if sized else "")
+              + ".  ∎"]
     return "\n".join(lines)

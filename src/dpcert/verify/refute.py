@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -20,7 +21,10 @@ from dpcert.verify.search import classes
 from dpcert.verify.semantics import Lin, concrete, constraint_lin, region_probability
 from dpcert.verify.symexec import Path, Unrolled, unroll
 
-__all__ = ["Witness", "param_values", "refute"]
+__all__ = ["Witness", "param_grid", "param_values", "refute"]
+
+#: Event thresholds: the extreme output centre moved by k times the largest noise scale.
+TAIL_STEPS = (4, 1, 0)
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,18 @@ class Witness:
     p_prime: float
     loss: float
     claim: float
+    #: the event as data: indices of its paths in the unrolled program, and output thresholds
+    event_paths: tuple[int, ...] = ()
+    event_extra: tuple[tuple[int, str, Fraction], ...] = ()
+
+    def to_json(self) -> dict[str, object]:
+        """JSON-ready: inputs (exact rationals as strings), event, probabilities, loss."""
+        def vec(v: dict[str, tuple[Fraction, ...]]) -> dict[str, list[str]]:
+            return {k: [fmt_frac(a) for a in t] for k, t in v.items()}
+        return {"n": self.n, "params": {k: fmt_frac(v) for k, v in self.params.items()},
+                "x": vec(self.x), "x_prime": vec(self.x_prime), "event": self.event,
+                "p": self.p, "p_prime": self.p_prime,
+                "loss": "inf" if math.isinf(self.loss) else self.loss, "claim": self.claim}
 
     def describe(self) -> str:
         """Human-readable text of the witness."""
@@ -63,6 +79,33 @@ def param_values(prog: Program) -> dict[str, Fraction]:
             out[p.name] = p.hi - 1
         else:
             out[p.name] = Fraction(0)
+    return out
+
+
+def param_grid(prog: Program) -> list[dict[str, Fraction]]:
+    """Parameter values tried by the refuter: the default, then one parameter moved at a time.
+
+    A positive parameter (``eps > 0``) is also tried small and large (a program private only
+    for ``eps >= 1`` is refuted at ``eps = 1/2``); a threshold-like unbounded one at ±1.
+    """
+    base = param_values(prog)
+    out = [base]
+    for p in prog.params:
+        alts: list[Fraction] = []
+        if p.lo is not None and p.hi is not None:
+            w = p.hi - p.lo
+            alts = [p.lo + w / 10, p.lo + w / 100, p.hi - w / 10]
+        elif p.lo is not None:
+            alts = [p.lo + Fraction(1, 2), p.lo + Fraction(1, 10), p.lo + 3]
+        elif p.hi is not None:
+            alts = [p.hi - Fraction(1, 2), p.hi - 3]
+        else:
+            alts = [Fraction(1), Fraction(-1)]
+        for a in alts:
+            g = dict(base)
+            g[p.name] = a
+            if g not in out:
+                out.append(g)
     return out
 
 
@@ -99,6 +142,9 @@ def _pairs(u: Unrolled) -> list[tuple[dict[str, Fraction], dict[str, Fraction]]]
                 neg = -v if lo_d <= -v <= hi_d else Fraction(0)
                 deltas.append([v if i % 2 == 0 else neg for i in range(m)])
                 deltas.append([v if i % 2 == 1 else neg for i in range(m)])
+                if m > 1:  # all but the last (first) query move one way, that one the other
+                    deltas.append([v] * (m - 1) + [neg])
+                    deltas.append([neg] + [v] * (m - 1))
         pairs: list[tuple[dict[str, Fraction], dict[str, Fraction]]] = []
         for base in bases:
             for delta in deltas:
@@ -158,87 +204,117 @@ def _path_event_prob(u: Unrolled, path: Path, extra: list[tuple[int, str, Fracti
     return region_probability(u, cons, scales)
 
 
-def refute(prog: Program, max_n: int, deadline: float,
-           first: int | None = None) -> tuple[Witness | None, str]:
-    """Search a witness for sizes 1..max_n (``first`` first); returns it (or None) and a note."""
-    params = param_values(prog)
+def refute(prog: Program, max_n: int, deadline: float, first: int | None = None,
+           vary_params: bool = True) -> tuple[Witness | None, str]:
+    """Search a witness for sizes 1..max_n (``first`` first); returns it (or None) and a note.
+
+    Every size is first tried at the default parameter values; then, when ``vary_params``,
+    every size again at the other values of :func:`param_grid`.
+    """
+    grid = param_grid(prog)
+    rounds = [grid[:1], grid[1:]] if vary_params else [grid[:1]]
     note = "no neighbouring pair and event with loss above the claim was found"
     skipped = 0
     order = list(range(1, max_n + 1))
     if first is not None and first in order:
         order.remove(first)
         order.insert(0, first)
-    for n in order:
+    for n, grid_round in ((n, g) for g in rounds for n in order):
         if time.monotonic() > deadline:
             return None, "time limit reached during the search for a counterexample"
         try:
-            u = unroll(prog, n)
+            u = unroll(prog, n, deadline)
+        except TimeoutError:
+            return None, "time limit reached during the search for a counterexample"
         except Exception:  # sizes too small for the program: try the next one
             continue
-        claim = float(u.claim.evaluate(params))
-        scales = {k: float(nz.scale.evaluate(params)) for k, nz in u.noises.items()}
-        bmax = max(scales.values(), default=1.0)
-        best: Witness | None = None
-        for x, y in _pairs(u):
+        for params in grid_round:
             if time.monotonic() > deadline:
-                break
-            for cls in classes(u):
-                cont = [i for i, v in enumerate(cls.paths[0].outputs)
-                        if not isinstance(v, bool) and not v.is_const()]
-                events: list[tuple[str, list[tuple[int, str, Fraction]]]] = []
-                if cont:
-                    centers = []
-                    for p in cls.paths:
-                        for d in (x, y):
-                            for i in cont:
-                                v = p.outputs[i]
-                                assert not isinstance(v, bool)
-                                centers.append(concrete(u, v, d, params)[1])
-                    t_lo = min(centers) - Fraction(round(4 * bmax * 64), 64)
-                    t_hi = max(centers) + Fraction(round(4 * bmax * 64), 64)
+                return None, "time limit reached during the search for a counterexample"
+            w, skip = _refute_at(u, n, params, deadline)
+            skipped += skip
+            if w is not None:
+                return w, "found"
+    if skipped:
+        note += f" ({skipped} events could not be computed exactly and were skipped)"
+    return None, note
+
+
+Score = Callable[[float, float], float]
+
+
+def _by_loss(p: float, p_prime: float) -> float:
+    return math.inf if p_prime <= 0 else math.log(p / p_prime)
+
+
+def _refute_at(u: Unrolled, n: int, params: dict[str, Fraction], deadline: float,
+               score: Score = _by_loss) -> tuple[Witness | None, int]:
+    """The witness of highest ``score(P, P')`` at size ``n`` and these parameter values (and
+    the number of skipped events); ``score`` defaults to the loss ``ln(P/P')``."""
+    index = {id(p): k for k, p in enumerate(u.paths)}
+    skipped = 0
+    claim = float(u.claim.evaluate(params))
+    scales = {k: float(nz.scale.evaluate(params)) for k, nz in u.noises.items()}
+    bmax = max(scales.values(), default=1.0)
+    best: Witness | None = None
+    for x, y in _pairs(u):
+        if time.monotonic() > deadline:
+            break
+        for cls in classes(u):
+            cont = [i for i, v in enumerate(cls.paths[0].outputs)
+                    if not isinstance(v, bool) and not v.is_const()]
+            events: list[tuple[str, list[tuple[int, str, Fraction]]]] = []
+            if cont:
+                centers = []
+                for p in cls.paths:
+                    for d in (x, y):
+                        for i in cont:
+                            v = p.outputs[i]
+                            assert not isinstance(v, bool)
+                            centers.append(concrete(u, v, d, params)[1])
+                for k in TAIL_STEPS:  # thresholds in the tails and near the centres
+                    off = Fraction(round(k * bmax * 64), 64)
+                    t_lo, t_hi = min(centers) - off, max(centers) + off
                     events.append((f"output class {cls.label} with every real output ≤ "
                                    f"{float(t_lo):.6g}", [(i, "<=", t_lo) for i in cont]))
                     events.append((f"output class {cls.label} with every real output ≥ "
                                    f"{float(t_hi):.6g}", [(i, ">=", t_hi) for i in cont]))
-                    for i in cont:  # outputs without continuous noise: split at x's value
-                        v = cls.paths[0].outputs[i]
-                        assert not isinstance(v, bool)
-                        if not any(u.is_continuous_noise(k) for k in v.vars()):
-                            t = concrete(u, v, x, params)[1]
-                            events.append((f"output class {cls.label} with output #{i} ≤ "
-                                           f"{float(t):.6g}", [(i, "<=", t)]))
-                            events.append((f"output class {cls.label} with output #{i} ≥ "
-                                           f"{float(t):.6g}", [(i, ">=", t)]))
-                else:
-                    events.append((f"output = {cls.label}", []))
-                for text, extra in events:
-                    probs = []
-                    for d in (x, y):
-                        tot = 0.0
-                        for p in cls.paths:
-                            pr = _path_event_prob(u, p, extra, d, params, scales)
-                            if pr is None:
-                                tot = math.nan
-                                break
-                            tot += pr
-                        probs.append(tot)
-                    if any(math.isnan(p) for p in probs):
-                        skipped += 1
+                for i in cont:  # outputs without continuous noise: split at x's value
+                    v = cls.paths[0].outputs[i]
+                    assert not isinstance(v, bool)
+                    if not any(u.is_continuous_noise(k) for k in v.vars()):
+                        t = concrete(u, v, x, params)[1]
+                        events.append((f"output class {cls.label} with output #{i} ≤ "
+                                       f"{float(t):.6g}", [(i, "<=", t)]))
+                        events.append((f"output class {cls.label} with output #{i} ≥ "
+                                       f"{float(t):.6g}", [(i, ">=", t)]))
+            else:
+                events.append((f"output = {cls.label}", []))
+            for text, extra in events:
+                probs = []
+                for d in (x, y):
+                    tot = 0.0
+                    for p in cls.paths:
+                        pr = _path_event_prob(u, p, extra, d, params, scales)
+                        if pr is None:
+                            tot = math.nan
+                            break
+                        tot += pr
+                    probs.append(tot)
+                if any(math.isnan(p) for p in probs):
+                    skipped += 1
+                    continue
+                for (a, pa), (b, pb) in (((x, probs[0]), (y, probs[1])),
+                                         ((y, probs[1]), (x, probs[0]))):
+                    if pa <= 1e-12:
                         continue
-                    for (a, pa), (b, pb) in (((x, probs[0]), (y, probs[1])),
-                                             ((y, probs[1]), (x, probs[0]))):
-                        if pa <= 1e-12:
-                            continue
-                        loss = math.inf if pb <= 0 else math.log(pa / pb)
-                        if loss > claim * (1 + 1e-9) + 1e-9 and (best is None
-                                                                 or loss > best.loss):
-                            best = Witness(n, params, _vec(u, a), _vec(u, b), text, pa, pb,
-                                           loss, claim)
-        if best is not None:
-            return best, "found"
-    if skipped:
-        note += f" ({skipped} events could not be computed exactly and were skipped)"
-    return None, note
+                    loss = math.inf if pb <= 0 else math.log(pa / pb)
+                    if loss > claim * (1 + 1e-9) + 1e-9 and (
+                            best is None or score(pa, pb) > score(best.p, best.p_prime)):
+                        best = Witness(n, params, _vec(u, a), _vec(u, b), text, pa, pb,
+                                       loss, claim,
+                                       tuple(index[id(p)] for p in cls.paths), tuple(extra))
+    return best, skipped
 
 
 def _vec(u: Unrolled, d: dict[str, Fraction]) -> dict[str, tuple[Fraction, ...]]:

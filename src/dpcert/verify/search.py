@@ -59,6 +59,8 @@ def _component_key(v: Scalar, u: Unrolled) -> tuple[Any, ...]:
         return ("c", v.const)
     if any(u.is_continuous_noise(x) for x in v.vars()):
         return ("r",)
+    if any(x in u.noises for x in v.vars()):
+        return ("z",)  # integer-valued noise (discrete Laplace): any integer is possible
     return ("d",)
 
 
@@ -70,7 +72,7 @@ def _distinguishable(k1: tuple[Any, ...], k2: tuple[Any, ...]) -> bool:
             return True
         if {a[0], b[0]} == {"b", "c"}:
             return True
-        if {a[0], b[0]} in ({"r", "b"}, {"r", "c"}):
+        if {a[0], b[0]} in ({"r", "b"}, {"r", "c"}, {"z", "b"}):
             return True  # a continuous value equals a constant with probability 0
     return False
 
@@ -112,7 +114,7 @@ def _label(key: tuple[Any, ...]) -> str:
             c = k[1]
             parts.append(str(c.numerator) if c.denominator == 1 else str(c))
         else:
-            parts.append("·" if k[0] == "r" else "?")
+            parts.append("·" if k[0] in "rz" else "?")
     return "(" + ", ".join(parts) + ")"
 
 
@@ -122,6 +124,7 @@ class _Enc:
     def __init__(self, u: Unrolled, piece: Piece, cls: OutputClass) -> None:
         self.z3 = require_z3()
         z3 = self.z3
+        self.deadline = time.monotonic() + 60.0
         self.u, self.piece, self.cls = u, piece, cls
         self.bounds = piece.as_dict()
         elem = {d.name: d.elem for d in u.program.inputs}
@@ -271,6 +274,7 @@ def prove_class(u: Unrolled, piece: Piece, cls: OutputClass, deadline: float,
         return (f"output class {cls.label} contains a value computed from the data without "
                 "continuous noise")
     enc = _Enc(u, piece, cls)
+    enc.deadline = deadline
     tried: set[Any] = set()
     for stage in stages:
         key = tuple((k, tuple(g.key() for g in _cands(enc, k, stage))) for k in enc.noise)
@@ -300,7 +304,7 @@ def _cegis(enc: _Enc, deadline: float, keep_smt: bool, stage: str) -> ClassProof
     hs: dict[str, Any] = {}
     lams: dict[str, list[tuple[Any, LinForm]]] = {}
     synth = z3.Solver()
-    synth.set("timeout", 10000)
+    synth.set("timeout", _ms(deadline))
     for k in enc.noise:
         hs[k] = z3.Int(f"h_{k}")
         synth.add(hs[k] >= -16, hs[k] <= 16)
@@ -346,8 +350,10 @@ def _cegis(enc: _Enc, deadline: float, keep_smt: bool, stage: str) -> ClassProof
     for _ in range(MAX_ITERS):
         if time.monotonic() > deadline:
             return "timeout"
-        if synth.check() != z3.sat:
-            return "no alignment"
+        r = synth.check()
+        if r != z3.sat:
+            return "timeout" if r == z3.unknown and time.monotonic() > deadline else \
+                "no alignment"
         model = synth.model()
         shifts = {}
         for k in enc.noise:
@@ -366,6 +372,11 @@ def _cegis(enc: _Enc, deadline: float, keep_smt: bool, stage: str) -> ClassProof
         else:
             _add_point(enc, synth, shift_at, point, kind)
     return "no alignment"
+
+
+def _ms(deadline: float) -> int:
+    """A z3 timeout (ms): the time left, at most 10 s per query."""
+    return max(1, min(10_000, int(1000 * (deadline - time.monotonic()))))
 
 
 def _point_vars(enc: _Enc) -> list[Any]:
@@ -426,8 +437,10 @@ def _verify(enc: _Enc, shifts: dict[str, LinForm],
     env1, env2 = enc.envs(shift_terms, enc.eta, enc.q, enc.d, enc.params)
     side = enc.side()
     for i, p in enumerate(enc.cls.paths):
+        if time.monotonic() > enc.deadline:
+            return ("unknown", {})
         s = z3.Solver()
-        s.set("timeout", 10000)
+        s.set("timeout", _ms(enc.deadline))
         s.add(*side)
         s.add(*(enc.cons(c, env1, True) for c in p.constraints))
         s.add(z3.Not(enc.success(p, env1, env2)))
@@ -459,6 +472,7 @@ def _verify(enc: _Enc, shifts: dict[str, LinForm],
             tot.append(enc.val(r) * a)
         expr = z3.Sum(tot) if tot else enc.val(Fraction(0))
         s = z3.Solver()
+        s.set("timeout", _ms(enc.deadline))
         s.add(*side)
         s.add(expr > enc.val(u.claim.terms.get(m, Fraction(0))))
         if keep_smt:
@@ -469,6 +483,7 @@ def _verify(enc: _Enc, shifts: dict[str, LinForm],
         if r != z3.unsat:
             return ("unknown", {})
         opt = z3.Optimize()
+        opt.set("timeout", _ms(enc.deadline))
         opt.add(*side)
         h = opt.maximize(expr)
         opt.check()

@@ -9,6 +9,7 @@ constraints over the data atoms, public parameters and noise, with its outputs a
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -150,7 +151,8 @@ class _State:
 
 
 class _Executor:
-    def __init__(self, prog: Program, n: int) -> None:
+    def __init__(self, prog: Program, n: int, deadline: float | None = None) -> None:
+        self.deadline = deadline
         self.prog = prog
         self.n = n
         self.sizes = set(prog.size_names)
@@ -368,6 +370,8 @@ class _Executor:
     def block(self, stmts: tuple[Stmt, ...], states: list[_State],
               done: list[tuple[_State, tuple[Scalar, ...]]]) -> list[_State]:
         for s in stmts:
+            if self.deadline is not None and time.monotonic() > self.deadline:
+                raise TimeoutError
             nxt: list[_State] = []
             for st in states:
                 nxt.extend(self.stmt(s, st, done))
@@ -446,15 +450,17 @@ class TooManyPaths(ProgramError):
     """Symbolic execution produced more than :data:`MAX_PATHS` paths."""
 
 
-def unroll(prog: Program, n: int) -> Unrolled:
+def unroll(prog: Program, n: int, deadline: float | None = None) -> Unrolled:
     """Symbolically execute ``prog`` with every size equal to ``n``.
 
     Raises
     ------
     ProgramError
         For semantic errors (with their line) and :class:`TooManyPaths` beyond ``MAX_PATHS``.
+    TimeoutError
+        When ``deadline`` (a :func:`time.monotonic` value) passes.
     """
-    ex = _Executor(prog, n)
+    ex = _Executor(prog, n, deadline)
     claim = ex.scale_expr(prog.claim)
     done: list[tuple[_State, tuple[Scalar, ...]]] = []
     try:
