@@ -44,6 +44,7 @@ EVENT_FORMAT_VERSION = 1
 #: type name -> (class, fields in constructor order, which fields are keyword-only).
 _SCHEMA: dict[str, tuple[type[_ev.Event], tuple[str, ...]]] = {
     "PureEvent": (_ev.PureEvent, ("epsilon", "neighbours")),
+    "BoundedRangeEvent": (_ev.BoundedRangeEvent, ("epsilon", "neighbours")),
     "ApproxEvent": (_ev.ApproxEvent, ("epsilon", "delta", "neighbours")),
     "ZCDPEvent": (_ev.ZCDPEvent, ("rho", "neighbours")),
     "LaplaceEvent": (_ev.LaplaceEvent, ("scale", "sensitivity", "neighbours")),
