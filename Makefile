@@ -29,7 +29,7 @@ demo: $(BIN)/python
 # every mechanism (any violation fails), and the docs site built with warnings as errors.
 test: $(BIN)/python
 	$(BIN)/python -m pip install -q -e ".[dev,spark]"
-	$(MAKE) lint typecheck unit spark selfaudit docs
+	$(MAKE) lint typecheck unit spark selfaudit docs mutate-ci
 
 lint:
 	$(BIN)/ruff check src tests benchmarks examples
