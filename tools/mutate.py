@@ -123,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--min-score", type=float, default=95.0)
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--check", action="store_true",
+                    help="only check that every mutant still applies (no tests run)")
     ap.add_argument("-v", "--verbose", action="store_true", help="show the test that killed")
     ap.add_argument("--no-baseline", action="store_true",
                     help="skip the check that the tests pass on unmutated code")
@@ -136,6 +138,12 @@ def main(argv: list[str] | None = None) -> int:
         for m in chosen:
             print(f"{m.id:28} {m.kind:22} src/{m.path}: {m.note}")
         return 0
+    if args.check:
+        bad = [m for m in chosen if _apply((ROOT / "src" / m.path).read_text(), m) is None]
+        for m in bad:
+            print(f"STALE    {m.id} src/{m.path}")
+        print(f"{len(chosen) - len(bad)}/{len(chosen)} mutants apply")
+        return 1 if bad else 0
     active = [m for m in chosen if not m.equivalent]
     spaces: list[Workspace] = []
     local = threading.local()

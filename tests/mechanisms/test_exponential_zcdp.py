@@ -29,7 +29,8 @@ def _em(eps: object = 1, monotonic: bool = False) -> dp.Measurement:
 @pytest.mark.parametrize("monotonic", [False, True])
 def test_exponential_converts_to_eps_squared_over_8(d_in: int, monotonic: bool) -> None:
     m = _em(Fraction(1, 2), monotonic)
-    assert m.event(d_in) == BoundedRangeEvent(Fraction(d_in, 2))
+    ev = m.event(d_in)
+    assert type(ev) is BoundedRangeEvent and ev.epsilon == Fraction(d_in, 2)
     z = dp.c.make_pureDP_to_zCDP(m)
     assert z.map(d_in) == Fraction(d_in, 2) ** 2 / 8
     assert ZCDPAccountant().compose(m.event(d_in)).rho == Fraction(d_in * d_in, 32)
@@ -51,13 +52,24 @@ def test_report_noisy_max_exponential_is_bounded_range_laplace_is_not() -> None:
     rnm = dp.m.make_report_noisy_max(*SPACE, CANDS, votes, 1, 1.0)
     assert dp.c.make_pureDP_to_zCDP(rnm).map(1) == Fraction(1, 8)
     top3 = dp.m.make_report_noisy_max(*SPACE, CANDS, votes, 1, 1.0, k=3)
-    assert top3.event(2) == SelfComposedEvent(BoundedRangeEvent(2), 3)
+    ev = top3.event(2)
+    assert isinstance(ev, SelfComposedEvent) and ev.count == 3
+    assert type(ev.event) is BoundedRangeEvent and ev.event.epsilon == 2
     assert dp.c.make_pureDP_to_zCDP(top3).map(2) == 3 * Fraction(4, 8)
     assert ZCDPAccountant().compose(top3.event(2)).rho == Fraction(3, 2)
     assert top3.map(2) == 6
     lap = dp.m.make_report_noisy_max(*SPACE, CANDS, votes, 1, 1.0, noise="laplace")
-    assert lap.event(1) == PureEvent(1)
+    assert type(lap.event(1)) is PureEvent and lap.event(1).epsilon == 1
     assert dp.c.make_pureDP_to_zCDP(lap).map(1) == Fraction(1, 2)
+
+
+def test_bounded_range_events_round_trip_through_the_ledger_codec() -> None:
+    from dpcert.accounting.codec import event_from_json, event_to_json
+
+    ev = _em(Fraction(1, 3)).event(2)
+    back = event_from_json(event_to_json(ev))
+    assert back == ev and type(back) is BoundedRangeEvent
+    assert ZCDPAccountant().compose(back).rho == Fraction(4, 9) / 8
 
 
 def test_permute_and_flip_keeps_the_generic_conversion() -> None:

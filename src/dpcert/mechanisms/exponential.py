@@ -278,7 +278,8 @@ def make_report_noisy_max(input_domain: Domain, input_metric: Metric,
         batch_map=batch if kk == 1 else None,
         name="report_noisy_max",
         params={"epsilon": eps, "sensitivity": sens, "noise": noise, "k": kk,
-                "candidates": n, "monotonic": monotonic},
+                "candidates": n, "monotonic": monotonic,
+                "noise_scale": scale if noise == "laplace" else None},
         event_map=_bounded_range_events(eps, kk) if noise == "exponential" else None,
     )
 

@@ -166,7 +166,8 @@ def make_quantiles(input_domain: Domain, input_metric: Metric, candidates: Seque
         input_domain, input_metric, PureDP(), function=function,
         privacy_map=lambda d_in: eps * Fraction(d_in),
         name="quantiles",
-        params={"alphas": [str(a) for a in als], "epsilon": eps, "candidates": len(cands)},
+        params={"alphas": [str(a) for a in als], "epsilon": eps, "candidates": len(cands),
+                "epsilon_each": each},
     )
 
 
