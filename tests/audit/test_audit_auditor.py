@@ -183,7 +183,7 @@ def test_sound_on_tight_mechanisms_over_seeds(name: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", TIGHT)
 def test_sound_on_tight_mechanisms_over_many_seeds(name: str) -> None:
-    for seed in range(40):
+    for seed in range(20):
         r = _run(name, 200 + seed, 50_000, confidence=1 - 1e-7)
         assert r.epsilon_lower <= subjects.BY_NAME[name].claimed, str(r)
 

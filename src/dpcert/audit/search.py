@@ -65,6 +65,8 @@ SEARCH_SHARE = 0.4
 FINALISTS = 2
 #: Fewest search draws per input of each pair.
 MIN_SEARCH = 500
+#: Draws per input of the small first search that measures the search's cost (time budgets).
+CALIBRATION = 2_000
 
 #: Discrete statistics are fitted when training saw at most this many distinct outputs...
 MAX_DISCRETE_VALUES = 20_000
@@ -203,6 +205,13 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
         fit = (stop - time.perf_counter()) / (searches_left * rate)
         return int(max(MIN_SEARCH, min(n, fit)))
 
+    if stop is not None:
+        # calibrate: a small search of the first pair measures the cost per search draw
+        m = min(CALIBRATION, n_first)
+        t0 = time.perf_counter()
+        found += _search_one(sampler, pair_list, 0, m, plan, enc, z, delta, True)
+        rate = (time.perf_counter() - t0) / (2 * m)
+        drawn += 2 * m
     best: dict[int, float] = {}
     for i in range(len(pair_list)):
         if stop is not None and searched > 0 and time.perf_counter() > stop:
