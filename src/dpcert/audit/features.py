@@ -25,7 +25,7 @@ Examples
 [0.0, -2.0, -60.0, inf]
 >>> fm = fit_feature_map(np.array([[1.5, -1000.0]] * 10 + [[2.5, 3.25]] * 10), differences=True)
 >>> fm.describe()
-'1 coordinates, 1 sentinel flags, 1 differences'
+'1 coordinates, 1 differences'
 """
 
 from __future__ import annotations
