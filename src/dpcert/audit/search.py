@@ -75,8 +75,9 @@ MIN_CELL_COUNT = 10
 #: Multi-dimensional outputs with at most this many coordinates also get per-coordinate events.
 MAX_COORDINATES = 32
 #: Discrete outputs with at most this many distinct values (in training) are scored by the
-#: histogram alone: it estimates the likelihood ratio of every output directly.
-MAX_EXACT_VALUES = 4_096
+#: histogram alone: it estimates the likelihood ratio of every output directly (more cells
+#: are estimated too noisily; the additive and logistic scores then run as well).
+MAX_EXACT_VALUES = 64
 #: Most training rows per input for the additive and logistic scores.
 MAX_FIT_ROWS = 50_000
 
