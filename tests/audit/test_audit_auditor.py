@@ -211,10 +211,3 @@ def test_classic_bugs_are_flagged_with_a_witness(name: str) -> None:
     assert r.violated and r.witness is not None, str(r)
     assert r.witness.ratio_lower is not None
     assert r.witness.ratio_lower > math.exp(r.claimed_epsilon or 0)
-
-
-@pytest.mark.slow
-def test_svt3_is_flagged_on_every_seed() -> None:
-    for seed in range(3):
-        r = _run("SVT3", 300 + seed, 1_000_000)
-        assert r.violated, str(r)
