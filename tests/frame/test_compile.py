@@ -150,7 +150,18 @@ def test_self_check_refuses_a_plan_whose_map_exceeds_the_budget(monkeypatch: Any
         compile_plan(plan(Count()), PureDP(1), schema=SCHEMA, backend=None)
 
 
-def test_quantiles_are_refused_for_now() -> None:
-    with pytest.raises(InvalidParameter, match="quantiles are not compiled"):
-        compile_plan(plan(Quantile("x", (0.5,), (0.0, 10.0))), PureDP(1), schema=SCHEMA,
-                     backend=None)
+@pytest.mark.parametrize("budget", BUDGETS)
+def test_quantiles_compile_to_grouped_permute_and_flip(memory_ops: Any, budget: Any) -> None:
+    p = plan(Count(), Quantile("x", (0.25, 0.5), (0.0, 10.0), candidates=41))
+    m = compile_plan(p, budget, schema=SCHEMA, backend=memory_ops, key=bytes(16))
+    old = calibrate(p, budget)
+    assert budget.compare(m.map(1), budget.require_value())
+    if not isinstance(budget, ZCDP):
+        assert budget.compare(m.map(1), old.total)
+    assert [s.constructor for s in trace(m, 1)].count("grouped_quantile") == 2
+    big = compile_plan(p, type(budget)(*([50] if not isinstance(budget, ApproxDP) else
+                                         [50, Fraction(1, 10**6)])),
+                       schema=SCHEMA, backend=memory_ops, key=bytes(16))
+    out = big(data(600))
+    assert all(3.5 <= v <= 6.5 for v in out["quantile_0.5_x"])  # uniform(0, 10): median 5
+    assert all(1 <= v <= 4 for v in out["quantile_0.25_x"])

@@ -60,3 +60,13 @@ def test_private_keys_audit() -> None:
     m = query(keys="private").measurement(dp.ApproxDP(1, 1e-3))
     r = audit(m, samples=20_000)
     assert not r.violated
+
+
+def test_quantile_query_audit() -> None:
+    sess = dp.Session(DF, "pid", budget=dp.PureDP(10))
+    q = (sess.query().group_by("g", keys=["a", "b"])
+         .agg(dp.quantile("x", 0.5, bounds=(0, 5), candidates=11)).bound_contributions(1, 1))
+    m = q.measurement(dp.PureDP(1))
+    assert m.map(1) == 1
+    r = audit(m, samples=20_000)
+    assert not r.violated

@@ -40,7 +40,7 @@ import numpy as np
 
 from dpcert.backends.base import FrameOps, StatSpec
 from dpcert.combinators.composition import make_composition
-from dpcert.combinators.conversions import make_pureDP_to_approxDP
+from dpcert.combinators.conversions import make_pureDP_to_approxDP, make_pureDP_to_zCDP
 from dpcert.combinators.keyed import make_keyed_release
 from dpcert.core.domains import AtomDomain, VectorDomain
 from dpcert.core.frames import FrameDomain, UnitDistance
@@ -52,6 +52,7 @@ from dpcert.errors import BudgetExceeded, InvalidParameter, MeasureMismatch
 from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, QueryPlan, Sum, Variance
 from dpcert.frame.postprocess import ReleaseTable, mean_interval, variance_interval
 from dpcert.mechanisms.gaussian import make_gaussian
+from dpcert.mechanisms.grouped_quantile import make_grouped_quantile
 from dpcert.mechanisms.laplace import make_laplace
 from dpcert.mechanisms.threshold import keyed_threshold
 from dpcert.transformations.frame import (
@@ -78,6 +79,9 @@ class NoisyStat:
     column: str | None
     bounds: tuple[Fraction, Fraction] | None
     weight: Fraction
+    #: quantile components only: the level and the number of grid candidates
+    level: Fraction | None = None
+    candidates: int = 0
 
 
 def _stat(stats: dict[str, NoisyStat], name: str, kind: str, column: str | None,
@@ -114,9 +118,12 @@ def plan_stats(plan: QueryPlan) -> tuple[dict[str, NoisyStat], dict[str, dict[st
                 u["q"] = _stat(stats, f"sumsq:{key}", "fixed_sum_sq", a.column, a.bounds, w)
             uses[a.name] = u
         elif isinstance(a, Quantile):
-            raise InvalidParameter(
-                f"aggregate {a.name!r}: quantiles are not compiled to core measurements yet "
-                "(use release(), which calibrates them on the old path)")
+            b = (Fraction(a.bounds[0]), Fraction(a.bounds[1]))
+            for qname, q in zip(a.names(), a.qs, strict=True):
+                name = f"quantile:{qname}"
+                stats[name] = NoisyStat(name, "quantile", a.column, b, w,
+                                        Fraction(repr(q)), a.candidates)
+                uses[qname] = {"quantile": name}
         else:  # pragma: no cover - plan validation prevents this
             raise InvalidParameter(f"unsupported aggregate {a!r}")
     if plan.public_keys is None and "count" not in stats and "units" not in stats:
@@ -204,14 +211,19 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
     R = plan.max_rows_per_group
     specs: dict[str, StatSpec] = {}
     for n, s in stats.items():
+        if s.kind == "quantile":
+            h = _grid(s)
+            specs[h.name] = h
+            continue
         e = _exponent(s, shares[n], G, R, zcdp)
         specs[n] = StatSpec(n, s.kind, s.column,  # type: ignore[arg-type]
                             None if s.bounds is None else s.bounds[0],
                             None if s.bounds is None else s.bounds[1], exponent=e)
     domain = FrameDomain(tuple(schema.items()), _schema_reader(backend), neighbours=neighbours)
     metric = UnitDistance(plan.privacy_unit)
-    values = tuple(dict.fromkeys(c for s in specs.values() if s.column and
-                                 s.kind.startswith("fixed") for c in [s.column]))
+    values = tuple(dict.fromkeys(s.column for s in specs.values()  # what the stats read
+                                 if s.column and s.kind in ("fixed_sum", "fixed_sum_sq",
+                                                            "at_most")))
     t: Any = make_bound_contributions(domain, metric, by, G, R, backend=backend, key=key,
                                       value_columns=values, source=source)
     if plan.filters:
@@ -224,9 +236,13 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
     d1 = t.map(1)
     gdom, gmet = t.output_domain, t.output_metric
     selected = {n: make_select_stat(gdom, gmet, sp, "L2" if zcdp else "L1")
-                for n, sp in specs.items()}
+                for n, sp in specs.items() if sp.kind != "at_most"}
     noises = {n: _noise(sel, shares[n], d1, zcdp) for n, sel in selected.items()}
-    parts = {n: sel >> noises[n] for n, sel in selected.items()}
+    parts: dict[str, Measurement] = {n: sel >> noises[n]  # type: ignore[misc]
+                                     for n, sel in selected.items()}
+    for n, s in stats.items():
+        if s.kind == "quantile":
+            parts[n] = _quantile(gdom, gmet, specs[_grid(s).name], s, shares[n], d1, zcdp)
     names = list(parts)
     inner: Measurement
     if private:
@@ -236,15 +252,18 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
         c1 = per_group_change(specs[cname], d1)
         tau = keyed_threshold(scale, c1, d1[1], delta)
         inner = make_keyed_release(gdom, gmet, specs[cname], scale, tau,
-                                   {n: p for n, p in parts.items() if n != cname})  # type: ignore[misc]
+                                   {n: p for n, p in parts.items() if n != cname})
     else:
-        comp = make_composition([parts[n] for n in names])  # type: ignore[misc]
+        comp = make_composition([parts[n] for n in names])
         inner = make_pureDP_to_approxDP(comp) if isinstance(budget, ApproxDP) else comp
     a = Fraction(alpha)
     units = {n: Fraction(2) ** sp.exponent for n, sp in specs.items()}
     half = {n: {lvl: float(noises[n].accuracy(a / lvl) * units[n]) for lvl in (1, 2, 3)}
-            for n in names}
-    table = _to_table(plan, uses, units, half, names, private)
+            for n in noises}
+    grids = {n: (np.array(specs[_grid(s).name].candidates, dtype=np.float64)
+                 * float(units[_grid(s).name])) for n, s in stats.items()
+             if s.kind == "quantile"}
+    table = _to_table(plan, uses, units, half, names, private, grids)
     m = t >> inner >> table
     assert isinstance(m, Measurement)
     m = Measurement(m.input_domain, m.input_metric, m.output_measure, m.function,
@@ -252,14 +271,41 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
                     batch_map=m.batch_map, children=(m,), wiring="chain",
                     params={"plan": plan.describe(), "stats": names,
                             "scales": {n: str(noises[n].params["scale"] * units[n])
-                                       for n in names},
-                            "exponents": {n: specs[n].exponent for n in names},
+                                       for n in noises},
+                            "exponents": {n: specs[n].exponent for n in noises},
                             "threshold": inner.params.get("threshold")})
     spent = m.map(1)
     if not budget.compare(spent, budget.require_value("budget")):
         raise BudgetExceeded(  # pragma: no cover - a compiler bug, never expected
             f"compiled plan costs {budget.describe(spent)} > budget {budget!r}")
     return m
+
+
+def _grid(s: NoisyStat) -> StatSpec:
+    """The ``at_most`` statistic of a quantile: ``candidates`` equally spaced points of the
+    bounds in fixed point (unit 2^e at most 2^-8 of the spacing, so they stay distinct)."""
+    assert s.bounds is not None and s.column is not None
+    lo, hi = s.bounds
+    c = s.candidates
+    step = (hi - lo) / (c - 1)
+    e = (math.floor(math.log2(float(step))) - 8) if step > 0 else 0
+    unit = Fraction(2) ** e
+    cands = tuple(round((lo + j * step) / unit) for j in range(c))
+    return StatSpec(f"hist:{s.column}[{lo},{hi}]:{c}", "at_most", s.column, lo, hi,
+                    exponent=e, candidates=cands)
+
+
+def _quantile(gdom: Any, gmet: Any, hist: StatSpec, s: NoisyStat, share: Fraction,
+              d1: tuple[int, int, int], zcdp: bool) -> Measurement:
+    """Permute-and-flip per group, at the scale that spends ``share`` at one unit."""
+    assert s.level is not None
+    eps = share
+    if zcdp:  # ε-DP is ε²/2-zCDP: the largest rational ε ≤ √(2ρ)
+        eps = 2 * share / sqrt_up(2 * share)
+    a, b = s.level.numerator, s.level.denominator
+    scale = Fraction(2 * d1[1] * d1[2] * max(a, b - a)) / eps
+    m = make_grouped_quantile(gdom, gmet, hist, s.level, scale)
+    return make_pureDP_to_zCDP(m) if zcdp else m
 
 
 def _schema_reader(backend: FrameOps | None) -> Any:
@@ -270,11 +316,12 @@ def _schema_reader(backend: FrameOps | None) -> Any:
 
 def _to_table(plan: QueryPlan, uses: Mapping[str, Mapping[str, str]],
               units: Mapping[str, Fraction], half: Mapping[str, Mapping[int, float]],
-              names: list[str], private: bool) -> Any:
+              names: list[str], private: bool,
+              grids: Mapping[str, np.ndarray[Any, Any]]) -> Any:
     """The post-processing step: noisy integers → estimates and intervals per output."""
     by = list(plan.group_keys)
     public = plan.public_keys
-    values = tuple(a.name for a in plan.aggregates)
+    values = tuple(plan.output_names())
 
     def real(v: Any, n: str) -> np.ndarray[Any, Any]:
         arr = np.asarray(v)
@@ -290,6 +337,14 @@ def _to_table(plan: QueryPlan, uses: Mapping[str, Mapping[str, str]],
             keys, noisy = list(public), dict(zip(names, out, strict=True))
         cols: dict[str, list[Any]] = {c: [k[i] for k in keys] for i, c in enumerate(by)}
         for a in plan.aggregates:
+            if isinstance(a, Quantile):
+                for qname in a.names():
+                    n = uses[qname]["quantile"]
+                    v = grids[n][np.asarray(noisy[n], dtype=np.int64)]
+                    cols[qname] = v.tolist()
+                    cols[f"{qname}_ci_low"] = [math.nan] * len(v)
+                    cols[f"{qname}_ci_high"] = [math.nan] * len(v)
+                continue
             u = uses[a.name]
             if isinstance(a, Mean):
                 v, lo, hi = mean_interval(real(noisy[u["s"]], u["s"]), real(noisy[u["n"]], u["n"]),
