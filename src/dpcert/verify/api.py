@@ -13,8 +13,10 @@ from dpcert._validate import check_int
 from dpcert.errors import InvalidParameter
 from dpcert.verify._deps import require_z3
 from dpcert.verify.adjacency import pieces
+from dpcert.verify.gaussian import has_gaussian, prove_gaussian
 from dpcert.verify.induction import AllSizesProof, claim_poly, prove_all_sizes
 from dpcert.verify.ir import Program, ProgramError
+from dpcert.verify.loopshape import public_poly
 from dpcert.verify.proof import render_proof
 from dpcert.verify.refute import Witness, refute
 from dpcert.verify.search import STAGES, ClassProof, classes, prove_class
@@ -77,7 +79,8 @@ class VerificationResult:
         return out
 
     def __str__(self) -> str:
-        head = f"{self.verdict}: {self.program} claims ({self.claim}, 0)-DP"
+        pair = f"({self.claim})" if "," in self.claim else f"({self.claim}, 0)"
+        head = f"{self.verdict}: {self.program} claims {pair}-DP"
         if self.verdict == "PROVED":
             head += " [all sizes]" if self.sizes == "all" else f" [sizes n ≤ {self.sizes}]"
         elif self.verdict == "REFUTED" and self.witness is not None:
@@ -156,6 +159,10 @@ def verify(source_or_path: str | os.PathLike[str], n: int | None = None,
     text, stem = _read(source_or_path)
     prog = parse_program(text, name=stem)
     claim_text = str(claim_poly(prog))
+    if prog.claim_delta is not None:
+        claim_text += f", {public_poly(prog.claim_delta, prog)}"
+    if has_gaussian(prog):
+        return _timed(_gaussian(prog, n if n is not None else DEFAULT_N, claim_text), t0)
     if not prog.size_names:
         return _timed(_bounded(prog, 1, deadline, smt_out, claim_text, 1), t0)
     if n is not None:
@@ -178,6 +185,23 @@ def verify(source_or_path: str | os.PathLike[str], n: int | None = None,
     why = f"all sizes: {proof}"
     return _timed(dataclasses.replace(res, reason=f"{why}; {res.reason}" if res.reason else why),
                   t0)
+
+
+def _gaussian(prog: Program, n: int, claim_text: str) -> VerificationResult:
+    """Gaussian programs: the shift argument of :mod:`dpcert.verify.gaussian` per size."""
+    sized = bool(prog.size_names)
+    sizes = list(range(n, 0, -1)) if sized else [1]
+    text = None
+    for size in sizes:
+        res = prove_gaussian(prog, size)
+        if isinstance(res, str):
+            return VerificationResult("UNKNOWN", prog.name, claim_text, None, None,
+                                      f"n = {size}: {res}" if sized else res, 0.0,
+                                      n if sized else None, n if sized else "all")
+        if text is None:
+            text = res[0]
+    return VerificationResult("PROVED", prog.name, claim_text, text, None, None, 0.0,
+                              n if sized else None, n if sized else "all")
 
 
 def _bounded(prog: Program, n: int, deadline: float, smt_out: str | os.PathLike[str] | None,

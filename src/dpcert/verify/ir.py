@@ -112,7 +112,8 @@ class UnOp:
 
 @dataclass(frozen=True)
 class Call:
-    """A built-in: ``lap(b)``, ``dlap(b)``, ``expo(b)`` (sampling) or ``clamp(e, lo, hi)``.
+    """A built-in: ``lap(b)``, ``dlap(b)``, ``expo(b)``, ``gauss(sigma)`` (sampling) or
+    ``clamp(e, lo, hi)``.
 
     ``site`` identifies the call in the source (``"line:column"``); samples are named by it.
     """
@@ -222,6 +223,8 @@ class Program:
     claim: Expr
     body: tuple[Stmt, ...]
     name: str = "program"
+    #: δ of an ``claim eps, delta;`` (approximate DP) claim, ``None`` for pure ε-DP
+    claim_delta: Expr | None = None
 
     @property
     def size_names(self) -> tuple[str, ...]:

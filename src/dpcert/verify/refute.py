@@ -211,6 +211,8 @@ def refute(prog: Program, max_n: int, deadline: float, first: int | None = None,
     Every size is first tried at the default parameter values; then, when ``vary_params``,
     every size again at the other values of :func:`param_grid`.
     """
+    if prog.claim_delta is not None:
+        return None, "refutation of (ε, δ) claims is not supported"
     grid = param_grid(prog)
     rounds = [grid[:1], grid[1:]] if vary_params else [grid[:1]]
     note = "no neighbouring pair and event with loss above the claim was found"
@@ -228,6 +230,8 @@ def refute(prog: Program, max_n: int, deadline: float, first: int | None = None,
             return None, "time limit reached during the search for a counterexample"
         except Exception:  # sizes too small for the program: try the next one
             continue
+        if any(nz.kind == "gauss" for nz in u.noises.values()):
+            return None, "refutation of programs with Gaussian noise is not supported"
         for params in grid_round:
             if time.monotonic() > deadline:
                 return None, "time limit reached during the search for a counterexample"

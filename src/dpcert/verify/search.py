@@ -270,6 +270,8 @@ STAGES = ("constant", "outputs", "all")
 def prove_class(u: Unrolled, piece: Piece, cls: OutputClass, deadline: float,
                 keep_smt: bool = False, stages: tuple[str, ...] = STAGES) -> ClassProof | str:
     """Search an alignment for one (piece, class); a reason string when none is found."""
+    if any(u.noises[k].kind == "gauss" for p in cls.paths for k in p.drawn):
+        return "Gaussian noise is proved by dpcert.verify.gaussian, not by pure-DP alignment"
     if any(k[0] == "d" for k in cls.key):
         return (f"output class {cls.label} contains a value computed from the data without "
                 "continuous noise")

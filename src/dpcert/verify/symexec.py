@@ -42,7 +42,7 @@ MAX_PATHS = 4096
 #: Loop iterations (over all loops of one path) beyond which a loop counts as unbounded.
 MAX_STEPS = 10_000
 
-NoiseKind = Literal["lap", "dlap", "expo"]
+NoiseKind = Literal["lap", "dlap", "expo", "gauss"]
 Op = Literal["<", "<=", "==", "!="]
 Value = Union[LinForm, bool, tuple["Value", ...]]  # noqa: UP007
 Scalar = LinForm | bool

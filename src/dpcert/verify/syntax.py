@@ -66,7 +66,7 @@ param_decl: "param" NAME pbound? ";"
 pbound: ">" signed                          -> p_gt
       | "in" "(" signed "," signed ")"      -> p_in
 const_decl: "const" NAME "=" expr ";"
-claim_decl: "claim" expr ";"
+claim_decl: "claim" expr ("," expr)? ";"
 
 ?stmt: assign | if_stmt | while_stmt | for_stmt | return_stmt
 assign: NAME ":=" expr ";"
@@ -122,7 +122,7 @@ GRAMMAR = GRAMMAR.replace("KEYWORDS", "|".join(_KEYWORDS))
 
 _PARSER: Any = None
 
-_BUILTINS = {"lap": 1, "dlap": 1, "expo": 1, "clamp": 3}
+_BUILTINS = {"lap": 1, "dlap": 1, "expo": 1, "gauss": 1, "clamp": 3}
 
 
 def _parser() -> Any:
@@ -262,6 +262,7 @@ def parse_program(text: str, name: str = "program") -> Program:
     params: list[ParamDecl] = []
     consts: list[tuple[str, Expr]] = []
     claim: Expr | None = None
+    claim_delta: Expr | None = None
     body: list[Stmt] = []
     for item in tree.children:
         line = _line(item)
@@ -302,6 +303,8 @@ def parse_program(text: str, name: str = "program") -> Program:
             if claim is not None:
                 raise ProgramError("more than one claim", line)
             claim = b.expr(ch[0])
+            if len(ch) > 1 and ch[1] is not None:
+                claim_delta = b.expr(ch[1])
         else:
             body.append(b.stmt(item))
     if claim is None:
@@ -319,7 +322,8 @@ def parse_program(text: str, name: str = "program") -> Program:
             raise ProgramError(f"adjacency given for {k!r}, which is not an input", adj.line)
     if not body or not _returns(body):
         raise ProgramError("the program body must end with a `return`", None)
-    return Program(tuple(inputs), adjacency, tuple(params), tuple(consts), claim, tuple(body), name)
+    return Program(tuple(inputs), adjacency, tuple(params), tuple(consts), claim, tuple(body), name,
+                   claim_delta)
 
 
 def _returns(body: list[Stmt]) -> bool:
