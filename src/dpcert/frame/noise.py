@@ -9,6 +9,7 @@ chosen by permute-and-flip on integer rank utilities, sampled exactly.
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 from typing import Any
@@ -50,13 +51,16 @@ def noise_is_zero_whp(noise: str, scale: Fraction, alpha: Fraction) -> bool:
 def half_width(c: Component, alpha: Fraction) -> float:
     """Real half-width of component ``c``'s noise at level ``alpha`` (rounded up); bounded time
     for any scale (:func:`noise_is_zero_whp` for tiny ones, the sampler limit for large)."""
-    if noise_is_zero_whp(c.noise, c.scale, alpha):
-        return 0.0
-    if c.noise == "discrete_laplace":
-        a = discrete_laplace_accuracy(c.scale, alpha)
-    else:
-        a = discrete_gaussian_accuracy(c.scale, alpha)
-    return float(Fraction(a) * c.unit)
+    return float(_half_width_units(c.noise, c.scale, Fraction(alpha)) * c.unit)
+
+
+@functools.lru_cache(maxsize=256)
+def _half_width_units(noise: str, scale: Fraction, alpha: Fraction) -> Fraction:
+    if noise_is_zero_whp(noise, scale, alpha):
+        return Fraction(0)
+    if noise == "discrete_laplace":
+        return Fraction(discrete_laplace_accuracy(scale, alpha))
+    return Fraction(discrete_gaussian_accuracy(scale, alpha))
 
 
 def _noise(c: Component, size: int, src: EntropySource) -> np.ndarray[Any, Any]:

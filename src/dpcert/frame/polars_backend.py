@@ -131,7 +131,8 @@ def _bounded(df: pl.DataFrame, plan: QueryPlan, seeds: list[int], nm: _Names) ->
     Deterministic given the three CSPRNG seeds (keyed hashes), and each unit's kept rows depend
     only on that unit's own rows.  Rows are sorted by (keyed hash of the unit, the canonical
     unit value itself, keyed hash of the (unit, keys) pair, the key values, keyed hash of the
-    row's values), keeping the input order of identical rows.  Units are separated by *exact*
+    row's values, the values themselves; rows equal in all of these are interchangeable).
+    Units are separated by *exact*
     comparison of the canonical unit value (every NaN one unit, −0.0 = 0.0, null one unit), so
     two units whose hashes collide are never merged: the hash only orders.  A unit keeps its
     first ``max_groups`` pairs in this order (a keyed pseudo-random subset of its groups), and a
@@ -160,22 +161,30 @@ def _sorted(df: pl.DataFrame, unit: str, keys: list[str], nm: _Names
             ) -> tuple[pl.DataFrame, np.ndarray[Any, Any], np.ndarray[Any, Any]]:
     """Rows in bounding order, and where the unit and the keys change (exactly).
 
-    Fast path: a stable sort by (unit hash, pair hash, row hash).  It is the exact order
-    of :func:`_bounded` unless two different units share a unit hash or two different key tuples
-    of one unit share a pair hash; both are detected exactly, and then the rows are sorted by the
-    values themselves (a slower multi-column sort).
+    Fast path: a sort by (unit hash, pair hash, row hash).  It is the exact order of
+    :func:`_bounded` unless two different units share a unit hash, two different key tuples of
+    one unit share a pair hash, or two different rows of one pair share a row hash (rows equal
+    in every column read are interchangeable, so their order does not matter).  All three are
+    detected exactly, and then the rows are sorted by the values themselves (slower).
     """
-    perm = df.select(pl.arg_sort_by([nm.h, nm.p, nm.w], maintain_order=True)).to_series()
-    out = df[perm]
-    h, p = out[nm.h].to_numpy(), out[nm.p].to_numpy()
+    values = [c for c in df.columns if c not in (unit, *keys, nm.h, nm.p, nm.w)]
+    out = df.sort([nm.h, nm.p, nm.w])
+    h, p, w = out[nm.h].to_numpy(), out[nm.p].to_numpy(), out[nm.w].to_numpy()
     unit_differs = _differs(out[unit])
     key_differs = np.zeros(max(out.height - 1, 0), dtype=bool)
     for col in keys:
         key_differs |= _differs(out[col])
     same_h = h[1:] == h[:-1]
     same_pair_hash = same_h & (p[1:] == p[:-1]) & ~unit_differs
-    if (same_h & unit_differs).any() or (same_pair_hash & key_differs).any():
-        out = df.sort([nm.h, unit, nm.p, *keys, nm.w], maintain_order=True)
+    collide = (same_h & unit_differs).any() or (same_pair_hash & key_differs).any()
+    same_row_hash = same_pair_hash & ~key_differs & (w[1:] == w[:-1])
+    if not collide and same_row_hash.any() and values:
+        value_differs = np.zeros_like(same_row_hash)
+        for col in values:
+            value_differs |= _differs(out[col])
+        collide = bool((same_row_hash & value_differs).any())
+    if collide:
+        out = df.sort([nm.h, unit, nm.p, *keys, nm.w, *values], maintain_order=True)
         unit_differs = _differs(out[nm.h]) | _differs(out[unit])
         key_differs = np.zeros(max(out.height - 1, 0), dtype=bool)
         for col in keys:
