@@ -111,3 +111,13 @@ def test_exact_distributions_are_bounded_range_and_meet_the_zcdp_bound(monotonic
                 assert ratio <= 1 + 1e-9
                 worst = max(worst, ratio)
     assert worst > 0.5  # the ε²/8 bound is not loose by more than 2× on this grid
+
+
+def test_other_pure_mechanisms_keep_eps_squared_over_2() -> None:
+    # only a BoundedRangeEvent earns ε²/8: Laplace (a DiscreteLaplaceEvent with an ε), randomized
+    # response and plain ε-DP measurements keep Bun & Steinke's ε²/2
+    lap = SPACE >> dp.t.then_count() >> dp.m.then_laplace(2)
+    assert dp.c.make_pureDP_to_zCDP(lap).map(1) == Fraction(1, 8)
+    assert dp.c.make_pureDP_to_zCDP(lap).map(3) == Fraction(9, 8)
+    rr = dp.m.make_randomized_response_bool(Fraction(1, 2))
+    assert dp.c.make_pureDP_to_zCDP(rr).map(1) == Fraction(1, 8)
