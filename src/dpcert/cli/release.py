@@ -355,9 +355,15 @@ def run(args: argparse.Namespace) -> int:
         from dpcert.report.html import write_html_report
 
         html = write_html_report(out_dir, releases, certs)
-        for name, table in results.items():
-            print(f"\n{name}  (estimate [95% interval])")
-            print(compact_table(table))
+        from dpcert.report.console import print_table
+        from dpcert.report.tables import columns, rows
+
+        for name, rel in releases.items():  # tidy: integer counts; rich table on a terminal
+            tidy = rel.tidy()
+            keys, values = columns(tidy)
+            print()
+            print_table(f"{name}  (estimate [{100 * (1 - alpha):g}% interval])", keys + values,
+                        rows(tidy, keys, values))
         print(f"\nspent {sess.budget.describe(sess.spent)} of {sess.budget!r}; wrote {report}")
         print(f"HTML report: {html}" if html else
               'HTML report skipped: Jinja2 is not installed (pip install "dpcert[report]")')

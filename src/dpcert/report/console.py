@@ -46,7 +46,7 @@ def print_table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]]
                   for i, h in enumerate(header)]
         print(title, file=f)
         print("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip(), file=f)
-        print("  ".join("-" * len(h) for h in header), file=f)
+        print("  ".join("-" * w for w in widths), file=f)
         for r in rows:
             print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip(), file=f)
         return
