@@ -105,3 +105,22 @@ def test_markdown_report_uses_the_same_format(tmp_path: Path) -> None:
     count = int(rel["by_g"].tidy()["count"][0])
     assert format_number(count) in text
     assert (tmp_path / "report_by_g.png").exists()
+
+
+def test_release_cli_writes_the_html_report(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from dpcert.cli.main import main
+
+    rng = np.random.default_rng(0)
+    pl.DataFrame({"pid": np.arange(300), "region": rng.choice(["n", "s"], 300),
+                  "income": rng.uniform(0, 100, 300)}).write_csv(tmp_path / "people.csv")
+    (tmp_path / "spec.toml").write_text(
+        '[data]\npath = "people.csv"\nprivacy_unit = "pid"\n'
+        '[budget]\nepsilon = 1.0\nledger = "l.sqlite"\ndataset = "p"\ncreate = true\n'
+        '[output]\ndir = "out"\n'
+        '[[query]]\nname = "by_region"\ngroup_by = ["region"]\nkeys = ["n", "s"]\n'
+        'budget = { epsilon = 1.0 }\naggregates = [{ kind = "count" }]\n')
+    assert main(["release", str(tmp_path / "spec.toml")]) == 0
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "by_region" in html and "data:image/png" in html and "What was spent" in html
+    assert "HTML report:" in capsys.readouterr().out
