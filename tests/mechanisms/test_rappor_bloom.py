@@ -47,6 +47,11 @@ def test_hash_is_pinned_and_keyed() -> None:
     bits = p.bloom_filters(["v0", "v1", "v0"], [0, 0, 0])
     assert bits.tolist()[0] == [1, 0, 1, 0, 0, 0, 0, 0] and bits[0].tolist() == bits[2].tolist()
     assert bits.sum(axis=1).tolist() == [2, 2, 2]
+    odd = ["a\x00", "a", "\ud800"]  # trailing NUL and a lone surrogate stay distinct strings
+    big = dp.m.RapporBloomParams(num_bits=4096, num_hashes=2, num_cohorts=1)
+    rows = big.bloom_filters(odd, [0, 0, 0])
+    for row, v in zip(rows, odd, strict=True):
+        assert set(np.flatnonzero(row).tolist()) == set(big.bloom_indices(v, 0))
 
 
 @pytest.mark.parametrize(("kw", "match"), [

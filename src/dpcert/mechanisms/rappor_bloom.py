@@ -197,7 +197,7 @@ class RapporBloomParams:
         c = check_int(cohort, "cohort", minimum=0)
         if c >= self.num_cohorts:
             raise OutOfDomain(f"cohort={cohort!r} must be < num_cohorts={self.num_cohorts}")
-        digest = hashlib.blake2b(c.to_bytes(4, "big") + value.encode("utf-8"),
+        digest = hashlib.blake2b(c.to_bytes(4, "big") + value.encode("utf-8", "surrogatepass"),
                                  digest_size=8 * self.num_hashes, key=self.key).digest()
         return tuple(int.from_bytes(digest[8 * j:8 * j + 8], "big") % self.num_bits
                      for j in range(self.num_hashes))
@@ -222,7 +222,7 @@ class RapporBloomParams:
             raise OutOfDomain(f"value={example!r} must be a str")
         if coh.min() < 0 or coh.max() >= self.num_cohorts:
             raise OutOfDomain(f"cohorts must be in [0, {self.num_cohorts})")
-        uniq, vidx = np.unique(vals.astype(str), return_inverse=True)
+        uniq, vidx = np.unique(vals, return_inverse=True)  # exact str (no NumPy U-dtype trims)
         keys, which = np.unique(vidx.reshape(-1) * self.num_cohorts + coh, return_inverse=True)
         table = np.array([self.bloom_indices(str(uniq[k // self.num_cohorts]),
                                              int(k % self.num_cohorts)) for k in keys.tolist()],
