@@ -11,6 +11,11 @@ Usage::
         [--peers-python .peers/bin/python --peers-script ../shared/bench-peers/bench_e2e.py]
 
 Prints a table: library, median seconds, rows/s, peak RSS (MB), and ratios to dpcert.
+
+Speed target (issue 13 item 7): ``dpcert_backend`` -- the Polars backend's keyed bounding plus
+exact count and fixed-point sum, the data work of the release -- against ``polars_unit_group``, a
+plain ``group_by([unit, group]).agg(pl.len())``, measured in the same run; the table's last line
+prints that ratio (goal ≤ 1.5).
 """
 
 from __future__ import annotations
@@ -56,6 +61,10 @@ def worker(lib: str, path: str) -> dict[str, float]:
     if lib == "polars_plain":
         out = df.group_by("group").agg(pl.len(), pl.col("value").sum())
         n_out = out.height
+    elif lib == "polars_unit_group":
+        n_out = df.group_by(["user_id", "group"]).agg(pl.len()).height
+    elif lib == "dpcert_backend":
+        n_out = _backend_stats(df)
     elif lib == "dpcert":
         sess = dp.Session(df, "user_id", budget=dp.PureDP(EPS))
         res = (sess.query().group_by("group", keys=list(range(NGROUPS)))
@@ -68,6 +77,24 @@ def worker(lib: str, path: str) -> dict[str, float]:
     dt = time.perf_counter() - t0
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"seconds": dt, "groups": n_out, "peak_rss_mb": rss, "rows": df.height}
+
+
+def _backend_stats(df: object) -> int:
+    """Keyed bounding and exact count + fixed-point sum with the Polars backend."""
+    import os
+    from fractions import Fraction
+
+    from dpcert.backends.base import BoundSpec, StatSpec
+    from dpcert.backends.polars import PolarsBackend
+
+    be = PolarsBackend()
+    spec = BoundSpec("user_id", ("group",), L0, LINF, key=os.urandom(16),
+                     value_columns=("value",))
+    stats = [StatSpec("n", "count"),
+             StatSpec("s", "fixed_sum", "value", Fraction(0), Fraction(100), exponent=-20)]
+    out = be.group_stats(be.keyed_bound(df, spec), ["group"],
+                         [(g,) for g in range(NGROUPS)], stats)
+    return out.n_groups
 
 
 def run_one(cmd: list[str]) -> dict[str, float]:
@@ -92,10 +119,12 @@ def main() -> None:
         data = Path(tmp) / f"rows_{n}.parquet"
         generate(n, data)
         data_mb = data.stat().st_size / 2**20
-        results: dict[str, list[dict[str, float]]] = {}
-        for lib in ("polars_plain", "dpcert"):
-            results[lib] = [run_one([sys.executable, __file__, "--worker", lib, str(data)])
-                            for _ in range(args.reps)]
+        libs = ("polars_plain", "polars_unit_group", "dpcert_backend", "dpcert")
+        results: dict[str, list[dict[str, float]]] = {lib: [] for lib in libs}
+        for _ in range(args.reps):  # interleaved, so load changes hit every library alike
+            for lib in libs:
+                results[lib].append(run_one([sys.executable, __file__, "--worker", lib,
+                                             str(data)]))
         if args.peers_python and args.peers_script:
             for lib in args.peers.split(","):
                 runs = []
@@ -111,6 +140,11 @@ def main() -> None:
         s = statistics.median(r["seconds"] for r in runs)
         rss = max(r["peak_rss_mb"] for r in runs)
         print(f"{lib:<18} {s:>9.3f} {n / s:>12,.0f} {rss:>12.0f} {s / base:>9.2f}x")
+    ratios = [b["seconds"] / p["seconds"] for b, p in
+              zip(results["dpcert_backend"], results["polars_unit_group"], strict=True)]
+    print(f"dpcert_backend / polars_unit_group, per interleaved rep: "
+          f"{', '.join(f'{r:.2f}' for r in ratios)} (median {statistics.median(ratios):.2f}; "
+          "goal <= 1.5)")
 
 
 if __name__ == "__main__":

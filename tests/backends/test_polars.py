@@ -67,6 +67,8 @@ def test_exact_repair_when_truncated_bits_collide(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(pb, "_PAIR_BITS", 1)
     monkeypatch.setattr(pb, "_UNIT_BITS", 2)
     assert kept(BE.keyed_bound(df, spec), ("u", "g", "v")) == want
+    monkeypatch.setattr(pb, "_CHUNK", 7)  # chunked hashing and gathering: same rows
+    assert kept(BE.keyed_bound(df, spec), ("u", "g", "v")) == want
     monkeypatch.setattr(pb, "_PART_ROWS", 64)  # unit-disjoint parts give the same rows
     assert kept(BE.keyed_bound(df, spec), ("u", "g", "v")) == want
 

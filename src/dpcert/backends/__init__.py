@@ -1,6 +1,26 @@
 """Engine backends: the data work of a release (schema, filter, keyed bounding, grouped integer
 statistics) behind one protocol, :class:`dpcert.backends.base.FrameOps`."""
 
+from typing import Any
+
 from dpcert.backends.base import BoundSpec, FrameOps, GroupedStats, StatKind, StatSpec
 
-__all__ = ["BoundSpec", "FrameOps", "GroupedStats", "StatKind", "StatSpec"]
+__all__ = ["BoundSpec", "FrameOps", "GroupedStats", "StatKind", "StatSpec", "backend_for"]
+
+
+def backend_for(data: Any) -> FrameOps:
+    """The backend that runs on ``data``: Spark for a pyspark DataFrame (classic or Spark
+    Connect), else Polars (LazyFrame, DataFrame, or a .csv/.parquet path).
+
+    >>> import polars as pl
+    >>> backend_for(pl.DataFrame({"a": [1]})).name
+    'polars'
+    """
+    mod = type(data).__module__
+    if mod.startswith("pyspark.sql") and type(data).__name__ == "DataFrame":
+        from dpcert.backends.spark import SparkBackend
+
+        return SparkBackend()
+    from dpcert.backends.polars import PolarsBackend
+
+    return PolarsBackend()

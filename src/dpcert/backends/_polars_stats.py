@@ -15,6 +15,7 @@ import numpy as np
 import polars as pl
 
 from dpcert.backends._fixed import check_specs, fixed_bounds, private_key_order
+from dpcert.backends._polars_types import _canonical, _logical
 from dpcert.backends.base import GroupedStats, StatSpec
 from dpcert.errors import InvalidParameter, OutOfDomain
 
@@ -24,8 +25,6 @@ _SPLIT = 24
 
 
 def _logical_schema(schema: Any) -> dict[str, str]:
-    from dpcert.backends._polars_types import _logical
-
     return {k: _logical(v) for k, v in schema.items()}
 
 
@@ -45,8 +44,6 @@ def fixed_point_expr(spec: StatSpec) -> pl.Expr:
 
 def _public_keys(keys: Sequence[tuple[Any, ...]], by: list[str], schema: Any) -> pl.DataFrame:
     """Public keys as a frame of the key columns' types: strict cast, canonical, distinct."""
-    from dpcert.backends._polars_types import _canonical
-
     if any(len(k) != len(by) for k in keys):
         raise InvalidParameter(f"keys: every public key must have {len(by)} values for {by}")
     try:
@@ -76,8 +73,6 @@ def _exact_sum(hi: np.ndarray[Any, Any], lo: np.ndarray[Any, Any], n: np.ndarray
 def grouped_stats(lf: pl.LazyFrame, by: list[str], keys: Sequence[tuple[Any, ...]] | None,
                   specs: list[StatSpec]) -> GroupedStats:
     """See :meth:`dpcert.backends.polars.PolarsBackend.group_stats`."""
-    from dpcert.backends._polars_types import _canonical
-
     schema = lf.collect_schema()
     for c in by:
         if c not in schema:

@@ -22,6 +22,12 @@ Value rule of the fixed-point statistics (``fixed_sum``, ``fixed_sum_sq``, ``at_
 imputed (null or NaN → ``lower``), clamped to ``[lower, upper]``, (squared for ``fixed_sum_sq``),
 divided by ``2**exponent`` and rounded half-to-even to an integer, then clamped to the rounded
 bounds.  ``lower``/``upper`` are exact rationals; backends must compute the same integers.
+Precisely (:mod:`dpcert.backends._fixed`): the rounded bounds ``[rl, rh]`` are computed exactly
+(for ``fixed_sum_sq`` those of the squared interval, ``rl ≥ 0``); a null/NaN value gives ``rl``;
+otherwise ``clamp(round_half_even(v / 2**exponent), rl, rh)`` in float64 (equal to clamping first,
+as rounding is monotone), and for ``fixed_sum_sq`` ``v`` is first clamped to the floats nearest
+``lower``/``upper`` and squared in float64 (IEEE, so every backend gets the same double).  Every
+integer lies in ``[rl, rh]``, which is what the privacy maps use.
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ import numpy as np
 import polars as pl
 
 from dpcert.backends import _hash
+from dpcert.backends._polars_stats import grouped_stats
 from dpcert.backends._polars_types import _canonical, _logical
 from dpcert.backends.base import BoundSpec, GroupedStats, StatSpec
 from dpcert.errors import InvalidParameter
@@ -39,6 +40,7 @@ _SPLIT = 24  # low-bit width of the two-part integer sums
 _PART_ROWS = 1 << 24
 #: Bits of the packed key taken from the pair hash (the rest of the free bits: the unit hash).
 _PAIR_BITS = 14
+_CHUNK = 1 << 20  # rows per chunk of hashing and gathering (bounded temporaries)
 #: Tests shrink this to force unit-hash collisions in the packed key (exercising the exact path).
 _UNIT_BITS: int | None = None
 
@@ -59,20 +61,70 @@ def to_lazy(data: Any) -> pl.LazyFrame:
         f"data of type {type(data).__name__} is not a Polars LazyFrame/DataFrame or a path")
 
 
-def _differs(s: pl.Series | np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """Does each value differ from the previous one (exact; null equals null, NaN equals NaN)?"""
-    if isinstance(s, np.ndarray):
-        a, b = s[1:], s[:-1]
-        if s.dtype.kind == "f":
+def _ne(a: pl.Series | np.ndarray[Any, Any], b: pl.Series | np.ndarray[Any, Any]
+        ) -> np.ndarray[Any, Any]:
+    """Elementwise: do the values differ (exact; null equals null, NaN equals NaN)?"""
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        if a.dtype.kind == "f":
             return np.asarray((a != b) & ~(np.isnan(a) & np.isnan(b)))
         return np.asarray(a != b)
-    if s.len() < 2:
-        return np.zeros(0, dtype=bool)
-    sa, sb = s.slice(1), s.slice(0, s.len() - 1)
-    eq = (sa == sb).fill_null(False) | (sa.is_null() & sb.is_null())
-    if s.dtype.is_float():
-        eq = eq | (sa.is_nan() & sb.is_nan()).fill_null(False)
+    assert isinstance(a, pl.Series) and isinstance(b, pl.Series)
+    eq = (a == b).fill_null(False) | (a.is_null() & b.is_null())
+    if a.dtype.is_float():
+        eq = eq | (a.is_nan() & b.is_nan()).fill_null(False)
     return np.asarray(~eq.to_numpy())
+
+
+def _exact_numpy(s: pl.Series) -> bool:
+    return bool((s.dtype.is_numeric() or s.dtype in (pl.Date, pl.Boolean))
+                and not s.null_count())
+
+
+def _column(df: pl.DataFrame, c: str) -> pl.Series | np.ndarray[Any, Any]:
+    """A key column as NumPy when that is exact and free (one chunk of null-free numbers)."""
+    s = df[c]
+    if _exact_numpy(s) and s.n_chunks() == 1:
+        arr: np.ndarray[Any, Any] = s.to_physical().to_numpy()
+        return arr
+    return s
+
+
+def _take(col: pl.Series | np.ndarray[Any, Any], idx: np.ndarray[Any, Any]
+          ) -> pl.Series | np.ndarray[Any, Any]:
+    if isinstance(col, np.ndarray):
+        out: np.ndarray[Any, Any] = col[idx]
+        return out
+    g = col.gather(idx)
+    return g.to_physical().to_numpy() if _exact_numpy(g) else g
+
+
+def _run_starts(df: pl.DataFrame, cols: Sequence[str], perm: np.ndarray[Any, Any]
+                ) -> np.ndarray[Any, Any]:
+    """For the rows in ``perm`` order: does each start a new run of equal ``cols`` tuples?
+    (Gathered chunk by chunk: no sorted copy of the columns is held.)"""
+    n = perm.size
+    out = np.zeros(n, dtype=bool)
+    if not n:
+        return out
+    out[0] = True
+    for c in cols:
+        col = _column(df, c)
+        for a in range(0, n, _CHUNK):
+            lo, hi = max(a - 1, 0), min(n, a + _CHUNK)
+            vals = _take(col, perm[lo:hi])
+            out[lo + 1:hi] |= _ne(vals[1:], vals[:-1])
+    return out
+
+
+def _starts_at(df: pl.DataFrame, cols: Sequence[str], perm: np.ndarray[Any, Any],
+               pos: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """:func:`_run_starts` at the positions ``pos`` only."""
+    out: np.ndarray[Any, Any] = np.asarray(pos == 0)
+    prev = perm[np.maximum(pos - 1, 0)]
+    for c in cols:
+        col = _column(df, c)
+        out |= _ne(_take(col, perm[pos]), _take(col, prev))
+    return out
 
 
 def _starts(cols: Sequence[pl.Series | np.ndarray[Any, Any]], n: int) -> np.ndarray[Any, Any]:
@@ -81,7 +133,7 @@ def _starts(cols: Sequence[pl.Series | np.ndarray[Any, Any]], n: int) -> np.ndar
     if n:
         out[0] = True
         for s in cols:
-            out[1:] |= _differs(s)
+            out[1:] |= _ne(s[1:], s[:-1])
     return out
 
 
@@ -100,35 +152,35 @@ def _run_rank(starts: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     return out
 
 
-class _Sorted:
-    """Key columns gathered once in sorted order (NumPy for null-free numbers, else Polars)."""
+def _pair_hash(df: pl.DataFrame, spec: BoundSpec, seed: int,
+               rows: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """``h(u, g)`` of the given rows (recomputed: cheaper than holding it for every row)."""
+    assert spec.unit is not None
+    hu = _hash.hash_series(df[spec.unit].gather(rows), seed)
+    return _hash.hash_chain([df[c].gather(rows) for c in spec.by], hu) if spec.by else hu
 
-    def __init__(self, df: pl.DataFrame, cols: Sequence[str], perm: np.ndarray[Any, Any]) -> None:
-        self.df, self.cols = df, list(cols)
-        self.arrays: dict[str, pl.Series | np.ndarray[Any, Any]] = {}
-        slow = []
-        for c in cols:
-            s = df[c]
-            if (s.dtype.is_numeric() or s.dtype in (pl.Date, pl.Boolean)) and not s.null_count():
-                self.arrays[c] = s.to_physical().to_numpy()[perm]
-            else:
-                slow.append(c)
-        if slow:
-            sub = df.select(slow)[perm]
-            for c in slow:
-                self.arrays[c] = sub[c]
 
-    def update(self, perm: np.ndarray[Any, Any], pos: np.ndarray[Any, Any]) -> None:
-        """Positions ``pos`` of the sorted order now hold rows ``perm[pos]``."""
-        for c, arr in self.arrays.items():
-            if isinstance(arr, np.ndarray):
-                arr[pos] = self.df[c].to_physical().to_numpy()[perm[pos]]
-            else:
-                self.arrays[c] = self.df[c][perm]
-
-    def starts(self, cols: Sequence[str]) -> np.ndarray[Any, Any]:
-        n = self.df.height
-        return _starts([self.arrays[c] for c in cols], n)
+def _packed_keys(df: pl.DataFrame, spec: BoundSpec, seed: int, bits: tuple[int, int, int]
+                 ) -> np.ndarray[Any, Any]:
+    """``unit-hash bits | signed pair-hash bits | row index`` per row, chunk by chunk."""
+    assert spec.unit is not None
+    unit_bits, pair_bits, idx_bits = bits
+    n = df.height
+    key = np.empty(n, dtype=np.uint64)
+    for a in range(0, n, _CHUNK):
+        part = df.slice(a, _CHUNK)
+        hu = _hash.hash_series(part[spec.unit], seed)
+        k = hu >> np.uint64(64 - unit_bits)
+        k <<= np.uint64(64 - unit_bits)
+        if spec.by:
+            hp = _hash.hash_chain([part[c] for c in spec.by], hu)
+            hp = _hash.signed_order(hp)
+            hp >>= np.uint64(64 - pair_bits)
+            hp <<= np.uint64(idx_bits)
+            k |= hp
+        k |= np.arange(a, a + part.height, dtype=np.uint64)
+        key[a:a + part.height] = k
+    return key
 
 
 def _bound_part(df: pl.DataFrame, spec: BoundSpec, seed: int) -> np.ndarray[Any, Any]:
@@ -136,85 +188,121 @@ def _bound_part(df: pl.DataFrame, spec: BoundSpec, seed: int) -> np.ndarray[Any,
     assert spec.unit is not None
     n = df.height
     by = list(spec.by)
-    hu = _hash.hash_series(df[spec.unit], seed)
-    hp = _hash.hash_chain([df[c] for c in by], hu) if by else hu
     idx_bits = max(1, (n - 1).bit_length())
     pair_bits = min(_PAIR_BITS, (64 - idx_bits) // 3) if by else 0
     unit_bits = 64 - idx_bits - pair_bits
     if _UNIT_BITS is not None:
         unit_bits = min(unit_bits, _UNIT_BITS)
-    key = hu >> np.uint64(64 - unit_bits)
-    key <<= np.uint64(64 - unit_bits)
-    if by:
-        ph = _hash.signed_order(hp)
-        ph >>= np.uint64(64 - pair_bits)
-        ph <<= np.uint64(idx_bits)
-        key |= ph
-        del ph
-    key |= np.arange(n, dtype=np.uint64)
+    key = _packed_keys(df, spec, seed, (unit_bits, pair_bits, idx_bits))
     key.sort()
-    perm = (key & np.uint64((1 << idx_bits) - 1)).view(np.int64)
+    perm = np.empty(n, dtype=np.int32 if n < 2**31 else np.int64)
+    mask = np.uint64((1 << idx_bits) - 1)
+    for a in range(0, n, _CHUNK):
+        perm[a:a + _CHUNK] = key[a:a + _CHUNK] & mask
     key >>= np.uint64(idx_bits)  # the (unit bits | pair bits) prefix of each sorted row
-    cols = _Sorted(df, [spec.unit, *by], perm)
-    unit_new = cols.starts([spec.unit])
-    pair_new = unit_new | cols.starts(by) if by else unit_new
-    same_top = np.zeros(n, dtype=bool)
-    np.equal(key[1:], key[:-1], out=same_top[1:])
+    unit_new = _run_starts(df, [spec.unit], perm)
+    pair_new = unit_new | _run_starts(df, by, perm) if by else unit_new
+    bad = np.zeros(n, dtype=bool)
+    np.equal(key[1:], key[:-1], out=bad[1:])
+    bad &= pair_new  # a new group whose pair bits tie with the previous group's
     key >>= np.uint64(pair_bits)
     block_new = np.ones(n, dtype=bool)
     np.not_equal(key[1:], key[:-1], out=block_new[1:])
-    bad = (unit_new & ~block_new) | (pair_new & same_top)
+    del key
+    bad |= unit_new & ~block_new  # two units share the unit bits
     if bad.any():  # truncated bits cannot decide: re-sort those blocks exactly
-        block = np.cumsum(block_new, dtype=np.int64) - 1
-        bad_block = np.zeros(int(block[-1]) + 1, dtype=bool)
-        bad_block[block[bad]] = True
-        pos = np.nonzero(bad_block[block])[0]
-        sub = pl.DataFrame({"_b": block[pos], "_i": perm[pos],
-                            "_h": _hash.as_signed(hp[perm[pos]])}).hstack(
-            df.select(spec.unit, *by)[perm[pos]])
-        sub = sub.sort(["_b", spec.unit, "_h", *by], nulls_last=True)
-        perm[pos] = sub["_i"].to_numpy()
-        cols.update(perm, pos)
-        unit_new = cols.starts([spec.unit])
-        pair_new = unit_new | cols.starts(by) if by else unit_new
-    del key, same_top, block_new, bad
-    if by:  # rank of each row's group among its unit's groups, from the running pair count
-        c: np.ndarray[Any, Any] = np.cumsum(pair_new, dtype=np.int64)
-        first = np.where(unit_new, c, 0)
-        np.maximum.accumulate(first, out=first)
-        keep = (c - first) < spec.max_groups
-        del c, first
-    else:
-        keep = np.ones(n, dtype=bool)
-    pair_first = _run_first(pair_new)
-    rank = np.arange(n, dtype=pair_first.dtype) - pair_first
-    # groups over the row limit: every row from the group's start to its end
-    heads = np.nonzero((rank == spec.max_rows_per_group) & keep)[0]
-    if heads.size:
+        _repair(df, spec, seed, perm, bad, block_new, unit_new, pair_new)
+    del bad, block_new
+    keep = _group_ranks(unit_new, pair_new, spec.max_groups) if by else np.ones(n, dtype=bool)
+    del unit_new
+    heads = _row_limit_heads(pair_new, keep, spec.max_rows_per_group)
+    if heads.size:  # groups over the row limit: every row from the group's start to its end
+        starts = np.flatnonzero(pair_new)
+        ends = np.append(starts, n)[np.searchsorted(starts, heads, side="right")]
+        del starts
         edge = np.zeros(n + 1, dtype=np.int32)
-        np.add.at(edge, pair_first[heads], 1)
-        ends = np.append(np.nonzero(pair_new)[0], n)
-        np.add.at(edge, ends[np.searchsorted(ends, heads, side="right")], -1)
-        over = np.cumsum(edge[:n]) > 0
+        np.add.at(edge, heads - spec.max_rows_per_group, 1)
+        np.add.at(edge, ends, -1)
+        over = np.cumsum(edge[:n], dtype=np.int32) > 0
+        del edge
         keep &= ~over
-        keep |= _keep_rows(df, spec, hp, perm, pair_first, over)
+        keep |= _keep_rows(df, spec, seed, perm, pair_new, over)
     out = np.zeros(n, dtype=bool)
     out[perm] = keep
     return out
 
 
-def _keep_rows(df: pl.DataFrame, spec: BoundSpec, hp: np.ndarray[Any, Any],
-               perm: np.ndarray[Any, Any], pair_id: np.ndarray[Any, Any],
-               over: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """Among sorted rows ``over`` (groups above the row limit), the ``max_rows_per_group`` rows
-    of each group with the smallest ``(h(u, g, v), v)``; returns a mask over sorted rows."""
+def _repair(df: pl.DataFrame, spec: BoundSpec, seed: int, perm: np.ndarray[Any, Any],
+            bad: np.ndarray[Any, Any], block_new: np.ndarray[Any, Any],
+            unit_new: np.ndarray[Any, Any], pair_new: np.ndarray[Any, Any]) -> None:
+    """Re-sort the blocks holding a ``bad`` row exactly by ``(unit, h(u, g), g)``; update
+    ``perm``, ``unit_new`` and ``pair_new`` in place."""
+    assert spec.unit is not None
+    by = list(spec.by)
+    starts = np.flatnonzero(block_new)
+    blocks = np.unique(np.searchsorted(starts, np.flatnonzero(bad), side="right") - 1)
+    lo, hi = starts[blocks], np.append(starts, perm.size)[blocks + 1]
+    del starts
+    sizes = hi - lo
+    block_of = np.repeat(np.arange(blocks.size), sizes)
+    pos = np.arange(block_of.size) - np.repeat(np.cumsum(sizes) - sizes, sizes) + lo[block_of]
+    rows = perm[pos]
+    sub = pl.DataFrame({"_b": block_of, "_i": rows,
+                        "_h": _hash.as_signed(_pair_hash(df, spec, seed, rows))}).hstack(
+        df.select(spec.unit, *by)[rows])
+    sub = sub.sort(["_b", spec.unit, "_h", *by], nulls_last=True)
+    perm[pos] = sub["_i"].to_numpy()
+    unit_new[pos] = _starts_at(df, [spec.unit], perm, pos)
+    if by:
+        pair_new[pos] = unit_new[pos] | _starts_at(df, by, perm, pos)
+
+
+def _group_ranks(unit_new: np.ndarray[Any, Any], pair_new: np.ndarray[Any, Any],
+                 max_groups: int) -> np.ndarray[Any, Any]:
+    """Keep-mask: the row's group is among the first ``max_groups`` groups of its unit
+    (running pair count minus the count at the unit's start; chunked, with carries)."""
+    n = unit_new.size
+    keep = np.empty(n, dtype=bool)
+    count = first = 0
+    for a in range(0, n, _CHUNK):
+        c = np.cumsum(pair_new[a:a + _CHUNK], dtype=np.int64) + count
+        f = np.where(unit_new[a:a + _CHUNK], c, 0)
+        f[0] = max(int(f[0]), first)
+        np.maximum.accumulate(f, out=f)
+        keep[a:a + _CHUNK] = (c - f) < max_groups
+        count, first = int(c[-1]), int(f[-1])
+    return keep
+
+
+def _row_limit_heads(pair_new: np.ndarray[Any, Any], keep: np.ndarray[Any, Any],
+                     max_rows: int) -> np.ndarray[Any, Any]:
+    """Positions of the ``(max_rows + 1)``-th row of each kept group (chunked)."""
+    n = pair_new.size
+    out = []
+    first = 0
+    for a in range(0, n, _CHUNK):
+        idx = np.arange(a, min(n, a + _CHUNK), dtype=np.int64)
+        f = np.where(pair_new[a:a + _CHUNK], idx, 0)
+        f[0] = max(int(f[0]), first)
+        np.maximum.accumulate(f, out=f)
+        out.append(idx[(idx - f == max_rows) & keep[a:a + _CHUNK]])
+        first = int(f[-1])
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+
+def _keep_rows(df: pl.DataFrame, spec: BoundSpec, seed: int, perm: np.ndarray[Any, Any],
+               pair_new: np.ndarray[Any, Any], over: np.ndarray[Any, Any]
+               ) -> np.ndarray[Any, Any]:
+    """Among sorted rows ``over`` (whole groups above the row limit), the
+    ``max_rows_per_group`` rows of each group with the smallest ``(h(u, g, v), v)``; returns a
+    mask over sorted rows."""
     pos = np.nonzero(over)[0]
     rows = perm[pos]
     vals = list(spec.value_columns)
-    sub = pl.DataFrame({"_p": pair_id[pos], "_s": pos})
+    sub = pl.DataFrame({"_p": np.cumsum(pair_new[pos]), "_s": pos})
     if vals:
         vdf = df.select(vals)[rows]
-        hr = _hash.hash_chain([vdf[c] for c in vals], hp[rows])
+        hr = _hash.hash_chain([vdf[c] for c in vals], _pair_hash(df, spec, seed, rows))
         sub = sub.with_columns(pl.Series("_h", _hash.as_signed(hr))).hstack(vdf)
         sub = sub.sort(["_p", "_h", *vals], nulls_last=True)
     starts = _starts([sub["_p"].to_numpy()], sub.height)
@@ -298,6 +386,4 @@ class PolarsBackend:
     def group_stats(self, data: Any, by: Sequence[str], keys: Sequence[tuple[Any, ...]] | None,
                     specs: Sequence[StatSpec]) -> GroupedStats:
         """Exact integer statistics per group; see :mod:`dpcert.backends.base`."""
-        from dpcert.backends._polars_stats import grouped_stats
-
         return grouped_stats(to_lazy(data), list(by), keys, list(specs))

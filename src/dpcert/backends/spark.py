@@ -35,7 +35,7 @@ from dpcert.backends._fixed import check_specs, fixed_bounds, private_key_order
 from dpcert.backends.base import BoundSpec, GroupedStats, StatSpec
 from dpcert.errors import InvalidParameter, OutOfDomain, ReleaseFailed
 
-__all__ = ["SparkBackend", "local_session"]
+__all__ = ["SparkBackend", "local_session", "read_table"]
 
 _TYPES = {"ByteType": "int", "ShortType": "int", "IntegerType": "int", "LongType": "int",
           "FloatType": "float", "DoubleType": "float", "StringType": "str",
@@ -60,6 +60,27 @@ def local_session(master: str = "local[2]", remote: bool = False, **conf: str) -
     for k, v in settings.items():
         builder = builder.config(k, v)
     return builder.getOrCreate()
+
+
+def read_table(path: str, *, master: str | None = None, remote: str | None = None) -> Any:
+    """A lazy Spark DataFrame of a ``.parquet`` (file or directory) or ``.csv`` path, on the
+    active session, a new one at ``master`` (e.g. ``yarn``, ``local[4]``) or a Spark Connect
+    ``remote`` (``sc://host:15002``).  Reads no rows except CSV schema inference."""
+    from pyspark.sql import SparkSession
+
+    if remote is not None:
+        spark = SparkSession.builder.remote(remote).getOrCreate()
+    elif master is not None and master.startswith("local"):
+        spark = local_session(master)
+    elif master is not None:
+        spark = SparkSession.builder.master(master).getOrCreate()
+    else:
+        spark = SparkSession.builder.getOrCreate()
+    if path.endswith(".csv"):
+        return spark.read.csv(path, header=True, inferSchema=True)
+    if path.endswith(".parquet") or os.path.isdir(path):
+        return spark.read.parquet(path)
+    raise InvalidParameter(f"path={path!r}: expected a .csv or .parquet path")
 
 
 def _logical(dtype: Any) -> str:
