@@ -186,7 +186,7 @@ def test_ledger_run_records_the_measurement_event(tmp_path: Path) -> None:
     led.run("d", m, [1.0, 2.0])
     (s,) = led.history("d")
     assert s.event == m.event(1) and s.amount == Fraction(1, 4)
-    assert isinstance(PureEvent(1), PureEvent) and time.time() > s.time - 60
+    assert isinstance(PureEvent(1), PureEvent) and s.time <= time.time()  # a timestamp
 
 
 def test_cli_history_shows_events_and_both_totals(

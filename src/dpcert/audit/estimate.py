@@ -116,7 +116,7 @@ def run_estimation(sampler: Callable[[Any, int], Any], pairs: Sequence[tuple[Any
     return tally, n
 
 
-def poisson_counts(tally: Tally, n: int, rng: np.random.Generator
+def poisson_counts(tally: Tally, n: int, rng: np.random.Generator  # insecure-ok: not noise
                    ) -> tuple[int, int, list[tuple[int, int]]] | None:
     """``(N, N', [(count in first N draws of x, in first N' of x'), ...])`` with N, N' drawn
     from Poisson(n − 7√n); None when ``n`` is too small or (rarely) ``N > n``."""
