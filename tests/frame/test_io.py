@@ -33,8 +33,12 @@ def test_pandas_arrow_polars_and_paths_of_either_type_give_the_same_release(
     inputs = [DF.lazy(), DF.to_pandas(), pa.table(DF.to_dict(as_series=False)),
               str(tmp_path / "p.csv"), tmp_path / "p.csv", str(tmp_path / "p.parquet"),
               tmp_path / "p.parquet", pd.DataFrame(DF.to_dict(as_series=False))]
-    for data in inputs:
-        assert release(data).equals(expect), type(data)
+    for data in inputs:  # same keys and columns; values equal up to the (tiny) fresh noise
+        got = release(data)
+        assert got.columns == expect.columns and got["g"].equals(expect["g"]), type(data)
+        for c in expect.columns[1:]:
+            diff = (got[c] - expect[c]).abs().max()
+            assert isinstance(diff, float) and diff < 2.0, (type(data), c)
 
 
 def test_arrow_input_is_zero_copy() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -34,8 +35,10 @@ def test_release_shape_names_and_certificate() -> None:
          .agg(dp.count(), dp.count_distinct(), dp.sum("x", (0, 100)), dp.mean("x", (0, 100)),
               dp.variance("x", (0, 100)), dp.quantile("x", [0.5], (0, 100)).alias("med"))
          .bound_contributions(max_groups=1, max_rows_per_group=3))
+    # one row per distinct noisy statistic of the compiled plan: count, units, sum, sum of
+    # squares, quantile (the mean and variance reuse the count and the sum)
     acc = q.accuracy(0.05, dp.ZCDP(0.5))
-    assert acc.height == 9 and (acc["half_width"].drop_nans() > 0).all()
+    assert acc.height == 5 and (acc["half_width"].drop_nans() > 0).all()
     res = q.release(dp.ZCDP(0.5))
     out = res.to_polars()
     assert out.columns[:4] == ["g", "count", "count_ci_low", "count_ci_high"]
@@ -308,7 +311,7 @@ def test_weights_split_the_budget_proportionally() -> None:
     assert cal.total == 1
     acc = q.accuracy(0.05, dp.PureDP(1.0))
     hw = dict(zip(acc["component"].to_list(), acc["half_width"].to_list(), strict=True))
-    assert hw["count_distinct_units"] < hw["count"] / 5  # 3x the share, half the sensitivity
+    assert hw["units"] < hw["count"] / 5  # 3x the share, half the sensitivity
     zq = (sess.query().group_by("g", keys=KEYS).agg(dp.mean("x", (0, 100)).weighted(0.5),
                                                     dp.count()).bound_contributions(1, 1))
     zc = calibrate(zq.plan(), dp.ZCDP(0.4))
@@ -332,3 +335,30 @@ def test_bad_filters_fail_before_spending(bad: object) -> None:
     with pytest.raises(errors.UnsafeExpression, match="unknown column 'nope'"):
         q.release(dp.ZCDP(0.5))
     assert sess.spent == 0
+
+
+def test_release_charges_exactly_the_compiled_map(tmp_path: Path) -> None:
+    """Issue 13: ``release()`` charges exactly ``q.measurement(budget).map(1)`` (session and
+    ledger), never the budget it was given, and the certificate records that amount."""
+    from dpcert.accounting.ledger import Ledger
+
+    path = str(tmp_path / "l.db")
+    Ledger(path).create("t", dp.ZCDP(10))
+    sess = dp.Session(table(), "uid", budget=dp.ZCDP(10), ledger=path, dataset="t",
+                      _source=InsecureSeededSource(5))
+    q = (sess.query().group_by("g", keys=KEYS)
+         .agg(dp.count(), dp.mean("x", (0, 100)), dp.quantile("x", [0.5], (0, 100)))
+         .bound_contributions(2, 3))
+    budget = dp.ZCDP(Fraction(7, 3))  # the quantile's ε rounds down: map < budget
+    compiled = q.measurement(budget).map(1)
+    assert compiled < Fraction(7, 3)  # so charging the budget would fail below
+    assert q.cost(budget)["basic"] == compiled
+    res = q.release(budget)
+    assert sess.spent == compiled and sess.basic_spent == compiled
+    assert Ledger(path).remaining("t") == 10 - compiled
+    assert res.certificate["charged_exact"] == str(compiled)
+    assert res.certificate["steps"][0]["constructor"] == "bound_contributions"
+    batch = [(q, dp.ZCDP(Fraction(1, 2))), (q, dp.ZCDP(Fraction(1, 3)))]
+    expect = sum((q.measurement(b).map(1) for _, b in batch), Fraction(0))
+    sess.release_all(batch)
+    assert sess.basic_spent == compiled + expect

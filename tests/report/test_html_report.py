@@ -40,7 +40,7 @@ def test_report_has_tables_plots_spend_and_certificate(tmp_path: Path) -> None:
     count = int(rel["by_g"].tidy()["count"][0])
     assert format_number(count) in html and "," in format_number(count)
     assert "rows in rank" in html and "What was spent" in html
-    assert "dpcert-certificate/1" in html and "spent so far" in html
+    assert "dpcert-compiled-certificate/1" in html and "spent so far" in html
     assert "Fraction(" not in html and "{'" not in html  # no raw reprs or dicts
 
 

@@ -237,16 +237,18 @@ def spec_total(sess: Any, queries: list[tuple[str, Any, Any]]) -> Any:
     total = sess.budget.zero()
     for _, q, b in queries:
         sess.budget.check_same_kind(b, "query budget")
-        total = sess.budget.compose([total, q.check(b).total])
+        total = sess.budget.compose([total, q.measurement(b, key=bytes(16)).map(1)])
     return total
 
 
 def spec_quote(sess: Any, queries: list[tuple[str, Any, Any]]) -> dict[str, Any]:
     """The spec's queries as one declared batch: its event and what the session's and the
     ledger's privacy filters would charge for it (``docs/proofs/filters.md``)."""
-    from dpcert.frame.accounting import release_event
+    from dpcert.core.events import ComposedEvent
 
-    event = release_event([(q.check(b), q.plan().max_groups) for _, q, b in queries])
+    # the compiled measurements' events: exactly what release_all charges (the key does not
+    # change a map)
+    event = ComposedEvent([q.measurement(b, key=bytes(16)).event(1) for _, q, b in queries])
     total = spec_total(sess, queries)
     m = sess.budget
     amount = type(m)(*total) if isinstance(total, tuple) else type(m)(total)
@@ -380,8 +382,9 @@ def _dry_run(spec_path: Path, alpha: float) -> int:
     sess, queries, _ = build(spec_path, check_total=False, dry_run=True)
     print(f"dry run: {len(queries)} queries, dataset budget {sess.budget!r}")
     for name, q, b in queries:
-        cal = q.check(b)
-        print(f"\n{name}: would spend {b.describe(cal.total)}")
+        q.check(b)
+        spend = q.measurement(b, key=bytes(16)).map(1)
+        print(f"\n{name}: would spend {b.describe(spend)}")
         print(q.accuracy(alpha, b))
     total = spec_total(sess, queries)
     quote = spec_quote(sess, queries)

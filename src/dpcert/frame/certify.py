@@ -163,3 +163,48 @@ def check_certificate(cert: Mapping[str, Any]) -> CheckResult:
         msgs.append(f"note: {n_filters} filter(s) not re-checked (identity map)")
     ok = not any(not s.startswith("note:") for s in msgs)
     return CheckResult(ok, charged, tuple(msgs))
+
+
+def release_components(m: Measurement, plan: QueryPlan, budget: Measure) -> list[dict[str, Any]]:
+    """Per output, the compiled noisy statistics it reads (for ``tidy`` and reports): name,
+    aggregate, kind, the statistic, its noise scale and, for quantiles, level and ε."""
+    from dpcert.frame.compile import _split, plan_stats
+    from dpcert.transformations.frame.stats import sqrt_up
+
+    stats, uses = plan_stats(plan)
+    private = plan.public_keys is None
+    shares, _ = _split(budget, stats, private)
+    scales = m.params.get("scales", {})
+    kinds = {"count": "count", "unit_count": "count_distinct", "fixed_sum": "sum",
+             "fixed_sum_sq": "sumsq", "quantile": "quantile"}
+    out: list[dict[str, Any]] = []
+    for a in plan.aggregates:
+        names = a.names() if isinstance(a, Quantile) else [a.name]
+        for n in names:
+            for stat in uses[n].values():
+                s = stats[stat]
+                kind = kinds[s.kind]
+                if isinstance(a, CountDistinct) and kind == "count":
+                    kind = "count_distinct"
+                d: dict[str, Any] = {"name": n if isinstance(a, Quantile) else stat,
+                                     "aggregate": a.name, "kind": kind, "statistic": stat,
+                                     "d_in": "1 privacy unit"}
+                if stat in scales:
+                    d["scale"] = scales[stat]
+                if s.kind == "quantile":
+                    share = shares[stat]
+                    eps = 2 * share / sqrt_up(2 * share) if isinstance(budget, ZCDP) else share
+                    d.update(mechanism="permute_and_flip", quantile=str(s.level),
+                             epsilon=str(eps))
+                out.append(d)
+    if private:
+        out.append({"name": "select", "aggregate": "(partition selection)", "kind": "select",
+                    "threshold": _number(m.params.get("threshold"))})
+    return out
+
+
+def _number(x: Any) -> Any:
+    if x is None or isinstance(x, int):
+        return x
+    f = Fraction(x)
+    return int(f) if f.denominator == 1 else float(f)

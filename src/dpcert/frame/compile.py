@@ -273,6 +273,7 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
                             "scales": {n: str(noises[n].params["scale"] * units[n])
                                        for n in noises},
                             "exponents": {n: specs[n].exponent for n in noises},
+                            "half_widths": {n: half[n][1] for n in noises},
                             "threshold": inner.params.get("threshold")})
     spent = m.map(1)
     if not budget.compare(spent, budget.require_value("budget")):

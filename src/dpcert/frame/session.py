@@ -30,17 +30,17 @@ import polars as pl
 
 from dpcert._validate import check_int, check_probability
 from dpcert.accounting.filters import PrivacyFilter
-from dpcert.core.measures import Measure
+from dpcert.core.events import ComposedEvent
+from dpcert.core.measurement import Measurement
+from dpcert.core.measures import ZCDP, Measure
 from dpcert.errors import BudgetExceeded, InvalidParameter, ReleaseFailed
-from dpcert.frame.accounting import calibration_event, release_event
 from dpcert.frame.calibrate import Calibration, calibrate
-from dpcert.frame.certificate import build_certificate
+from dpcert.frame.certificate import release_certificate
 from dpcert.frame.checks import check_quantile_cells, check_unit_column
 from dpcert.frame.io import to_lazy
 from dpcert.frame.ledger import BudgetMismatchWarning, open_ledger, release_failed
-from dpcert.frame.noise import add_noise, half_width
 from dpcert.frame.plan import Aggregate, Quantile, QueryPlan
-from dpcert.frame.polars_backend import check_schema, compute_stats
+from dpcert.frame.polars_backend import check_schema
 from dpcert.frame.result import ReleaseMixin
 from dpcert.samplers import EntropySource
 
@@ -153,34 +153,36 @@ class Session:
             if not isinstance(q, Query) or q.session is not self:
                 raise InvalidParameter(f"{q!r} is not a query of this session")
             prepared.append(q._prepare(b, a, it[2] if len(it) == 3 else None))
-        m = self.budget
-        total = m.compose([cal.total for _, cal, _ in prepared])
-        batch = Calibration(m, tuple(c for _, cal, _ in prepared for c in cal.components), total)
-        event = release_event([(cal, plan.max_groups) for plan, cal, _ in prepared])
+        for _, meas, _ in prepared:
+            self.budget.check_same_kind(meas.output_measure, "release budget")
+        total = self.budget.compose([meas.map(1) for _, meas, _ in prepared])
+        event = ComposedEvent([meas.event(1) for _, meas, _ in prepared])
         label = "; ".join(lbl for _, _, lbl in prepared)
-        ledger_info = self._charge(batch, note=f"release batch: {label}", event=event,
-                                   batch=True)
+        ledger_info = self._charge(self.budget, total, event,
+                                   note=f"release batch: {label}", batch=True)
         out: list[Release] = []
-        for (plan, cal, _), it in zip(prepared, items, strict=True):
+        for (plan, meas, _), it in zip(prepared, items, strict=True):
             try:
-                out.append(it[0]._compute(plan, cal, a, ledger_info, it[1]))
+                out.append(it[0]._compute(plan, meas, a, ledger_info, it[1]))
             except ReleaseFailed as e:
                 e.partial = list(out)  # type: ignore[attr-defined]
                 raise
         return out
 
-    def _charge(self, cal: Calibration, note: str, *, event: Any = None,
+    def _charge(self, measure: Measure, total: Any, event: Any, *, note: str,
                 batch: bool = False) -> dict[str, Any] | None:
+        """Charge exactly ``total`` (a compiled ``m.map(1)``, with its event ``m.event(1)``)
+        to the session's filter and the ledger, or raise before anything is charged."""
         m = self.budget
-        m.check_same_kind(cal.measure, "release budget")
-        amount = _as_amount(m, cal.total) if cal.total != m.zero() else None
+        m.check_same_kind(measure, "release budget")
+        amount = _as_amount(m, total) if total != m.zero() else None
         with self._lock:
             if not self._filter.quote(event, amount, batch=batch)["fits"]:
                 raise BudgetExceeded(
-                    f"release would spend {m.describe(cal.total)} but the session has "
+                    f"release would spend {m.describe(total)} but the session has "
                     f"{m.describe(self.remaining)} left"
                 )
-            new_total = m.compose([self._spent, cal.total])
+            new_total = m.compose([self._spent, total])
             info = None
             if self._ledger is not None:  # raises before revealing
                 self._ledger.spend(self.dataset, amount, note=note, event=event, batch=batch)
@@ -263,15 +265,17 @@ class Query:
     def accuracy(self, alpha: Any = 0.05, budget: Measure | None = None) -> pl.DataFrame:
         """Interval half-widths per aggregate at level ``alpha`` for ``budget``; reads no data."""
         a = check_probability(alpha, "alpha", open_low=True, open_high=True)
-        cal = calibrate(self.plan(), budget or self.session.budget)
+        b = budget or self.session.budget
+        m = self.measurement(b, alpha=a, key=bytes(16))  # the key does not change the map
+        p = m.params
         rows = []
-        for c in cal.components:
-            if c.kind in ("count", "count_distinct", "sum", "sumsq"):
-                rows.append({"component": c.name, "mechanism": c.noise,
-                             "scale": float(c.scale * c.unit),
-                             "half_width": half_width(c, a)})
-            elif c.kind == "quantile":
-                rows.append({"component": c.name, "mechanism": c.noise,
+        for n in p["stats"]:
+            if n in p["scales"]:
+                rows.append({"component": n, "mechanism": _mechanism(b),
+                             "scale": float(Fraction(p["scales"][n])),
+                             "half_width": float(p["half_widths"][n])})
+            else:
+                rows.append({"component": n, "mechanism": "permute_and_flip",
                              "scale": float("nan"), "half_width": float("nan")})
         return pl.DataFrame(rows)
 
@@ -321,70 +325,70 @@ class Query:
         carries no text, cause or context from the data; the charge stands.
         """
         a = check_probability(alpha, "alpha", open_low=True, open_high=True)
-        plan, cal, label = self._prepare(budget, a, name)  # before spending anything
-        ledger_info = self.session._charge(cal, note=f"release {label}",
-                                           event=calibration_event(cal, plan.max_groups))
-        return self._compute(plan, cal, a, ledger_info, budget)
+        plan, m, label = self._prepare(budget, a, name)  # before spending anything
+        ledger_info = self.session._charge(budget, m.map(1), m.event(1),
+                                           note=f"release {label}")
+        return self._compute(plan, m, a, ledger_info, budget)
 
     def cost(self, budget: Measure | None = None) -> dict[str, Any]:
         """What releasing this query with ``budget`` would cost next, without charging:
         ``{"basic": amount, "session": {...}, "ledger": {...} or None}``, each ``{...}`` with
-        the tight cost under that filter, whether it fits, and the filter's rule."""
+        the tight cost under that filter, whether it fits, and the filter's rule.  The amount
+        is the compiled measurement's ``map(1)``, exactly what :meth:`release` charges."""
         b = budget or self.session.budget
-        plan, cal = self.plan(), self.check(b)
-        event = calibration_event(cal, plan.max_groups)
+        self.check(b)
+        meas = self.measurement(b, key=bytes(16))  # the key does not change the map
+        total, event = meas.map(1), meas.event(1)
         m = self.session.budget
-        amount = _as_amount(m, cal.total)
+        amount = _as_amount(m, total)
         led = self.session._ledger
-        return {"basic": cal.total,
+        return {"basic": total,
                 "session": self.session._filter.quote(event, amount),
                 "ledger": None if led is None else led.quote(self.session.dataset, event,
                                                              amount)}
 
     def _prepare(self, budget: Measure, a: Fraction, name: str | None
-                 ) -> tuple[QueryPlan, Calibration, str]:
-        """Every check before a charge; returns the plan, calibration and label."""
+                 ) -> tuple[QueryPlan, Measurement, str]:
+        """Every check before a charge; returns the plan, the compiled measurement (whose
+        ``map(1)`` is what the release charges) and the label."""
         plan = self.plan()
-        cal = self.check(budget)
-        for c in cal.components:
-            if c.kind in ("count", "count_distinct", "sum", "sumsq"):
-                half_width(c, a)
+        self.check(budget)
+        m = self.measurement(budget, alpha=a)
         label = name if name is not None else ", ".join(plan.output_names())
-        return plan, cal, label
+        return plan, m, label
 
-    def _compute(self, plan: QueryPlan, cal: Calibration, a: Fraction,
+    def _compute(self, plan: QueryPlan, m: Measurement, a: Fraction,
                  ledger_info: dict[str, Any] | None, budget: Measure) -> Release:
-        """Compute a release that has been charged (failures raise a data-free error)."""
+        """Run a compiled release that has been charged (failures raise a data-free error)."""
         result: Release | None = None
+        sess = self.session
         try:
-            stats = compute_stats(self.session._lf, plan, cal, self.session._source)
-            noisy = add_noise(stats, plan, cal, a, self.session._source)
-            table = _to_frame(plan, noisy)
-            cert = build_certificate(plan, cal, session_total=self.session.spent,
-                                     session_budget=self.session.budget, ledger=ledger_info,
-                                     alpha=a, backend="polars")
+            out = m(sess._lf)
+            table = pl.DataFrame(dict(out))
+            cert = release_certificate(m, plan, budget, _schema(m),
+                                       session_total=sess.spent, session_budget=sess.budget,
+                                       ledger=ledger_info, alpha=a, backend="polars")
             result = Release(table, cert)
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException:  # incl. Polars' PanicException, which is a BaseException: the
             result = None  # cause may depend on the data, so it is replaced below
         if result is None:  # raised outside the handler: no __context__ to leak
-            raise release_failed(budget, cal.total, ledger_info)
+            raise release_failed(budget, m.map(1), ledger_info)
         return result
 
 
-def _to_frame(plan: QueryPlan, noisy: Any) -> pl.DataFrame:
-    cols: dict[str, Any] = {}
-    for i, k in enumerate(plan.group_keys):
-        cols[k] = [key[i] for key in noisy.keys]
-    for a in plan.aggregates:
-        names = a.names() if isinstance(a, Quantile) else [a.name]
-        for n in names:
-            cols[n] = noisy.columns[n]
-            cols[f"{n}_ci_low"] = noisy.ci_low[n]
-            cols[f"{n}_ci_high"] = noisy.ci_high[n]
-    return pl.DataFrame(cols)
+def _mechanism(budget: Measure) -> str:
+    return "discrete_gaussian" if isinstance(budget, ZCDP) else "discrete_laplace"
 
 
 def _fraction(x: Any) -> Fraction:  # pragma: no cover - helper for callers
     return Fraction(x)
+
+
+def _schema(m: Measurement) -> dict[str, str]:
+    """The schema the measurement was compiled for (its ``FrameDomain``)."""
+    from dpcert.core.frames import FrameDomain
+
+    dom = m.input_domain
+    return dom.columns if isinstance(dom, FrameDomain) else {}

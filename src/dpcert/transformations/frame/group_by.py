@@ -133,7 +133,9 @@ def make_group_by(input_domain: Domain, input_metric: Metric, by: Sequence[str],
     def function(frame: Any) -> Any:
         if backend is None:
             raise InvalidParameter("make_group_by was built without a backend")
-        return backend.group_stats(frame, by_t, None if public is None else list(public), specs)
+        # no group columns: one group (the key ``()``), which backends compute as keys=None
+        keys = None if public is None or not by_t else list(public)
+        return backend.group_stats(frame, by_t, keys, specs)
 
     return Transformation(
         input_domain, input_metric, out, input_metric,
