@@ -88,14 +88,32 @@ class Session:
         budget.require_value("budget")
         if privacy_unit is not None and (not isinstance(privacy_unit, str) or not privacy_unit):
             raise InvalidParameter(f"privacy_unit={privacy_unit!r} must be a column name")
-        self._lf = to_lazy(data, schema)
-        cols = self._lf.collect_schema()
-        if privacy_unit is not None and privacy_unit not in cols:
+        from dpcert.backends import backend_for
+
+        #: The backend running this session's data work (Polars, or Spark for a pyspark
+        #: DataFrame, which stays in Spark: :mod:`dpcert.backends`).
+        self._backend = backend_for(data)
+        if self._backend.name == "spark":
+            if schema is not None:
+                raise InvalidParameter(f"schema={schema!r} applies to .csv/.parquet paths only, "
+                                       "not to a Spark DataFrame")
+            self._lf: Any = data
+            logical = dict(self._backend.schema(data))
+            names = sorted(logical)
+        else:
+            self._lf = to_lazy(data, schema)
+            cols = self._lf.collect_schema()
+            names = sorted(cols.names())
+        if privacy_unit is not None and privacy_unit not in names:
             raise InvalidParameter(
-                f"privacy_unit={privacy_unit!r} is not a column; the data has "
-                f"{sorted(cols.names())}"
+                f"privacy_unit={privacy_unit!r} is not a column; the data has {names}"
             )
-        if privacy_unit is not None:
+        if privacy_unit is not None and self._backend.name == "spark":
+            if logical[privacy_unit] not in _SPARK_UNIT_TYPES:
+                raise InvalidParameter(
+                    f"privacy_unit={privacy_unit!r} has Spark type {logical[privacy_unit]}: units "
+                    f"must be compared exactly, which dpcert does for {sorted(_SPARK_UNIT_TYPES)}")
+        elif privacy_unit is not None:
             check_unit_column(privacy_unit, (), dict(cols))
         self.privacy_unit = privacy_unit
         self.budget = budget
@@ -196,6 +214,10 @@ class Session:
         return info
 
 
+#: Spark logical types a privacy unit may have (compared exactly by the Spark backend).
+_SPARK_UNIT_TYPES = frozenset({"int", "str", "bool", "date", "datetime"})
+
+
 def _as_amount(m: Measure, total: Any) -> Measure:
     t = type(m)
     if isinstance(total, tuple):
@@ -293,22 +315,32 @@ class Query:
         from dpcert.samplers import default_source
 
         if backend is None:
-            from dpcert.backends.polars import PolarsBackend
-
-            backend = PolarsBackend()
+            backend = self.session._backend
         if key is None:
             src = self.session._source or default_source()
             key = src.random_uint64(2).tobytes()
         plan, lf = self.plan(), self.session._lf
+        neighbours = None
+        if backend.name == "polars":  # auditing neighbours are built with Polars
+            neighbours = (lambda d: unit_neighbours(lf, plan) if d >= 1 else [])  # noqa: E731
         return compile_plan(plan, budget, schema=backend.schema(lf), backend=backend, key=key,
-                            alpha=alpha, source=self.session._source,
-                            neighbours=lambda d: unit_neighbours(lf, plan) if d >= 1 else [])
+                            alpha=alpha, source=self.session._source, neighbours=neighbours)
 
     def check(self, budget: Measure) -> Calibration:
         """Every check that runs before a charge (schema, filters, keys, names, bounds, noise
         limits, memory) and the calibration for ``budget``; reads no rows, spends nothing."""
         plan = self.plan()
-        check_schema(self.session._lf, plan)
+        if self.session._backend.name == "polars":
+            check_schema(self.session._lf, plan)
+        else:  # Spark: columns here; filters, keys and types are checked when compiling
+            cols = self.session._backend.schema(self.session._lf)
+            missing = sorted(c for c in plan.columns if c not in cols)
+            if missing:
+                raise InvalidParameter(f"columns {missing} are not in the data: it has "
+                                       f"{sorted(cols)}")
+            if plan.privacy_unit is not None and plan.privacy_unit in plan.group_keys:
+                raise InvalidParameter(f"group_by({plan.privacy_unit!r}): grouping by the "
+                                       "privacy unit releases one group per person")
         cal = calibrate(plan, budget)
         if plan.public_keys is not None:
             for agg in plan.aggregates:
@@ -367,7 +399,8 @@ class Query:
             table = pl.DataFrame(dict(out))
             cert = release_certificate(m, plan, budget, _schema(m),
                                        session_total=sess.spent, session_budget=sess.budget,
-                                       ledger=ledger_info, alpha=a, backend="polars")
+                                       ledger=ledger_info, alpha=a,
+                                       backend=sess._backend.name)
             result = Release(table, cert)
         except (KeyboardInterrupt, SystemExit):
             raise
