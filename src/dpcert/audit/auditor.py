@@ -261,13 +261,18 @@ def _plan(sampler: Sampler, x: Any, enc: OutputEncoder, samples: int | None,
     y = enc.encode(sampler(x, pilot), pilot)
     per_draw = max((time.perf_counter() - t0) / pilot, 1e-9)
     width = 1 if y.ndim == 1 else int(y.shape[1])
-    # chunks of at most CHUNK_VALUES values and about CHUNK_SECONDS each (slow mechanisms)
-    chunk = max(100, min(CHUNK_VALUES // width, int(CHUNK_SECONDS / per_draw)))
     cap_search = max(MIN_SEARCH, min(MAX_SEARCH, MAX_SEARCH_VALUES // width))
     if samples is not None and seconds is None:
+        # No deadline: the chunking must not depend on the machine's speed, because draws
+        # alternate between the two inputs chunk by chunk and a seeded audit must give the same
+        # result on a busy machine as on a quiet one.
+        chunk = max(100, CHUNK_VALUES // width)
         n_est = samples
         n_search = min(max(n_est // 2, MIN_SEARCH), cap_search)
         return _Plan(n_search, n_est, chunk, per_draw, None)
+    # chunks of at most CHUNK_VALUES values and about CHUNK_SECONDS each (slow mechanisms), so
+    # the deadline is checked often enough
+    chunk = max(100, min(CHUNK_VALUES // width, int(CHUNK_SECONDS / per_draw)))
     budget = DEFAULT_SECONDS if seconds is None else seconds
     draws = PLANNED_SHARE * budget / per_draw
     searches = n_pairs if n_pairs <= FINALISTS else FINALISTS + n_pairs / 4
