@@ -186,3 +186,16 @@ def test_a_bad_csv_cell_does_not_fail_the_release(tmp_path: Path) -> None:
     spec.write_text(text)
     assert main(["release", str(spec)]) == 0
     assert (tmp_path / "out" / "a.csv").exists()
+
+
+@pytest.mark.parametrize(("line", "needle"), [
+    ('engine = "duckdb"', "engine='duckdb' must be one of"),
+    ('master = "local[2]"', 'goes with engine = "spark"'),
+    ('engine = "spark"\ntypes = {income = "float"}', "types is for the Polars engine"),
+])
+def test_engine_fields_are_checked_before_anything_is_read_or_charged(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str, needle: str) -> None:
+    spec = write(tmp_path, unit_line=f'privacy_unit = "pid"\n{line}')
+    assert main(["release", str(spec)]) != 0
+    assert needle in capsys.readouterr().err
+    assert not (tmp_path / "ledger.sqlite").exists() and not (tmp_path / "out").exists()

@@ -40,6 +40,10 @@ class SpecError(InvalidParameter):
 #: Query names become file names: letters, digits, ``_`` and ``-``, not starting with a digit
 #: or ``-``, at most 64 characters (no ``/``, ``..`` or drive letters).
 NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+#: Engines a spec may name in ``[data] engine`` (Polars in this process; Spark on its cluster,
+#: with optional ``master`` or Spark Connect ``remote``).
+ENGINES = ("polars", "spark")
+
 #: Column types a spec may declare for a CSV file (``[data] types = {age = "int"}``); cells
 #: that do not parse as their type become null.
 TYPE_NAMES = {"int", "float", "str", "bool", "date"}
@@ -161,8 +165,28 @@ def _build(spec_path: Path, spec: dict[str, Any], text: str, ledger_path: str | 
             raise SpecError(f"{spec_path}:{_line_of(text, 'types')}: [data] types {bad} must "
                             f"be one of {sorted(TYPE_NAMES)}")
         schema = polars_schema(types)
+    source: Any = str(data_path)
+    engine = data.get("engine", "polars")
+    if engine not in ENGINES:
+        raise SpecError(f"{spec_path}:{_line_of(text, 'engine')}: [data] engine={engine!r} "
+                        f"must be one of {list(ENGINES)}")
+    for key in ("master", "remote"):
+        if key in data and (engine != "spark" or not isinstance(data[key], str)):
+            raise SpecError(f"{spec_path}:{_line_of(text, key)}: [data] {key} must be a string "
+                            'and goes with engine = "spark"')
+    if engine == "spark":
+        if schema is not None:
+            raise SpecError(f"{spec_path}:{_line_of(text, 'types')}: [data] types is for the "
+                            "Polars engine; Spark's CSV reader already turns bad cells into null")
+        try:
+            from dpcert.backends.spark import read_table
+        except ImportError as e:
+            raise SpecError(f"{spec_path}:{_line_of(text, 'engine')}: engine = \"spark\" needs "
+                            "pyspark: pip install 'dpcert[spark]'") from e
+        source = read_table(str(data_path), master=data.get("master"),
+                            remote=data.get("remote"))
     try:
-        sess = dp.Session(str(data_path), data.get("privacy_unit"), budget=total,
+        sess = dp.Session(source, data.get("privacy_unit"), budget=total,
                           ledger=ledger_path, dataset=budget_spec.get("dataset"),
                           schema=schema)
     except DPCertError as e:
