@@ -188,24 +188,26 @@ def _engine(kind: str) -> Callable[[Any], Built]:
     def build(compile_plan: Any) -> Built:
         import polars as pl
 
-        import dpcert as dp
         from dpcert.audit.pairs import measurement_pairs
+        from dpcert.core.measures import ApproxDP, PureDP
+        from dpcert.frame import aggregates as agg
+        from dpcert.frame.session import Session
 
         del compile_plan  # the query compiles itself; the name only marks availability
         df = pl.DataFrame({"pid": [1, 1, 2, 3, 4, 5, 6], "g": ["a", "b", "a", "b", "a", "a", "b"],
                            "x": [1.0, 2.0, 3.0, 4.0, 5.0, 0.5, 2.5]})
-        sess = dp.Session(df, "pid", budget=dp.ApproxDP(10, 1e-3))
+        sess = Session(df, "pid", budget=ApproxDP(10, 1e-3))
         q = sess.query()
         if kind == "public":
-            q = (q.group_by("g", keys=["a", "b"]).agg(dp.count(), dp.sum("x", (0, 5)))
+            q = (q.group_by("g", keys=["a", "b"]).agg(agg.count(), agg.sum("x", (0, 5)))
                  .bound_contributions(2, 2))
-            m = q.measurement(dp.PureDP(1))
+            m = q.measurement(PureDP(1))
         elif kind == "private":
-            q = q.group_by("g", keys="private").agg(dp.count()).bound_contributions(1, 1)
-            m = q.measurement(dp.ApproxDP(1, 1e-3))
+            q = q.group_by("g", keys="private").agg(agg.count()).bound_contributions(1, 1)
+            m = q.measurement(ApproxDP(1, 1e-3))
         else:
-            q = q.agg(dp.quantile("x", 0.5, bounds=(0, 5))).bound_contributions(1, 1)
-            m = q.measurement(dp.PureDP(1))
+            q = q.agg(agg.quantile("x", 0.5, bounds=(0, 5))).bound_contributions(1, 1)
+            m = q.measurement(PureDP(1))
         return _per_call(m, measurement_pairs(m))
     return build
 

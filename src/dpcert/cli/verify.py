@@ -47,9 +47,12 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the verifier and print its report; the exit code encodes the verdict."""
+    from dpcert.report.console import status
     from dpcert.verify import verify
 
-    result = verify(args.program, n=args.n, smt_out=args.smt_out, timeout=args.timeout)
+    what = "all sizes first" if args.n is None else f"sizes 1..{args.n}"
+    with status(f"dpcert verify: {args.program} ({what}, at most {args.timeout:g} s)"):
+        result = verify(args.program, n=args.n, smt_out=args.smt_out, timeout=args.timeout)
     conf = None
     if args.confirm and result.witness is not None:
         from dpcert.samplers import InsecureSeededSource
@@ -59,8 +62,10 @@ def run(args: argparse.Namespace) -> int:
         with open(args.program, encoding="utf-8") as f:
             prog = parse_program(f.read())
         src = InsecureSeededSource(args.seed) if args.seed is not None else None
-        conf = confirm(prog, result.witness, samples=args.samples,
-                       confidence=args.confidence, source=src)
+        with status(f"dpcert verify: confirming the witness with {args.samples:,} runs per "
+                    "input"):
+            conf = confirm(prog, result.witness, samples=args.samples,
+                           confidence=args.confidence, source=src)
     if args.json:
         out = result.to_json()
         if conf is not None:

@@ -14,15 +14,21 @@ a  1,204
 b  17
 >>> list(progress(range(3), "work", file=io.StringIO(), plain=True))
 [0, 1, 2]
+>>> err = io.StringIO()
+>>> with status("proving", file=err, plain=True):
+...     pass
+>>> err.getvalue().splitlines()[0]
+'proving ...'
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, TextIO, TypeVar
 
-__all__ = ["print_table", "progress", "use_rich"]
+__all__ = ["print_table", "progress", "status", "use_rich"]
 
 T = TypeVar("T")
 
@@ -76,3 +82,23 @@ def progress(items: Iterable[T], description: str, *, total: int | None = None,
     from rich.progress import track
 
     yield from track(items, description=description, total=n, console=Console(file=f))
+
+
+@contextmanager
+def status(message: str, *, file: TextIO | None = None, plain: bool | None = None
+           ) -> Iterator[None]:
+    """Show that long work of unknown length is running: a ``rich`` spinner on a terminal, else
+    one line on stderr when it starts and one with its wall time when it ends."""
+    import time
+
+    f = sys.stderr if file is None else file
+    if use_rich(f) if plain is None else not plain:
+        from rich.console import Console
+
+        with Console(file=f).status(message):
+            yield
+        return
+    t0 = time.perf_counter()
+    print(f"{message} ...", file=f, flush=True)
+    yield
+    print(f"{message}: done in {time.perf_counter() - t0:.1f} s", file=f, flush=True)
