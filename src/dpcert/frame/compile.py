@@ -64,7 +64,7 @@ from dpcert.transformations.frame import (
 )
 from dpcert.transformations.frame.stats import sqrt_up
 
-__all__ = ["NoisyStat", "compile_plan", "plan_stats"]
+__all__ = ["CompiledPrefix", "NoisyStat", "compile_plan", "compile_transformation", "plan_stats"]
 
 #: Fixed-point unit of sums: at most 2^-PRECISION_BITS of the noise scale.
 PRECISION_BITS = 20
@@ -202,37 +202,12 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
         key columns, then per output name ``<name>``, ``<name>_ci_low``, ``<name>_ci_high``.
         Its ``map(1)`` is what the release costs.
     """
-    private = plan.public_keys is None
-    stats, uses = plan_stats(plan)
-    shares, delta = _split(budget, stats, private)
-    zcdp = isinstance(budget, ZCDP)
-    by = tuple(plan.group_keys)
-    G = plan.max_groups if by else 1
-    R = plan.max_rows_per_group
-    specs: dict[str, StatSpec] = {}
-    for n, s in stats.items():
-        if s.kind == "quantile":
-            h = _grid(s)
-            specs[h.name] = h
-            continue
-        e = _exponent(s, shares[n], G, R, zcdp)
-        specs[n] = StatSpec(n, s.kind, s.column,  # type: ignore[arg-type]
-                            None if s.bounds is None else s.bounds[0],
-                            None if s.bounds is None else s.bounds[1], exponent=e)
-    domain = FrameDomain(tuple(schema.items()), _schema_reader(backend), neighbours=neighbours)
-    metric = UnitDistance(plan.privacy_unit)
-    values = tuple(dict.fromkeys(s.column for s in specs.values()  # what the stats read
-                                 if s.column and s.kind in ("fixed_sum", "fixed_sum_sq",
-                                                            "at_most")))
-    t: Any = make_bound_contributions(domain, metric, by, G, R, backend=backend, key=key,
-                                      value_columns=values, source=source)
-    if plan.filters:
-        if backend is None:
-            raise InvalidParameter("filters need a backend to check them (backend=None)")
-        t = make_frame_filter(domain, metric, plan.filters, backend=backend) >> t
-    t = t >> make_group_by(t.output_domain, t.output_metric, by, plan.public_keys,
-                           list(specs.values()), backend=backend)
-    assert isinstance(t, Transformation)
+    pre = compile_transformation(plan, budget, schema=schema, backend=backend, key=key,
+                                 source=source, neighbours=neighbours)
+    t, specs, stats, shares = pre.transformation, pre.specs, pre.stats, pre.shares
+    delta = pre.delta
+    private, zcdp = plan.public_keys is None, isinstance(budget, ZCDP)
+    _, uses = plan_stats(plan)
     d1 = t.map(1)
     gdom, gmet = t.output_domain, t.output_metric
     selected = {n: make_select_stat(gdom, gmet, sp, "L2" if zcdp else "L1")
@@ -280,6 +255,58 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
         raise BudgetExceeded(  # pragma: no cover - a compiler bug, never expected
             f"compiled plan costs {budget.describe(spent)} > budget {budget!r}")
     return m
+
+
+@dataclass(frozen=True)
+class CompiledPrefix:
+    """The data part of a compiled plan: filter >> bound >> group_by, and what it computes."""
+
+    transformation: Transformation
+    specs: dict[str, StatSpec]
+    stats: dict[str, NoisyStat]
+    shares: dict[str, Fraction]
+    delta: Fraction | None
+
+
+def compile_transformation(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
+                           backend: FrameOps | None, key: bytes | None = None,
+                           source: Any = None, neighbours: Any = None) -> CompiledPrefix:
+    """The transformation prefix of :func:`compile_plan` (same arguments): ``(FrameDomain,
+    UnitDistance) → (GroupedDomain, GroupDistance)``, exact integer statistics per group, with
+    the StatSpecs (fixed-point exponents) that ``budget`` implies.  The neighbour harness
+    (:mod:`dpcert.frame.neighbours`) runs exactly this on neighbouring tables."""
+    private = plan.public_keys is None
+    stats, _ = plan_stats(plan)
+    shares, delta = _split(budget, stats, private)
+    zcdp = isinstance(budget, ZCDP)
+    by = tuple(plan.group_keys)
+    G = plan.max_groups if by else 1
+    R = plan.max_rows_per_group
+    specs: dict[str, StatSpec] = {}
+    for n, s in stats.items():
+        if s.kind == "quantile":
+            h = _grid(s)
+            specs[h.name] = h
+            continue
+        e = _exponent(s, shares[n], G, R, zcdp)
+        specs[n] = StatSpec(n, s.kind, s.column,  # type: ignore[arg-type]
+                            None if s.bounds is None else s.bounds[0],
+                            None if s.bounds is None else s.bounds[1], exponent=e)
+    domain = FrameDomain(tuple(schema.items()), _schema_reader(backend), neighbours=neighbours)
+    metric = UnitDistance(plan.privacy_unit)
+    values = tuple(dict.fromkeys(s.column for s in specs.values()  # what the stats read
+                                 if s.column and s.kind in ("fixed_sum", "fixed_sum_sq",
+                                                            "at_most")))
+    t: Any = make_bound_contributions(domain, metric, by, G, R, backend=backend, key=key,
+                                      value_columns=values, source=source)
+    if plan.filters:
+        if backend is None:
+            raise InvalidParameter("filters need a backend to check them (backend=None)")
+        t = make_frame_filter(domain, metric, plan.filters, backend=backend) >> t
+    t = t >> make_group_by(t.output_domain, t.output_metric, by, plan.public_keys,
+                           list(specs.values()), backend=backend)
+    assert isinstance(t, Transformation)
+    return CompiledPrefix(t, specs, stats, shares, delta)
 
 
 def _grid(s: NoisyStat) -> StatSpec:

@@ -4,14 +4,19 @@ more than the privacy map says?
 For a plan and a table, :func:`neighbours` builds neighbouring tables -- one unit removed, and
 one unit added with adversarial rows (extreme values, ±inf, NaN, null, every public key and
 fresh keys, more groups and rows than the bounds allow, a unit value written as NaN with another
-bit pattern or as −0.0) -- and :func:`check_neighbours` runs the *real* backend
-(:func:`dpcert.frame.polars_backend.compute_stats`) on the table and on each neighbour with the
-same seeds.  Bounding is deterministic given its seeds and each unit's kept rows depend on that
-unit alone, so the two runs are coupled exactly and the differences are what the privacy map
-must cover: per noisy component, at most ``G`` groups change, each by at most the per-group
-sensitivity, in total at most the L1 (and L2) sensitivity the calibration charged for; per
-quantile, every rank utility moves by at most its ``Δ`` in at most ``G`` groups; with private
-keys, at most ``G`` keys appear or vanish, each with a selection count of 1.
+bit pattern or as −0.0) -- and :func:`check_neighbours` runs the *real* release's data work -- the
+transformation prefix of the compiled measurement
+(:func:`dpcert.frame.compile.compile_transformation`: filter >> ``make_bound_contributions`` >>
+``make_group_by`` on :class:`~dpcert.backends.polars.PolarsBackend`) -- on the table and on each
+neighbour with one FIXED bounding key.  Bounding is deterministic given its key and each unit's
+kept rows depend on that unit alone, so the two runs are coupled exactly and the differences are
+what the compiled stability maps must cover at ``d = (u, l0, l∞) = prefix.map(1)``
+(``GroupDistance``, :mod:`dpcert.transformations.frame.bound`): per statistic, at most ``l0``
+groups change, each by at most ``per_group_change(spec, d)``, in total at most the L1 and L2
+maps of ``make_select_stat`` (:mod:`dpcert.transformations.frame.stats`); per quantile, every
+rank utility moves by at most ``Δ = l∞·max(a, b − a)`` in at most ``l0`` groups
+(:mod:`dpcert.mechanisms.grouped_quantile`); with private keys, at most ``l0`` keys appear or
+vanish.
 
 Examples
 --------
@@ -34,12 +39,13 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from dpcert.backends.base import GroupedStats, StatSpec
+from dpcert.backends.polars import PolarsBackend
 from dpcert.core.measures import Measure
-from dpcert.frame.calibrate import Calibration, calibrate
+from dpcert.frame.compile import CompiledPrefix, compile_transformation
 from dpcert.frame.plan import QueryPlan
-from dpcert.frame.polars_backend import compute_stats
-from dpcert.frame.stats import GroupStats
 from dpcert.samplers import InsecureSeededSource
+from dpcert.transformations.frame import make_select_stat, per_group_change
 
 __all__ = ["adversarial_unit", "check_neighbours", "neighbours"]
 
@@ -159,7 +165,7 @@ def _key(k: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(("NaN",) if isinstance(v, float) and math.isnan(v) else v for v in k)
 
 
-def _diffs(a: GroupStats, b: GroupStats, name: str) -> dict[tuple[Any, ...], int]:
+def _diffs(a: GroupedStats, b: GroupedStats, name: str) -> dict[tuple[Any, ...], int]:
     va = {_key(k): int(v) for k, v in zip(a.keys, a.values[name], strict=True)}
     vb = {_key(k): int(v) for k, v in zip(b.keys, b.values[name], strict=True)}
     out = {}
@@ -170,61 +176,73 @@ def _diffs(a: GroupStats, b: GroupStats, name: str) -> dict[tuple[Any, ...], int
     return out
 
 
-def _check_pair(a: GroupStats, b: GroupStats, plan: QueryPlan, cal: Calibration,
+def _check_pair(a: GroupedStats, b: GroupedStats, plan: QueryPlan, pre: CompiledPrefix,
                 what: str) -> None:
-    G = plan.max_groups
-    for c in cal.components:
-        if c.kind in ("count", "count_distinct", "sum", "sumsq", "select"):
-            d = _diffs(a, b, c.name)
-            per_group = c.l1 / G
-            l1 = sum(d.values())
-            assert len(d) <= G, f"{what}: {c.name} changed {len(d)} groups > G={G}"
-            assert max(d.values(), default=0) <= per_group, (
-                f"{what}: {c.name} moved one group by {max(d.values())} > {per_group}")
-            assert l1 <= c.l1, f"{what}: {c.name} moved by L1 {l1} > {c.l1}"
-            assert sum(v * v for v in d.values()) <= c.l2 * c.l2, (
-                f"{what}: {c.name} moved by more than L2 {c.l2}")
-        elif c.kind == "quantile":
-            _check_quantile(a, b, c, G, what)
+    t = pre.transformation
+    d = t.map(1)
+    l0 = d[1]
+    for spec in pre.specs.values():
+        if spec.kind == "at_most":
+            continue
+        diff = _diffs(a, b, spec.name)
+        per_group = per_group_change(spec, d)
+        l1 = make_select_stat(t.output_domain, t.output_metric, spec, "L1").map(d)
+        l2 = make_select_stat(t.output_domain, t.output_metric, spec, "L2").map(d)
+        assert len(diff) <= l0, f"{what}: {spec.name} changed {len(diff)} groups > l0={l0}"
+        assert max(diff.values(), default=0) <= per_group, (
+            f"{what}: {spec.name} moved one group by {max(diff.values())} > {per_group}")
+        assert sum(diff.values()) <= l1, (
+            f"{what}: {spec.name} moved by L1 {sum(diff.values())} > {l1}")
+        assert sum(v * v for v in diff.values()) <= l2 * l2, (
+            f"{what}: {spec.name} moved by more than L2 {l2}")
+    for s in pre.stats.values():
+        if s.kind == "quantile":
+            assert s.level is not None
+            hist = next(h for h in pre.specs.values()
+                        if h.kind == "at_most" and h.column == s.column
+                        and h.lower == s.bounds[0] and h.upper == s.bounds[1]  # type: ignore[index]
+                        and len(h.candidates) == s.candidates)
+            a_, b_ = s.level.numerator, s.level.denominator
+            _check_quantile(a, b, hist, a_, b_, d[2] * max(a_, b_ - a_), l0, what)
     if plan.public_keys is None:
         ka, kb = {_key(k) for k in a.keys}, {_key(k) for k in b.keys}
-        assert len(ka ^ kb) <= G, f"{what}: {len(ka ^ kb)} keys appear or vanish > G={G}"
+        assert len(ka ^ kb) <= l0, f"{what}: {len(ka ^ kb)} keys appear or vanish > l0={l0}"
 
 
-def _check_quantile(a: GroupStats, b: GroupStats, c: Any, G: int, what: str) -> None:
-    qa, qb = c.level.numerator, c.level.denominator
-    ha, hb = a.histograms[c.name], b.histograms[c.name]
-    ca, cb = ha.cumulative(0, ha.n_groups), hb.cumulative(0, hb.n_groups)
+def _check_quantile(a: GroupedStats, b: GroupedStats, hist: StatSpec, qa: int, qb: int,
+                    delta: int, l0: int, what: str) -> None:
+    def util(stats: GroupedStats) -> dict[tuple[Any, ...], Any]:
+        cum = np.asarray(stats.values[hist.name]).astype(object).reshape(
+            len(stats.keys), len(hist.candidates))
+        u = -abs(qb * cum - qa * cum[:, -1:])
+        return {_key(k): u[i] for i, k in enumerate(stats.keys)}
 
-    def util(cum: Any) -> Any:
-        cum = cum.astype(object)
-        return qb * cum - qa * cum[:, -1:]
-
-    ua = {_key(k): util(ca)[i] for i, k in enumerate(a.keys)}
-    ub = {_key(k): util(cb)[i] for i, k in enumerate(b.keys)}
-    zero = np.zeros(ca.shape[1] if ca.size else cb.shape[1], dtype=object)
+    ua, ub = util(a), util(b)
+    zero = np.zeros(len(hist.candidates), dtype=object)
     changed = 0
     for k in set(ua) | set(ub):
-        d = np.abs(ua.get(k, zero) - ub.get(k, zero))
-        if d.any():
+        diff = abs(ua.get(k, zero) - ub.get(k, zero))
+        if diff.any():
             changed += 1
-            assert max(d) <= c.per_group, (
-                f"{what}: {c.name} utility moved by {max(d)} > Δ={c.per_group}")
-    assert changed <= G, f"{what}: {c.name} changed {changed} groups > G={G}"
+            assert max(diff) <= delta, (
+                f"{what}: {hist.name} utility moved by {max(diff)} > Δ={delta}")
+    assert changed <= l0, f"{what}: {hist.name} changed {changed} groups > l0={l0}"
 
 
 def check_neighbours(df: pl.DataFrame, plan: QueryPlan, budget: Measure, *, seed: int = 0,
                      extra: list[tuple[str, pl.DataFrame]] | None = None) -> int:
-    """Run the real backend on ``df`` and on each neighbour (:func:`neighbours`, plus
-    ``extra``) with the same seeds, and assert that the exact bounded statistics move by no
-    more than the calibration's sensitivities (module docstring).  Returns the number of
-    neighbours checked; raises ``AssertionError`` naming the neighbour and the statistic."""
-    cal = calibrate(plan, budget)
-    base = compute_stats(df, plan, cal, InsecureSeededSource(seed))
+    """Run the compiled release's transformation prefix on the Polars backend on ``df`` and on
+    each neighbour (:func:`neighbours`, plus ``extra``) with the same bounding key (from
+    ``seed``), and assert that the exact grouped statistics move by no more than the compiled
+    stability maps say (module docstring).  Returns the number of neighbours checked; raises
+    ``AssertionError`` naming the neighbour and the statistic."""
+    backend = PolarsBackend()
+    key = InsecureSeededSource(seed).random_uint64(2).tobytes()
+    pre = compile_transformation(plan, budget, schema=backend.schema(df.lazy()),
+                                 backend=backend, key=key)
+    base = pre.transformation(df.lazy())
     n = 0
     for what, nb in [*neighbours(df, plan), *(extra or [])]:
-        other = compute_stats(nb, plan, cal, InsecureSeededSource(seed))
-        _check_pair(base, other, plan, cal, what)
+        _check_pair(base, pre.transformation(nb.lazy()), plan, pre, what)
         n += 1
     return n
-
