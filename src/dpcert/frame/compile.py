@@ -49,6 +49,7 @@ from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
 from dpcert.core.metrics import L1Distance, L2Distance
 from dpcert.core.transformation import Transformation
 from dpcert.errors import BudgetExceeded, InvalidParameter, MeasureMismatch
+from dpcert.frame.checks import check_scale_limit
 from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, QueryPlan, Sum, Variance
 from dpcert.frame.postprocess import ReleaseTable, mean_interval, variance_interval
 from dpcert.mechanisms.gaussian import make_gaussian
@@ -213,6 +214,8 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
     selected = {n: make_select_stat(gdom, gmet, sp, "L2" if zcdp else "L1")
                 for n, sp in specs.items() if sp.kind != "at_most"}
     noises = {n: _noise(sel, shares[n], d1, zcdp) for n, sel in selected.items()}
+    for n, nm in noises.items():  # before any charge: the exact samplers' scale limit
+        check_scale_limit(n, Fraction(nm.params["scale"]))
     parts: dict[str, Measurement] = {n: sel >> noises[n]  # type: ignore[misc]
                                      for n, sel in selected.items()}
     for n, s in stats.items():

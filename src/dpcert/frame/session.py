@@ -34,7 +34,6 @@ from dpcert.core.events import ComposedEvent
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import ZCDP, Measure
 from dpcert.errors import BudgetExceeded, InvalidParameter, ReleaseFailed
-from dpcert.frame.calibrate import Calibration, calibrate
 from dpcert.frame.certificate import release_certificate
 from dpcert.frame.checks import check_quantile_cells, check_unit_column
 from dpcert.frame.io import to_lazy
@@ -326,9 +325,11 @@ class Query:
         return compile_plan(plan, budget, schema=backend.schema(lf), backend=backend, key=key,
                             alpha=alpha, source=self.session._source, neighbours=neighbours)
 
-    def check(self, budget: Measure) -> Calibration:
+    def check(self, budget: Measure) -> Measurement:
         """Every check that runs before a charge (schema, filters, keys, names, bounds, noise
-        limits, memory) and the calibration for ``budget``; reads no rows, spends nothing."""
+        limits, memory); returns the compiled measurement for ``budget`` (:meth:`measurement`,
+        which self-checks ``map(1)`` against ``budget``, with a fixed bounding key: any key has
+        the same map).  Reads no rows, spends nothing."""
         plan = self.plan()
         if self.session._backend.name == "polars":
             check_schema(self.session._lf, plan)
@@ -341,12 +342,11 @@ class Query:
             if plan.privacy_unit is not None and plan.privacy_unit in plan.group_keys:
                 raise InvalidParameter(f"group_by({plan.privacy_unit!r}): grouping by the "
                                        "privacy unit releases one group per person")
-        cal = calibrate(plan, budget)
         if plan.public_keys is not None:
             for agg in plan.aggregates:
                 if isinstance(agg, Quantile):
                     check_quantile_cells(agg.name, len(plan.public_keys), agg.candidates)
-        return cal
+        return self.measurement(budget, key=bytes(16))  # type: ignore[no-any-return]
 
     def release(self, budget: Measure, *, alpha: Any = 0.05, name: str | None = None
                 ) -> Release:
@@ -368,8 +368,7 @@ class Query:
         the tight cost under that filter, whether it fits, and the filter's rule.  The amount
         is the compiled measurement's ``map(1)``, exactly what :meth:`release` charges."""
         b = budget or self.session.budget
-        self.check(b)
-        meas = self.measurement(b, key=bytes(16))  # the key does not change the map
+        meas = self.check(b)  # compiled with a fixed key: the key does not change the map
         total, event = meas.map(1), meas.event(1)
         m = self.session.budget
         amount = _as_amount(m, total)
