@@ -1,7 +1,7 @@
 """compile_plan: a query plan becomes one core Measurement whose map is what a release costs.
 
-Differential test against the old calibration (``frame/calibrate.py``): the compiled map never
-charges more, and no noise scale is larger.
+The compiled map never exceeds the budget, and the count's noise is exactly the reference
+calibration ``G·R / share`` (Laplace: L1 sensitivity ``l0·l∞`` at one unit).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from dpcert.core.measures import ZCDP, ApproxDP, PureDP
 from dpcert.core.trace import trace
 from dpcert.errors import BudgetExceeded, InvalidParameter
 from dpcert.frame import compile as compile_mod
-from dpcert.frame.calibrate import calibrate
 from dpcert.frame.compile import compile_plan, plan_stats
 from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, QueryPlan, Sum, Variance
 
@@ -51,20 +50,16 @@ BUDGETS = [PureDP(1), ApproxDP(Fraction(1, 2), Fraction(1, 10**6)), ZCDP(Fractio
 
 @pytest.mark.parametrize("p", PLANS)
 @pytest.mark.parametrize("budget", BUDGETS)
-def test_compiled_map_never_charges_more_than_the_old_calibration(p: QueryPlan,
-                                                                   budget: Any) -> None:
+def test_compiled_map_never_charges_more_than_the_budget(p: QueryPlan, budget: Any) -> None:
     m = compile_plan(p, budget, schema=SCHEMA, backend=None)
-    old = calibrate(p, budget)
     assert budget.compare(m.map(1), budget.require_value())
-    if isinstance(budget, ZCDP):
-        # both round σ up (rational roots within 2^-40): equal up to that rounding
-        assert m.map(1) <= old.total * (1 + Fraction(1, 2**30))
-    else:
-        assert budget.compare(m.map(1), old.total)
-    # no count's noise is larger than before
-    for c in old.components:
-        if c.kind == "count":
-            assert Fraction(m.params["scales"]["count"]) <= c.scale * c.unit
+    stats, _ = plan_stats(p)
+    if not isinstance(budget, ZCDP) and "count" in stats:
+        total = Fraction(budget.require_value()[0] if isinstance(budget, ApproxDP)
+                         else budget.require_value())
+        share = total * stats["count"].weight / sum(s.weight for s in stats.values())
+        G, R = p.max_groups, p.max_rows_per_group
+        assert Fraction(m.params["scales"]["count"]) == Fraction(G * R) / share
 
 
 @pytest.mark.parametrize("budget", BUDGETS[:2])
@@ -75,12 +70,10 @@ def test_private_keys_spend_no_separate_selection_budget(budget: Any) -> None:
             compile_plan(p, budget, schema=SCHEMA, backend=None)
         return
     m = compile_plan(p, budget, schema=SCHEMA, backend=None)
-    old = calibrate(p, budget)
     eps, delta = m.map(1)
     assert eps == Fraction(1, 2) and delta <= Fraction(1, 10**6)
-    # the old path halves ε between the count and a separate selection: noise 2× larger
-    assert Fraction(m.params["scales"]["count"]) * 2 == next(
-        c.scale for c in old.components if c.kind == "count")
+    # the whole ε goes to the released count (it is the selection statistic): scale G·R/ε
+    assert Fraction(m.params["scales"]["count"]) == Fraction(2 * 2) / Fraction(1, 2)
 
 
 def test_a_mean_reuses_the_released_count() -> None:
@@ -154,10 +147,7 @@ def test_self_check_refuses_a_plan_whose_map_exceeds_the_budget(monkeypatch: Any
 def test_quantiles_compile_to_grouped_permute_and_flip(memory_ops: Any, budget: Any) -> None:
     p = plan(Count(), Quantile("x", (0.25, 0.5), (0.0, 10.0), candidates=41))
     m = compile_plan(p, budget, schema=SCHEMA, backend=memory_ops, key=bytes(16))
-    old = calibrate(p, budget)
     assert budget.compare(m.map(1), budget.require_value())
-    if not isinstance(budget, ZCDP):
-        assert budget.compare(m.map(1), old.total)
     assert [s.constructor for s in trace(m, 1)].count("grouped_quantile") == 2
     big = compile_plan(p, type(budget)(*([50] if not isinstance(budget, ApproxDP) else
                                          [50, Fraction(1, 10**6)])),

@@ -11,10 +11,11 @@ import polars as pl
 import pytest
 
 import dpcert as dp
+from dpcert.backends.base import GroupedStats, StatSpec
+from dpcert.core.frames import GroupDistance, GroupedDomain
 from dpcert.errors import InvalidParameter
-from dpcert.frame.calibrate import Component
-from dpcert.frame.noise import permute_and_flip_quantile
 from dpcert.frame.result import quantile_rank_error, tidy_table, upper_float
+from dpcert.mechanisms.grouped_quantile import make_grouped_quantile
 from dpcert.samplers import InsecureSeededSource
 
 
@@ -84,13 +85,16 @@ def test_rank_error_formula() -> None:
         quantile_rank_error(res.certificate, "count", 0.05)
 
 
-def _pf_rank_gaps(eps: Fraction, groups: int, seed: int) -> np.ndarray:
-    """Rank gaps (rows) of permute-and-flip medians on 65 candidates 3 rows apart."""
+def _pf_rank_gaps(eps: Fraction, groups: int) -> np.ndarray:
+    """Rank gaps (rows) of the release's permute-and-flip medians (``make_grouped_quantile``,
+    ε per group at Δ = 1: scale 2/ε) on 65 candidates 3 rows apart."""
     cum = np.arange(1, 66, dtype=np.int64) * 3
-    comp = Component("q", "q", "quantile", "permute_and_flip", Fraction(1), Fraction(0),
-                     Fraction(1), Fraction(1), eps, epsilon=eps, level=Fraction(1, 2),
-                     per_group=Fraction(1))
-    idx = permute_and_flip_quantile(np.tile(cum, (groups, 1)), comp, InsecureSeededSource(seed))
+    spec = StatSpec("h", "at_most", "x", Fraction(0), Fraction(64), candidates=tuple(range(65)))
+    keys = [(i,) for i in range(groups)]
+    m = make_grouped_quantile(GroupedDomain(("g",), ("h",), tuple(keys)), GroupDistance(), spec,
+                              Fraction(1, 2), scale=2 / eps)
+    assert m.map((1, 1, 1)) == eps
+    idx = m(GroupedStats(keys, {"h": np.tile(cum, (groups, 1))}))
     err = np.abs(2 * cum - cum[-1])  # |b·rank − a·n| with q = 1/2
     gaps: np.ndarray = (err[idx] - err.min()) / 2
     return gaps
@@ -98,7 +102,8 @@ def _pf_rank_gaps(eps: Fraction, groups: int, seed: int) -> np.ndarray:
 
 @pytest.mark.slow
 def test_rank_error_covers_permute_and_flip() -> None:
-    """The rank-error bound holds with probability ≥ 1 − α (seeded; 5.3σ binomial margin)."""
+    """The rank-error bound holds with probability ≥ 1 − α (5.3σ binomial margin: a correct
+    implementation fails with probability < 1e-7)."""
     groups, alpha = 20_000, 0.2
     cert = {"plan": {"aggregates": [{"kind": "Quantile", "candidates": 65}],
                      "max_rows_per_group": 1},
@@ -106,10 +111,10 @@ def test_rank_error_covers_permute_and_flip() -> None:
                               "quantile": "1/2", "epsilon": "1/2"}]}
     bound = quantile_rank_error(cert, "q", alpha)
     limit = alpha * groups + 5.3 * math.sqrt(alpha * (1 - alpha) * groups)
-    misses = int((_pf_rank_gaps(Fraction(1, 2), groups, 4) > bound).sum())
+    misses = int((_pf_rank_gaps(Fraction(1, 2), groups) > bound).sum())
     assert misses <= limit, f"{misses} misses > {limit}"
     # the same check on a wrong variant (selection run at ε/16 while the bound states ε) fails
-    wrong = int((_pf_rank_gaps(Fraction(1, 32), groups, 4) > bound).sum())
+    wrong = int((_pf_rank_gaps(Fraction(1, 32), groups) > bound).sum())
     assert wrong > limit
 
 

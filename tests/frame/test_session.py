@@ -12,9 +12,20 @@ import pytest
 
 import dpcert as dp
 from dpcert import errors
-from dpcert.frame.calibrate import calibrate
-from dpcert.frame.polars_backend import compute_stats
+from dpcert.backends.base import BoundSpec
+from dpcert.backends.polars import PolarsBackend
+from dpcert.frame.compile import compile_transformation
 from dpcert.samplers import InsecureSeededSource
+from dpcert.transformations.frame import make_select_stat, per_group_change
+
+
+def prefix(plan: object, budget: dp.Measure, seed: int) -> object:
+    """The compiled release's data work (filter >> bound >> group_by) with a fixed key."""
+    b = PolarsBackend()
+    return compile_transformation(plan, budget, schema={"uid": "int", "g": "int", "x": "float",
+                                                        "y": "int"},  # type: ignore[arg-type]
+                                  backend=b, key=InsecureSeededSource(seed).random_uint64(2)
+                                  .tobytes())
 
 
 def table(n_units: int = 400, groups: int = 10, rows: int = 3, seed: int = 1) -> pl.DataFrame:
@@ -88,17 +99,20 @@ def test_unit_with_many_rows_moves_stats_within_bounds() -> None:
              .agg(dp.count(), dp.count_distinct(), dp.sum("x", (-10, 100)))
              .bound_contributions(G, R))
         plan = q.plan()
-        cal = calibrate(plan, dp.PureDP(1.0))
         for seed in range(3):
-            a = compute_stats(base, plan, cal, InsecureSeededSource(seed))
-            b = compute_stats(big, plan, cal, InsecureSeededSource(seed + 100))
-            for c in cal.components:
-                diff = np.abs(np.asarray(b.values[c.name], dtype=object)
-                              - np.asarray(a.values[c.name], dtype=object))
-                assert sum(int(d) for d in diff) <= c.l1, (c.name, G, R)
-                assert max(int(d) for d in diff) <= c.l1 / G
+            pa, pb_ = prefix(plan, dp.PureDP(1.0), seed), prefix(plan, dp.PureDP(1.0), seed + 100)
+            t = pa.transformation  # type: ignore[attr-defined]
+            a, b = t(base.lazy()), pb_.transformation(big.lazy())  # type: ignore[attr-defined]
+            d = t.map(1)
+            assert d == (1, G, R)
+            for spec in pa.specs.values():  # type: ignore[attr-defined]
+                diff = np.abs(np.asarray(b.values[spec.name], dtype=object)
+                              - np.asarray(a.values[spec.name], dtype=object))
+                l1 = make_select_stat(t.output_domain, t.output_metric, spec).map(d)
+                assert sum(int(x) for x in diff) <= l1, (spec.name, G, R)
+                assert max(int(x) for x in diff) <= per_group_change(spec, d)
                 # the bound is attained: the heavy unit uses its full allowance
-                assert sum(int(d) for d in diff) >= c.l1 * Fraction(9, 10) or c.kind != "count"
+                assert sum(int(x) for x in diff) >= l1 * Fraction(9, 10) or spec.kind != "count"
 
 
 def test_no_privacy_unit_means_rows() -> None:
@@ -215,28 +229,24 @@ def test_filters_sql_and_expr() -> None:
     assert abs(a - truth) < 5 and abs(b - truth) < 5
 
 
-@pytest.mark.parametrize(("unit_mask", "pair_mask"),
-                         [(0xFFFFFFFF00000000, 0xFFFFFFFF), (0xFFFFFFFF00000000, 0x3),
-                          (0x0, 0xFFFFFFFF), (0x0, 0x0)])
+@pytest.mark.parametrize("mask", [0xFFFFFFFF00000000, 0xFFFFFFFF, 0x3, 0x0])
 def test_bounding_invariants_even_with_hash_collisions(
-        monkeypatch: pytest.MonkeyPatch, unit_mask: int, pair_mask: int) -> None:
+        monkeypatch: pytest.MonkeyPatch, mask: int) -> None:
     """Every unit keeps <= G groups and <= R rows per group and exactly what the bounds allow,
-    also when the hashes collide (masks shrunk: units and keys are compared exactly, the hashes
-    only order, so colliding units are never merged)."""
-    from dpcert.frame import polars_backend as pb
-    from dpcert.frame.plan import Count, QueryPlan
+    also when the hashes collide (masked: units and keys are compared exactly, the hashes
+    only order, so colliding units are never merged).  Runs the release's backend bounding."""
+    from dpcert.backends import _hash
 
-    monkeypatch.setattr(pb, "_UNIT_MASK", unit_mask)
-    monkeypatch.setattr(pb, "_PAIR_MASK", pair_mask)
-    monkeypatch.setattr(pb, "_ROW_MASK", pair_mask)
+    for name in ("hash_series", "hash_chain"):
+        real = getattr(_hash, name)
+        monkeypatch.setattr(_hash, name, lambda *a, _r=real: _r(*a) & np.uint64(mask))
     rng = np.random.default_rng(3)
     n = 3000
     df = pl.DataFrame({"u": rng.integers(0, 60, n), "g": rng.integers(0, 12, n).astype(str),
                        "x": rng.uniform(0, 1, n)})
     for G, R in ((1, 1), (2, 3), (5, 2)):
-        plan = QueryPlan((Count(),), ("g",), None, "u", G, R)
-        seeds = pb._draw_seeds(InsecureSeededSource(G * 10 + R))
-        out = pb._bounded(df, plan, seeds, pb._Names(df.columns))
+        key = InsecureSeededSource(G * 10 + R).random_uint64(2).tobytes()
+        out = PolarsBackend().keyed_bound(df.lazy(), BoundSpec("u", ("g",), G, R, key))
         per_pair = out.group_by("u", "g").len()
         assert per_pair["len"].max() <= R
         assert per_pair.group_by("u").len()["len"].max() <= G
@@ -275,47 +285,39 @@ def test_ledger_is_charged_before_release_and_matches_certificate(tmp_path: obje
 
 def test_partwise_bounding_equals_whole(monkeypatch: pytest.MonkeyPatch) -> None:
     """Large tables are bounded in unit-disjoint parts; the exact statistics are the same."""
-    from dpcert.frame import polars_backend as pb
+    from dpcert.backends import polars as pb
 
     rng = np.random.default_rng(11)
     n = 5000
     df = pl.DataFrame({"uid": np.arange(n), "g": rng.integers(0, 7, n),
-                       "x": rng.uniform(-5, 50, n)})
+                       "x": rng.uniform(-5, 50, n), "y": np.zeros(n, dtype=np.int64)})
     sess = dp.Session(df, "uid", budget=dp.ZCDP(1.0))
     q = (sess.query().group_by("g", keys=list(range(7)))
          .agg(dp.count(), dp.count_distinct(), dp.sum("x", (0, 40)), dp.mean("x", (0, 40)),
               dp.quantile("x", [0.5], (0, 40)))
          .bound_contributions(1, 1))
-    plan = q.plan()
-    cal = calibrate(plan, dp.ZCDP(0.5))
-    whole = compute_stats(df, plan, cal, InsecureSeededSource(1))
-    monkeypatch.setattr(pb, "_PART_ROWS", 256)  # forces 2^5 parts
-    seeds = pb._draw_seeds(InsecureSeededSource(2))
-    assert len(list(pb._parts(df, plan, seeds, pb._Names(df.columns)))) == 32
-    parts = compute_stats(df, plan, cal, InsecureSeededSource(1))
+    t = prefix(q.plan(), dp.ZCDP(0.5), 1).transformation  # type: ignore[attr-defined]
+    whole = t(df.lazy())
+    monkeypatch.setattr(pb, "_PART_ROWS", 256)  # forces 2 * ceil(5000 / 256) = 40 parts
+    parts = t(df.lazy())
     assert parts.keys == whole.keys
     for name, v in whole.values.items():
         assert np.array_equal(np.asarray(parts.values[name]), np.asarray(v)), name
-    for name, h in whole.histograms.items():
-        assert np.array_equal(parts.histograms[name].cumulative(0, h.n_groups),
-                              h.cumulative(0, h.n_groups)), name
 
 
 def test_weights_split_the_budget_proportionally() -> None:
     sess = dp.Session(table(), "uid", budget=dp.PureDP(1.0))
     q = (sess.query().group_by("g", keys=KEYS)
          .agg(dp.count(), dp.count_distinct().weighted(3)).bound_contributions(1, 2))
-    cal = calibrate(q.plan(), dp.PureDP(1.0))
-    costs = {c.name: c.cost for c in cal.components}
-    assert costs == {"count": Fraction(1, 4), "count_distinct_units": Fraction(3, 4)}
-    assert cal.total == 1
+    pre = prefix(q.plan(), dp.PureDP(1.0), 0)
+    assert pre.shares == {"count": Fraction(1, 4), "units": Fraction(3, 4)}  # type: ignore
+    assert q.measurement(dp.PureDP(1.0)).map(1) == 1
     acc = q.accuracy(0.05, dp.PureDP(1.0))
     hw = dict(zip(acc["component"].to_list(), acc["half_width"].to_list(), strict=True))
     assert hw["units"] < hw["count"] / 5  # 3x the share, half the sensitivity
     zq = (sess.query().group_by("g", keys=KEYS).agg(dp.mean("x", (0, 100)).weighted(0.5),
                                                     dp.count()).bound_contributions(1, 1))
-    zc = calibrate(zq.plan(), dp.ZCDP(0.4))
-    assert zc.total <= Fraction(2, 5)
+    assert zq.measurement(dp.ZCDP(0.4)).map(1) <= Fraction(2, 5)
     with pytest.raises(errors.InvalidParameter, match="weight=0"):
         dp.count().weighted(0)
 

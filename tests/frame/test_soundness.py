@@ -22,6 +22,18 @@ from dpcert.accounting.ledger import Ledger
 from dpcert.samplers import InsecureSeededSource
 from dpcert.testing import check_neighbours
 
+
+def grouped(df: pl.DataFrame, plan: Any, budget: Any) -> Any:
+    """The compiled release's exact grouped statistics (filter >> bound >> group_by on the
+    Polars backend, fixed bounding key)."""
+    from dpcert.backends.polars import PolarsBackend
+    from dpcert.frame.compile import compile_transformation
+
+    b = PolarsBackend()
+    pre = compile_transformation(plan, budget, schema=b.schema(df.lazy()), backend=b,
+                                 key=bytes(16))
+    return pre.transformation(df.lazy())
+
 KEYS = ["a", "b", "c"]
 
 
@@ -161,12 +173,9 @@ def test_a_nan_unit_is_one_person() -> None:
     df = pl.DataFrame({"uid": [math.nan] * 50 + [1.0, -0.0, 0.0],
                        "g": [f"k{i}" for i in range(50)] + ["k0", "k1", "k2"]})
     sess = dp.Session(df, "uid", budget=dp.PureDP(1e5), _source=InsecureSeededSource(3))
-    from dpcert.frame.calibrate import calibrate
-    from dpcert.frame.polars_backend import compute_stats
-
     q = sess.query().group_by("g", keys=[f"k{i}" for i in range(50)]).agg(dp.count())
     plan = q.bound_contributions(1, 1).plan()
-    stats = compute_stats(df, plan, calibrate(plan, dp.PureDP(1.0)), InsecureSeededSource(0))
+    stats = grouped(df, plan, dp.PureDP(1.0))
     # units: NaN (one), 1.0, and 0.0 = -0.0 (one): three rows survive
     assert int(stats.values["count"].sum()) == 3
 
@@ -184,10 +193,11 @@ def test_neighbours_move_stats_within_the_map(unit_dtype: Any) -> None:
 
 
 def test_colliding_hashes_never_merge_units(monkeypatch: pytest.MonkeyPatch) -> None:
-    from dpcert.frame import polars_backend as pb
+    from dpcert.backends import _hash
 
-    for name in ("_UNIT_MASK", "_PAIR_MASK", "_ROW_MASK"):
-        monkeypatch.setattr(pb, name, 0)  # every hash collides
+    for name in ("hash_series", "hash_chain"):  # every hash collides
+        real = getattr(_hash, name)
+        monkeypatch.setattr(_hash, name, lambda *a, _r=real: _r(*a) * 0)
     df = people(300)
     b = dp.PureDP(1.0)
     q = session(df=df).query().group_by("g", keys=KEYS).agg(dp.count()).bound_contributions(1, 2)
@@ -353,9 +363,7 @@ def test_quantile_memory_is_bounded(ledger: str, monkeypatch: pytest.MonkeyPatch
     with pytest.raises(errors.InvalidParameter, match="cells"):
         q.release(dp.PureDP(1.0))
     assert_nothing_charged(sess, ledger)
-    # private keys: processed in chunks of groups, same result as in one piece
-    from dpcert.frame import noise
-
+    # private keys: a quantile per selected group
     df = people(6000)
     b = dp.ApproxDP(2.0, 1e-6)
 
@@ -364,11 +372,9 @@ def test_quantile_memory_is_bounded(ledger: str, monkeypatch: pytest.MonkeyPatch
         return (s.query().group_by("y", keys="private").agg(dp.quantile("x", [0.5], (0, 100)))
                 .bound_contributions(1, 1).release(dp.ApproxDP(1.0, 1e-6))).to_polars()
 
-    whole = run()
-    monkeypatch.setattr(noise, "MAX_QUANTILE_CELLS", 2 * 1025)  # chunks of two groups
-    chunked = run()
-    assert chunked["y"].to_list() == whole["y"].to_list() and chunked.height > 2
-    assert chunked["quantile_0.5_x"].is_between(0, 100).all()
+    out = run()
+    assert out["y"].to_list() == run()["y"].to_list() and out.height > 2
+    assert out["quantile_0.5_x"].is_between(0, 100).all()
 
 
 def test_huge_epsilon_finishes_with_finite_values(ledger: str) -> None:
@@ -387,10 +393,8 @@ def test_huge_epsilon_finishes_with_finite_values(ledger: str) -> None:
 
 def test_nan_and_signed_zero_keys_are_one_group_for_every_statistic() -> None:
     """Float keys are matched by exact identity (NaN = NaN, −0.0 = 0.0) when public keys and
-    quantile histograms are joined to the groups (a float join need not match NaN)."""
-    from dpcert.frame.calibrate import calibrate
-    from dpcert.frame.polars_backend import compute_stats
-
+    quantile histograms are joined to the groups (a float join need not match NaN).  A NaN
+    public key is refused before any charge (equality can never match it)."""
     df = pl.DataFrame({"u": [None, 1, 2], "g": [math.nan, -0.0, float("nan")],
                        "x": [None, 1.0, 2.0]}, schema={"u": pl.Int64, "g": pl.Float64,
                                                        "x": pl.Float64})
@@ -400,9 +404,20 @@ def test_nan_and_signed_zero_keys_are_one_group_for_every_statistic() -> None:
              .agg(dp.count(), dp.quantile("x", [0.5], (-10, 10), candidates=5))
              .bound_contributions(1, 1))
         plan = q.plan()
-        st = compute_stats(df, plan, calibrate(plan, b), InsecureSeededSource(0))
+        if keys != "private":
+            with pytest.raises(errors.InvalidParameter, match="does not convert exactly"):
+                grouped(df, plan, b)
+            keys = [0.0, 5.0]
+            plan = (dp.Session(df, "u", budget=b).query().group_by("g", keys=keys)
+                    .agg(dp.count(), dp.quantile("x", [0.5], (-10, 10), candidates=5))
+                    .bound_contributions(1, 1)).plan()
+        st = grouped(df, plan, b)
         by_key = {("nan" if math.isnan(k[0]) else k[0]): i for i, k in enumerate(st.keys)}
-        cum = st.histograms["quantile_0.5_x"].cumulative(0, len(st.keys))
-        assert st.values["count"][by_key["nan"]] == 2 and st.values["count"][by_key[0.0]] == 1
-        assert cum[by_key["nan"]].tolist() == [1, 1, 1, 2, 2]
+        cum = np.asarray(st.values["hist:x[-10,10]:5"])
+        if keys == "private":
+            assert st.values["count"][by_key["nan"]] == 2
+            assert cum[by_key["nan"]].tolist() == [1, 1, 1, 2, 2]
+        else:
+            assert st.values["count"][by_key[5.0]] == 0
+        assert st.values["count"][by_key[0.0]] == 1
         assert cum[by_key[0.0]].tolist() == [0, 0, 0, 1, 1]

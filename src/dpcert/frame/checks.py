@@ -27,7 +27,15 @@ from typing import Any
 import polars as pl
 
 from dpcert.errors import InvalidParameter, OutOfDomain
-from dpcert.frame.plan import check_output_names, generated_names
+from dpcert.frame.plan import (
+    Mean,
+    Quantile,
+    QueryPlan,
+    Sum,
+    Variance,
+    check_output_names,
+    generated_names,
+)
 
 __all__ = [
     "MAX_BOUND",
@@ -37,6 +45,8 @@ __all__ = [
     "check_filters",
     "check_output_names",
     "check_public_keys",
+    "check_scale_limit",
+    "check_schema",
     "check_unit_column",
     "generated_names",
     "internal_prefix",
@@ -176,3 +186,40 @@ def internal_prefix(columns: Sequence[str]) -> str:
         p += "_"
     return p + "_"
 
+
+
+_NUMERIC = (pl.Float32, pl.Float64, pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16,
+            pl.UInt32, pl.UInt64)
+
+
+def check_schema(lf: pl.LazyFrame, plan: QueryPlan) -> dict[str, Any]:
+    """Everything about ``plan`` that can be checked on the schema, before any charge: columns
+    exist with usable types, the unit can be compared exactly and is not a group key, filters
+    are row-local and infallible, public keys fit their columns and are distinct, output names
+    do not collide, bounds are finite enough.  Reads no rows.
+
+    Examples
+    --------
+    >>> from dpcert.frame.plan import Count
+    >>> check_schema(pl.LazyFrame({"u": [1]}), QueryPlan((Count(),), ("g",), None))
+    Traceback (most recent call last):
+    ...
+    dpcert.errors.InvalidParameter: unknown column 'g'; the data has ['u']
+    """
+    schema = dict(lf.collect_schema())
+    for col in plan.columns:
+        if col not in schema:
+            raise InvalidParameter(f"unknown column {col!r}; the data has {sorted(schema)}")
+    for a in plan.aggregates:
+        for col in a.columns:
+            if schema[col] not in _NUMERIC:
+                raise InvalidParameter(
+                    f"{a.name}: column {col!r} has type {schema[col]}, not numeric")
+        if isinstance(a, (Sum, Mean, Variance, Quantile)):
+            check_bounds_magnitude(a.name, a.bounds)
+    check_unit_column(plan.privacy_unit, plan.group_keys, schema)
+    check_output_names(plan.output_names(), plan.group_keys)
+    if plan.public_keys is not None and plan.group_keys:
+        check_public_keys(plan.group_keys, plan.public_keys, schema)
+    check_filters(plan.filters, schema)
+    return schema

@@ -35,11 +35,10 @@ from dpcert.core.measurement import Measurement
 from dpcert.core.measures import ZCDP, Measure
 from dpcert.errors import BudgetExceeded, InvalidParameter, ReleaseFailed
 from dpcert.frame.certificate import release_certificate
-from dpcert.frame.checks import check_quantile_cells, check_unit_column
+from dpcert.frame.checks import check_quantile_cells, check_schema, check_unit_column
 from dpcert.frame.io import to_lazy
 from dpcert.frame.ledger import BudgetMismatchWarning, open_ledger, release_failed
 from dpcert.frame.plan import Aggregate, Quantile, QueryPlan
-from dpcert.frame.polars_backend import check_schema
 from dpcert.frame.result import ReleaseMixin
 from dpcert.samplers import EntropySource
 
