@@ -38,6 +38,8 @@ T_MV = "tests/transformations/test_mean_variance.py"
 T_SVT = "tests/mechanisms/test_sparse_vector.py"
 T_ACC = "tests/accounting/test_leaf_values_exact.py"
 T_SYM = "tests/statistical/test_sampler_symmetry.py"
+T_ENGINE = ("tests/frame/test_session.py", "tests/frame/test_soundness.py",
+            "tests/frame/test_compile.py")
 T_EXPZ = "tests/mechanisms/test_exponential_zcdp.py"
 T_MECH = "tests/mechanisms/test_mechanism_maps_exact.py"
 T_PART = "tests/transformations/test_partition.py"
@@ -355,4 +357,25 @@ MUTANTS: list[Mutant] = [
        "        if isinstance(ev, BoundedRangeEvent):  # two valid bounds: keep the smaller",
        "        if hasattr(ev, \"epsilon\"):  # two valid bounds: keep the smaller",
        T_EXPZ, "unproven claim", "every ε-DP event converted at ε²/8"),
+    # the engine's compile step and the ledger (issue 20: "the engine's compile step, the ledger")
+    _m("engine-bound-ignores-R", "transformations/frame/bound.py",
+       "stability_map=lambda d: (d, d * G, d * R),",
+       "stability_map=lambda d: (d, d * G, d),",
+       ("tests/transformations/frame", *T_ENGINE), "sensitivity off by a factor",
+       "bounding map forgets the rows per group (l∞ = d instead of d·R)", ci=True),
+    _m("engine-bound-ignores-G", "transformations/frame/bound.py",
+       "stability_map=lambda d: (d, d * G, d * R),",
+       "stability_map=lambda d: (d, d, d * R),",
+       ("tests/transformations/frame", *T_ENGINE), "sensitivity off by a factor",
+       "bounding map forgets the groups per unit (l0 = d instead of d·G)"),
+    _m("engine-count-change-one", "transformations/frame/stats.py",
+       '    if spec.kind == "count":\n        return li\n',
+       '    if spec.kind == "count":\n        return 1\n',
+       ("tests/transformations/frame", *T_ENGINE), "sensitivity off by a factor",
+       "a grouped count moves by 1 per group whatever the rows per group"),
+    _m("ledger-fits-ignored", "accounting/ledger.py",
+       "            if not after.fits:\n",
+       "            if False:\n",
+       "tests/accounting", "loosened comparison", "the ledger admits a release that overspends",
+       ci=True),
 ]
