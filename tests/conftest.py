@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
@@ -18,6 +19,9 @@ import numpy as np
 import pytest
 
 from dpcert.backends.base import BoundSpec, GroupedStats, StatSpec
+
+# shared Hypothesis strategies (tests/_strategies.py) are imported as a top-level module
+sys.path.insert(0, str(__import__('pathlib').Path(__file__).parent))
 from dpcert.errors import InvalidParameter, UnsafeExpression
 
 Frame = dict[str, list[Any]]

@@ -8,7 +8,6 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import dpcert as dp
 from dpcert import errors
@@ -73,21 +72,7 @@ def test_metrics_examples() -> None:
 
 # --- property tests: distances of random neighbours never exceed what the maps assume ---------
 
-values = st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=0, max_size=20)
-
-
-@st.composite
-def neighbours(draw: st.DrawFn) -> tuple[list[float], list[float], int]:
-    """A dataset, and one obtained from it by k random insertions/deletions."""
-    u = draw(values)
-    v = list(u)
-    k = draw(st.integers(0, 4))
-    for _ in range(k):
-        if v and draw(st.booleans()):
-            v.pop(draw(st.integers(0, len(v) - 1)))
-        else:
-            v.insert(draw(st.integers(0, len(v))), draw(st.floats(-1e6, 1e6)))
-    return u, v, k
+from _strategies import neighbours  # noqa: E402
 
 
 @settings(max_examples=200, deadline=None)

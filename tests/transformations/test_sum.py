@@ -57,21 +57,7 @@ def test_sum_is_exact_for_adversarial_floats() -> None:
     assert big(np.array([2**62] * 8, dtype=np.int64)) == 2**65
 
 
-values = st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=0, max_size=20)
-
-
-@st.composite
-def neighbours(draw: st.DrawFn) -> tuple[list[float], list[float], int]:
-    """A dataset, and one obtained from it by k random insertions/deletions."""
-    u = draw(values)
-    v = list(u)
-    k = draw(st.integers(0, 4))
-    for _ in range(k):
-        if v and draw(st.booleans()):
-            v.pop(draw(st.integers(0, len(v) - 1)))
-        else:
-            v.insert(draw(st.integers(0, len(v))), draw(st.floats(-1e6, 1e6)))
-    return u, v, k
+from _strategies import neighbours  # noqa: E402
 
 
 @settings(max_examples=200, deadline=None)
