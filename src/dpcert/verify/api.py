@@ -13,6 +13,7 @@ from dpcert._validate import check_int
 from dpcert.errors import InvalidParameter
 from dpcert.verify._deps import require_z3
 from dpcert.verify.adjacency import pieces
+from dpcert.verify.gauss_refute import refute_gaussian
 from dpcert.verify.gaussian import has_gaussian, prove_gaussian
 from dpcert.verify.induction import AllSizesProof, claim_poly, prove_all_sizes
 from dpcert.verify.ir import Program, ProgramError
@@ -195,6 +196,10 @@ def _gaussian(prog: Program, n: int, claim_text: str) -> VerificationResult:
     for size in sizes:
         res = prove_gaussian(prog, size)
         if isinstance(res, str):
+            witness, _ = refute_gaussian(prog, list(range(1, size + 1)))
+            if witness is not None:
+                return VerificationResult("REFUTED", prog.name, claim_text, None, witness, res,
+                                          0.0, None, witness.n if sized else "all")
             return VerificationResult("UNKNOWN", prog.name, claim_text, None, None,
                                       f"n = {size}: {res}" if sized else res, 0.0,
                                       n if sized else None, n if sized else "all")

@@ -3,15 +3,23 @@
 The refuter's witness is exact arithmetic on the program's semantics; the confirmation is an
 independent, statistical check of the same violation on the program as dpcert executes it:
 
-1. the event is chosen *before* sampling, from exact probabilities, to maximise the expected
-   Clopper–Pearson bound at the given number of samples (no selection bias);
-2. the program, unrolled at the witness's size, is executed ``samples`` times on x and on x'
-   (every noise instance drawn eagerly with :func:`dpcert.samplers.lattice_laplace`,
-   :func:`~dpcert.samplers.discrete_laplace` or a lattice exponential built on
-   :func:`~dpcert.samplers.geometric`; the run follows the path whose guards hold);
-3. the lower bound ``ln(CP_lower(k, N, α/2) / CP_upper(k', N, α/2))`` (one-sided exact
-   Clopper–Pearson, :mod:`dpcert.audit`) holds with probability ≥ 1 − α; the refutation is
-   *confirmed* when it exceeds the claim.
+1. the event is chosen *before* sampling, from exact probabilities, to maximise the bound the
+   draw budget can confirm (:mod:`dpcert.verify.confirm_events`: a larger event with a smaller
+   loss beats a rare one with a large loss), so the samples carry no selection bias;
+2. the program, unrolled at the witness's size, is run ``draws`` times on each input in batches
+   through NumPy: every noise instance the event reads is drawn eagerly with
+   :func:`dpcert.samplers.lattice_laplace`, :func:`~dpcert.samplers.discrete_laplace`,
+   :func:`~dpcert.samplers.lattice_gaussian` or a lattice exponential built on
+   :func:`~dpcert.samplers.geometric`, and a run is in the event when the guards of one of the
+   event's paths (and its output thresholds) hold;
+3. with counts k on the first input and k' on the second, the one-sided exact Clopper–Pearson
+   bounds at α/2 each (``dpcert.audit``) give, with probability ≥ 1 − α,
+   ``ε ≥ ln((CP_lower(k, N, α/2) − δ) / CP_upper(k', N, α/2))`` for an (ε, δ) claim (δ = 0
+   for pure DP: an (ε, δ)-DP mechanism has P ≤ e^ε·P' + δ on every event).  The refutation is
+   *confirmed* when this bound exceeds the claimed ε.
+
+When no event can be confirmed with the budget, :class:`Confirmation` says so and gives about how
+many draws per input would suffice (at the expected counts).
 
 Real-valued noise is on the lattice ``2**k ℤ`` (Mironov 2012) as in dpcert's mechanisms, so the
 confirmed program is the lattice one; its probabilities differ from the exact reals' by far less
@@ -21,19 +29,28 @@ than the statistical error.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 import numpy.typing as npt
 
+from dpcert._validate import check_int
 from dpcert.audit import cp_lower, cp_upper
 from dpcert.errors import InvalidParameter
-from dpcert.samplers import EntropySource, discrete_laplace, geometric, lattice_laplace
+from dpcert.samplers import (
+    EntropySource,
+    discrete_laplace,
+    geometric,
+    lattice_gaussian,
+    lattice_laplace,
+)
 from dpcert.samplers.lattice import lattice_exponent
+from dpcert.verify.confirm_events import Candidate, candidates, needed_draws, rank
+from dpcert.verify.gauss_refute import gauss_model, linear_event_probability, optimal_event
 from dpcert.verify.ir import Program
-from dpcert.verify.refute import Witness, _refute_at
+from dpcert.verify.linear import fmt_frac
+from dpcert.verify.refute import Witness
 from dpcert.verify.semantics import concrete
 from dpcert.verify.symexec import Unrolled, unroll
 
@@ -41,18 +58,34 @@ __all__ = ["Confirmation", "confirm"]
 
 Arr = npt.NDArray[np.float64]
 
+#: Runs per NumPy batch.
+BATCH = 1 << 16
+
 
 @dataclass(frozen=True)
 class Confirmation:
-    """A sampled lower bound on the privacy loss of a witness event."""
+    """A sampled lower bound on the privacy loss of a witness pair on one event."""
 
     event: str
-    samples: int
+    draws: int
     count_x: int
     count_x_prime: int
     confidence: float
     epsilon_lower: float
     claim: float
+    delta: float = 0.0
+    #: the measured order: ``x`` is the input counted first (the witness's x' when swapped)
+    swapped: bool = False
+    p: float = math.nan
+    p_prime: float = math.nan
+    #: the bound the budget gives at the expected counts, and the draws that would suffice
+    expected_bound: float = math.nan
+    needed_draws: int | None = None
+
+    @property
+    def samples(self) -> int:
+        """Alias of ``draws`` (runs on each input)."""
+        return self.draws
 
     @property
     def confirmed(self) -> bool:
@@ -61,71 +94,129 @@ class Confirmation:
 
     def describe(self) -> str:
         """Human-readable text."""
-        verdict = "CONFIRMED" if self.confirmed else "not confirmed"
-        return (f"confirmation by sampling ({self.samples} runs on x and on x', exact "
-                f"samplers):\n  event S: {self.event}\n"
-                f"  count on x: {self.count_x}, on x': {self.count_x_prime}\n"
-                f"  ε ≥ {self.epsilon_lower:.4f} with confidence {self.confidence:.4g} "
-                f"(Clopper–Pearson) vs claim {self.claim:.4g}: {verdict}")
+        verdict = "CONFIRMED" if self.confirmed else "NOT confirmed with this budget"
+        pair = "x' then x" if self.swapped else "x then x'"
+        dl = f", δ = {self.delta:.6g}" if self.delta else ""
+        lines = [f"confirmation by sampling ({self.draws:,} runs on each input, exact samplers):",
+                 f"  event S: {self.event}  (exact P = {self.p:.6g}, P' = {self.p_prime:.6g};"
+                 f" chosen before sampling)",
+                 f"  counts ({pair}): {self.count_x} and {self.count_x_prime}",
+                 f"  ε ≥ {self.epsilon_lower:.4f} at confidence {self.confidence:.4g}"
+                 f" (Clopper–Pearson{dl}) vs claim {self.claim:.4g}: {verdict}"]
+        if not self.confirmed:
+            lines.append(self._advice())
+        return "\n".join(lines)
+
+    def _advice(self) -> str:
+        if self.needed_draws is None:
+            return ("  no event of this pair can be confirmed with fewer than 10^13 draws per "
+                    "input (the loss margin over the claim is too small)")
+        return (f"  about {self.needed_draws:,} draws per input would suffice "
+                f"(--samples {self.needed_draws}); expected bound at this budget "
+                f"{self.expected_bound:.4f}")
 
     def to_json(self) -> dict[str, object]:
         """JSON-ready."""
-        return {"event": self.event, "samples": self.samples, "count_x": self.count_x,
-                "count_x_prime": self.count_x_prime, "confidence": self.confidence,
-                "epsilon_lower": self.epsilon_lower, "claim": self.claim,
-                "confirmed": self.confirmed}
+        def num(v: float) -> object:
+            return str(v) if math.isinf(v) or math.isnan(v) else v
+        return {"event": self.event, "draws": self.draws, "samples": self.draws,
+                "count_x": self.count_x, "count_x_prime": self.count_x_prime,
+                "swapped": self.swapped, "confidence": self.confidence,
+                "epsilon_lower": num(self.epsilon_lower), "claim": self.claim,
+                "delta": self.delta, "confirmed": self.confirmed, "p": self.p,
+                "p_prime": self.p_prime, "expected_bound": num(self.expected_bound),
+                "needed_draws": self.needed_draws}
 
 
-def _expected_bound(samples: int, alpha: float) -> object:
-    def score(p: float, p_prime: float) -> float:
-        k = min(samples, round(p * samples))
-        k2 = min(samples, round(p_prime * samples))
-        lo, hi = cp_lower(k, samples, alpha / 2), cp_upper(k2, samples, alpha / 2)
-        return -math.inf if lo <= 0 else math.log(lo / hi)
-    return score
-
-
-def _noise(u: Unrolled, params: dict[str, Fraction], samples: int,
+def _noise(u: Unrolled, names: list[str], params: dict[str, Fraction], size: int,
            source: EntropySource | None) -> dict[str, Arr]:
     out: dict[str, Arr] = {}
-    for name, nz in sorted(u.noises.items()):
+    for name in names:
+        nz = u.noises[name]
         b = nz.scale.evaluate(params)
         if nz.kind == "lap":
-            out[name] = np.asarray(lattice_laplace(np.zeros(samples), b, source=source))
+            out[name] = np.asarray(lattice_laplace(np.zeros(size), b, source=source))
+        elif nz.kind == "gauss":
+            out[name] = np.asarray(lattice_gaussian(np.zeros(size), b, source=source))
         elif nz.kind == "dlap":
-            out[name] = discrete_laplace(b, samples, source=source).astype(np.float64)
+            out[name] = discrete_laplace(b, size, source=source).astype(np.float64)
         else:  # one-sided exponential on the lattice 2**k: P(j·2**k) ∝ exp(-j·2**k / b)
-            k = lattice_exponent(b)
-            step = Fraction(2) ** k
-            out[name] = geometric(step / b, samples, source=source).astype(np.float64) * \
+            step = Fraction(2) ** lattice_exponent(b)
+            out[name] = geometric(step / b, size, source=source).astype(np.float64) * \
                 float(step)
     return out
 
 
-def _count(u: Unrolled, w: Witness, data: dict[str, Fraction], noise: dict[str, Arr],
-           samples: int) -> int:
-    hit = np.zeros(samples, dtype=bool)
-    for k in w.event_paths:
-        path = u.paths[k]
-        ok = np.ones(samples, dtype=bool)
-        forms = [(c.form, c.op) for c in path.constraints]
-        for idx, op, t in w.event_extra:
-            v = path.outputs[idx]
+def _hits(u: Unrolled, c: Candidate, data: dict[str, Fraction], params: dict[str, Fraction],
+          noise: dict[str, Arr], size: int) -> int:
+    """How many of the ``size`` runs (one per noise row) land in the event."""
+    hit = np.zeros(size, dtype=bool)
+    if c.lin is not None:
+        weights, t = c.lin
+        (path,) = u.paths
+        val = np.full(size, 0.0)
+        const = Fraction(0)
+        for j, w in weights:
+            v = path.outputs[j]
             assert not isinstance(v, bool)
-            forms.append((v - t, "<=") if op == "<=" else (-(v - t), "<="))
-        for form, op in forms:
-            coef, c = concrete(u, form, data, w.params)
-            val = np.full(samples, float(c))
+            coef, k0 = concrete(u, v, data, params)
+            const += w * k0
             for name, a in coef.items():
-                val = val + float(a) * noise[name]
-            ok &= {"<": val < 0, "<=": val <= 0, "==": val == 0, "!=": val != 0}[op]
-        hit |= ok
-    return int(hit.sum())
+                val = val + float(w * a) * noise[name]
+        return int(np.count_nonzero(val >= float(t - const)))
+    for part in c.parts:
+        for k in part.paths:
+            path = u.paths[k]
+            ok = np.ones(size, dtype=bool)
+            forms = [(con.form, con.op) for con in path.constraints]
+            for idx, op, t in part.extra:
+                v = path.outputs[idx]
+                assert not isinstance(v, bool)
+                forms.append((v - t, "<=") if op == "<=" else (-(v - t), "<="))
+            for form, op in forms:
+                coef, c0 = concrete(u, form, data, params)
+                val = np.full(size, float(c0))
+                for name, a in coef.items():
+                    val = val + float(a) * noise[name]
+                ok &= {"<": val < 0, "<=": val <= 0, "==": val == 0, "!=": val != 0}[op]
+            hit |= ok
+    return int(np.count_nonzero(hit))
 
 
-def confirm(prog: Program, witness: Witness, samples: int = 200_000,
-            confidence: float = 0.95, source: EntropySource | None = None,
-            seconds: float = 60.0) -> Confirmation:
+def _used_noise(u: Unrolled, c: Candidate) -> list[str]:
+    paths = [u.paths[0]] if c.lin is not None else \
+        [u.paths[k] for part in c.parts for k in part.paths]
+    return sorted({k for p in paths for k in p.drawn})
+
+
+def _gauss_candidates(prog: Program, w: Witness) -> list[Candidate]:
+    m = gauss_model(prog, w.n)
+    if isinstance(m, str):
+        raise InvalidParameter(f"witness: {m}")
+    u = m.u
+    x, y = _atoms(u, w.x), _atoms(u, w.x_prime)
+    out = []
+    for a, b, swapped in ((x, y, False), (y, x, True)):
+        for k in range(-12, 25):
+            ev = optimal_event(m, a, b, Fraction(k, 8))
+            if ev is None:
+                continue
+            weights, t, _ = ev
+            p = linear_event_probability(m, a, weights, t)
+            q = linear_event_probability(m, b, weights, t)
+            lhs = " + ".join(f"{fmt_frac(wt)}·out[{j}]" for j, wt in weights)
+            out.append(Candidate(f"{lhs} ≥ {fmt_frac(t)}", (), float(p[0]), float(q[1]),
+                                 swapped, (weights, t)))
+    return out
+
+
+def _atoms(u: Unrolled, vec: dict[str, tuple[Fraction, ...]]) -> dict[str, Fraction]:
+    del u
+    return {f"{name}[{i}]": v for name, t in vec.items() for i, v in enumerate(t)}
+
+
+def confirm(prog: Program, witness: Witness, samples: int = 1_000_000,
+            confidence: float = 0.95, source: EntropySource | None = None) -> Confirmation:
     """Run the program on the witness's inputs and bound its privacy loss from below.
 
     Parameters
@@ -133,37 +224,67 @@ def confirm(prog: Program, witness: Witness, samples: int = 200_000,
     prog
         The parsed program (as refuted).
     witness
-        The refutation; its size, parameters and inputs are used, and the event with the best
-        expected bound at ``samples`` among the violating events of that pair is measured.
+        The refutation: its size, parameters and pair are used; the event measured is the one,
+        among the candidates of :mod:`dpcert.verify.confirm_events` that violate the claim
+        exactly, with the best bound expected at this budget.
     samples
-        Runs on each input.
+        The draw budget: runs of the program on each input (in batches of ``BATCH``).
     confidence
         Probability that the reported bound is below the true privacy loss of the event.
     source
         Randomness (the OS CSPRNG by default; tests pass an ``InsecureSeededSource``).
-    seconds
-        Time for re-ranking the events.
 
     Returns
     -------
     Confirmation
+        With ``confirmed`` false and ``needed_draws`` set when the budget does not suffice.
+
+    Examples
+    --------
+    >>> from dpcert.samplers import InsecureSeededSource
+    >>> from dpcert.verify import parse_program, verify
+    >>> src = ("input q : real[1]; adjacent q : all in [-1, 1]; param eps > 0;"
+    ...        " claim eps; return q[0] + lap(1/(2*eps));")
+    >>> c = confirm(parse_program(src), verify(src).witness, samples=20_000,
+    ...             source=InsecureSeededSource(1))
+    >>> c.confirmed, c.epsilon_lower > 1
+    (True, True)
     """
-    if not (isinstance(samples, int) and samples >= 100):
+    samples = check_int(samples, "samples")
+    if samples < 100:
         raise InvalidParameter(f"samples={samples!r} must be an integer >= 100")
-    if not 0 < confidence < 1:
+    if not (isinstance(confidence, float | int) and 0 < confidence < 1):
         raise InvalidParameter(f"confidence={confidence!r} must be in (0, 1)")
-    alpha = 1 - confidence
-    u = unroll(prog, witness.n)
-    best, _ = _refute_at(u, witness.n, witness.params, time.monotonic() + seconds,
-                         score=_expected_bound(samples, alpha))  # type: ignore[arg-type]
-    w = best if best is not None and best.x == witness.x else witness
-    if not w.event_paths:
-        raise InvalidParameter("the witness carries no event to measure")
-    counts = []
-    for vec in (w.x, w.x_prime):
-        data = {f"{name}[{i}]": v for name, t in vec.items() for i, v in enumerate(t)}
-        counts.append(_count(u, w, data, _noise(u, w.params, samples, source), samples))
+    alpha = 1 - float(confidence)
+    delta = float(witness.claim_delta) if witness.claim_delta is not None else 0.0
+    eps = witness.claim
+    if witness.event_lin is not None:
+        cands = _gauss_candidates(prog, witness)
+        u = unroll(prog, witness.n)
+    else:
+        u = unroll(prog, witness.n)
+        cands = candidates(u, _atoms(u, witness.x), _atoms(u, witness.x_prime), witness.params)
+    ranked = rank(cands, samples, alpha, eps, delta)
+    if not ranked:
+        raise InvalidParameter("the witness's pair has no event that violates the claim")
+    expected, best = ranked[0]
+    first, second = (witness.x_prime, witness.x) if best.swapped else (witness.x, witness.x_prime)
+    names = _used_noise(u, best)
+    counts = [0, 0]
+    for j, vec in enumerate((first, second)):
+        data = _atoms(u, vec)
+        done = 0
+        while done < samples:
+            size = min(BATCH, samples - done)
+            noise = _noise(u, names, witness.params, size, source)
+            counts[j] += _hits(u, best, data, witness.params, noise, size)
+            done += size
     lo = cp_lower(counts[0], samples, alpha / 2)
     hi = cp_upper(counts[1], samples, alpha / 2)
-    eps = -math.inf if lo <= 0 else math.log(lo / hi)
-    return Confirmation(w.event, samples, counts[0], counts[1], confidence, eps, w.claim)
+    bound = -math.inf if lo - delta <= 0 else (
+        math.inf if hi <= 0 else math.log((lo - delta) / hi))
+    need = None
+    if not bound > eps:
+        need = needed_draws(cands, samples, alpha, eps, delta)
+    return Confirmation(best.text, samples, counts[0], counts[1], float(confidence), bound, eps,
+                        delta, best.swapped, best.p, best.p_prime, expected, need)

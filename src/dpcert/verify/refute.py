@@ -43,15 +43,33 @@ class Witness:
     #: the event as data: indices of its paths in the unrolled program, and output thresholds
     event_paths: tuple[int, ...] = ()
     event_extra: tuple[tuple[int, str, Fraction], ...] = ()
+    #: (ε, δ) claims: the claimed δ, and proven enclosures of P, P' and of P − e^ε·P'
+    claim_delta: Fraction | None = None
+    p_enclosure: tuple[Fraction, Fraction] | None = None
+    p_prime_enclosure: tuple[Fraction, Fraction] | None = None
+    delta_enclosure: tuple[Fraction, Fraction] | None = None
+    #: a linear event ``Σ w_j·out_j ≥ t`` on the outputs: ((index, w_j), ...), t
+    event_lin: tuple[tuple[tuple[int, Fraction], ...], Fraction] | None = None
 
     def to_json(self) -> dict[str, object]:
         """JSON-ready: inputs (exact rationals as strings), event, probabilities, loss."""
         def vec(v: dict[str, tuple[Fraction, ...]]) -> dict[str, list[str]]:
             return {k: [fmt_frac(a) for a in t] for k, t in v.items()}
-        return {"n": self.n, "params": {k: fmt_frac(v) for k, v in self.params.items()},
-                "x": vec(self.x), "x_prime": vec(self.x_prime), "event": self.event,
-                "p": self.p, "p_prime": self.p_prime,
-                "loss": "inf" if math.isinf(self.loss) else self.loss, "claim": self.claim}
+        out: dict[str, object] = {
+            "n": self.n, "params": {k: fmt_frac(v) for k, v in self.params.items()},
+            "x": vec(self.x), "x_prime": vec(self.x_prime), "event": self.event,
+            "p": self.p, "p_prime": self.p_prime,
+            "loss": "inf" if math.isinf(self.loss) else self.loss, "claim": self.claim,
+            "exact": "quadrature (error ~1e-12)" if self.delta_enclosure is None
+            else "proven enclosure"}
+        if self.claim_delta is not None:
+            out["claim_delta"] = float(self.claim_delta)
+        for key, iv in (("p_enclosure", self.p_enclosure),
+                        ("p_prime_enclosure", self.p_prime_enclosure),
+                        ("delta_enclosure", self.delta_enclosure)):
+            if iv is not None:
+                out[key] = [down(iv[0]), up(iv[1])]
+        return out
 
     def describe(self) -> str:
         """Human-readable text of the witness."""
@@ -62,9 +80,37 @@ class Witness:
         return (f"n = {self.n}; parameters: {ps or '(none)'}\n"
                 f"  x  : {vec(self.x)}\n  x' : {vec(self.x_prime)}\n"
                 f"  event S: {self.event}\n"
-                f"  P[M(x) ∈ S] = {self.p:.6g},  P[M(x') ∈ S] = {self.p_prime:.6g}\n"
-                f"  privacy loss ln(P/P') = {loss} > claim {self.claim:.6g} "
-                "(exact up to quadrature error ~1e-12)")
+                + self._numbers(loss))
+
+    def _numbers(self, loss: str) -> str:
+        if self.claim_delta is not None and self.delta_enclosure is None:
+            return (f"  P[M(x) ∈ S] = {self.p:.6g},  P[M(x') ∈ S] = {self.p_prime:.6g}\n"
+                    f"  P − e^ε·P' > claimed δ = {float(self.claim_delta):.6g}: the event's ε "
+                    f"at that δ, ln((P − δ)/P') = {loss} > claim {self.claim:.6g} "
+                    "(exact up to quadrature error ~1e-12)")
+        if self.delta_enclosure is None or self.claim_delta is None:
+            return (f"  P[M(x) ∈ S] = {self.p:.6g},  P[M(x') ∈ S] = {self.p_prime:.6g}\n"
+                    f"  privacy loss ln(P/P') = {loss} > claim {self.claim:.6g} "
+                    "(exact up to quadrature error ~1e-12)")
+        assert self.p_enclosure is not None and self.p_prime_enclosure is not None
+        (a, b), (c, d), (e, f) = self.p_enclosure, self.p_prime_enclosure, self.delta_enclosure
+        return (f"  P[M(x) ∈ S] ∈ [{down(a):.10g}, {up(b):.10g}],  "
+                f"P[M(x') ∈ S] ∈ [{down(c):.10g}, {up(d):.10g}]  (proven enclosures)\n"
+                f"  P − e^ε·P' ∈ [{down(e):.6g}, {up(f):.6g}] > claimed δ = "
+                f"{float(self.claim_delta):.6g} at ε = {self.claim:.6g}; the event's "
+                f"ε at that δ is ≥ {loss}")
+
+
+def down(x: Fraction) -> float:
+    """``x`` as a float rounded down."""
+    f = float(x)
+    return f if Fraction(f) <= x else math.nextafter(f, -math.inf)
+
+
+def up(x: Fraction) -> float:
+    """``x`` as a float rounded up."""
+    f = float(x)
+    return f if Fraction(f) >= x else math.nextafter(f, math.inf)
 
 
 def param_values(prog: Program) -> dict[str, Fraction]:
@@ -211,8 +257,6 @@ def refute(prog: Program, max_n: int, deadline: float, first: int | None = None,
     Every size is first tried at the default parameter values; then, when ``vary_params``,
     every size again at the other values of :func:`param_grid`.
     """
-    if prog.claim_delta is not None:
-        return None, "refutation of (ε, δ) claims is not supported"
     grid = param_grid(prog)
     rounds = [grid[:1], grid[1:]] if vary_params else [grid[:1]]
     note = "no neighbouring pair and event with loss above the claim was found"
@@ -238,10 +282,35 @@ def refute(prog: Program, max_n: int, deadline: float, first: int | None = None,
             w, skip = _refute_at(u, n, params, deadline)
             skipped += skip
             if w is not None:
-                return w, "found"
+                return _smallest(prog, w, deadline), "found"
     if skipped:
         note += f" ({skipped} events could not be computed exactly and were skipped)"
     return None, note
+
+
+def _smallest(prog: Program, w: Witness, deadline: float) -> Witness:
+    """A witness at a smaller size than ``w.n`` (same parameters), if any: the smallest one."""
+    for n in range(1, w.n):
+        if time.monotonic() > deadline:
+            break
+        try:
+            u = unroll(prog, n, deadline)
+        except Exception:  # too small for the program, or out of time
+            continue
+        smaller, _ = _refute_at(u, n, w.params, deadline)
+        if smaller is not None:
+            return smaller
+    return w
+
+
+def _delta(prog: Program, n: int, params: dict[str, Fraction]) -> Fraction | None:
+    """The claimed δ at size ``n`` (``None`` for a pure claim)."""
+    if prog.claim_delta is None:
+        return None
+    from dpcert.verify.loopshape import public_poly
+
+    sizes = {s: Fraction(n) for s in prog.size_names}
+    return public_poly(prog.claim_delta, prog).evaluate({**params, **sizes})
 
 
 Score = Callable[[float, float], float]
@@ -258,6 +327,9 @@ def _refute_at(u: Unrolled, n: int, params: dict[str, Fraction], deadline: float
     index = {id(p): k for k, p in enumerate(u.paths)}
     skipped = 0
     claim = float(u.claim.evaluate(params))
+    delta_q = _delta(u.program, n, params)
+    delta = float(delta_q) if delta_q is not None else 0.0
+    e_claim = math.exp(claim)
     scales = {k: float(nz.scale.evaluate(params)) for k, nz in u.noises.items()}
     bmax = max(scales.values(), default=1.0)
     best: Witness | None = None
@@ -312,12 +384,18 @@ def _refute_at(u: Unrolled, n: int, params: dict[str, Fraction], deadline: float
                                          ((y, probs[1]), (x, probs[0]))):
                     if pa <= 1e-12:
                         continue
-                    loss = math.inf if pb <= 0 else math.log(pa / pb)
+                    if delta:  # (ε, δ): P − e^ε·P' > δ; the loss is ε at that δ
+                        if pa - e_claim * pb <= delta * (1 + 1e-9) + 1e-12:
+                            continue
+                        loss = math.inf if pb <= 0 else math.log((pa - delta) / pb)
+                    else:
+                        loss = math.inf if pb <= 0 else math.log(pa / pb)
                     if loss > claim * (1 + 1e-9) + 1e-9 and (
                             best is None or score(pa, pb) > score(best.p, best.p_prime)):
                         best = Witness(n, params, _vec(u, a), _vec(u, b), text, pa, pb,
                                        loss, claim,
-                                       tuple(index[id(p)] for p in cls.paths), tuple(extra))
+                                       tuple(index[id(p)] for p in cls.paths), tuple(extra),
+                                       claim_delta=delta_q)
     return best, skipped
 
 
