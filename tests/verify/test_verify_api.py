@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import re
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -126,3 +128,29 @@ def test_import_dpcert_does_not_import_z3_or_lark() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_witness_at_the_smallest_size() -> None:
+    import time
+
+    from dpcert.verify import parse_program
+    from dpcert.verify.refute import refute
+
+    # DummySumFreshBad loses n·eps: private at n = 1, broken from n = 2.  Started at n = 3 (as
+    # after a failed bounded proof there), the search still reports n = 2.
+    src = (Path(__file__).resolve().parents[2] / "examples" / "programs" /
+           "dummysum_fresh_bad.dp").read_text(encoding="utf-8")
+    w, _ = refute(parse_program(src), 3, time.monotonic() + 60, first=3, vary_params=False)
+    assert w is not None and w.n == 2 and abs(w.loss - 2) < 1e-9
+
+
+def test_delta_claim_of_a_pure_program_is_refuted() -> None:
+    src = LAPLACE.replace("claim eps;", "claim eps, 0.01;").replace("1 / eps", "1 / (2 * eps)")
+    r = verify(src)
+    assert r.verdict == "REFUTED" and r.witness is not None
+    w = r.witness
+    assert w.claim_delta == Fraction(1, 100)
+    assert w.p - math.exp(w.claim) * w.p_prime > 0.01 and w.loss > w.claim
+    assert r.to_json()["witness"]["claim_delta"] == 0.01  # type: ignore[index]
+    # the same (eps, 0.01) claim with the right scale is PROVED, not refuted
+    assert verify(LAPLACE.replace("claim eps;", "claim eps, 0.01;")).verdict == "PROVED"

@@ -54,3 +54,15 @@ def test_error_exit_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert main(["verify", str(prog)]) == 3
     assert "line 4" in capsys.readouterr().err
     assert main(["verify", str(tmp_path / "missing.dp")]) == 3
+
+
+def test_json_grows_sizes_to_the_smallest_broken_one(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    # BadGapSVT is (n/4)·eps-DP: private for n ≤ 4, refuted at n = 5 with loss exactly 1.25·eps
+    assert main(["verify", str(PROGRAMS / "bad_gap_svt.dp"), "--json", "--timeout", "100"]) == 1
+    d = json.loads(capsys.readouterr().out)
+    assert d["verdict"] == "REFUTED" and d["sizes"] == 5
+    w = d["witness"]
+    assert w["n"] == 5 and abs(w["loss"] - 1.25) < 1e-6 and w["event"]
+    assert len(w["x"]["q"]) == 5 and w["x"] != w["x_prime"]

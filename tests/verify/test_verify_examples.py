@@ -38,10 +38,11 @@ EXPECTED: dict[str, tuple[str, object]] = {
     "noisy_max_value": ("REFUTED", 3),
     "svt_no_query_noise": ("REFUTED", 2),
     "histogram_bad_scale": ("REFUTED", 1),
-    "histogram_small_eps": ("REFUTED", 5),  # found by the parameter grid, after the proofs
+    "histogram_small_eps": ("REFUTED", 1),  # parameter grid after the proofs; smallest size
     "gaussian": ("PROVED", "all"),
     "gaussian_sum": ("PROVED", 5),  # Gaussian programs: per size (no all-sizes proof yet)
-    "gaussian_bad_sigma": ("UNKNOWN", "all"),  # δ(ε) too large; no Gaussian refuter
+    "gaussian_bad_sigma": ("REFUTED", "all"),  # δ(ε) too large: proven-enclosure witness
+    "gaussian_sum_bad_sensitivity": ("REFUTED", 1),  # sensitivity 2 calibrated as 1
     "svt_never_halts": ("REFUTED", None),  # needs n = 5; checked in bounded mode below
     "bad_gap_svt": ("REFUTED", None),  # needs n = 5; checked in bounded mode below
 }
@@ -67,7 +68,11 @@ def _check(r: object, verdict: str) -> None:
     else:
         w = r.witness
         assert w is not None and w.loss > w.claim
-        assert w.p > 0 and (w.p_prime == 0 or math.log(w.p / w.p_prime) == pytest.approx(w.loss))
+        if w.claim_delta is None:
+            assert w.p > 0 and (w.p_prime == 0 or
+                                math.log(w.p / w.p_prime) == pytest.approx(w.loss))
+        else:  # (ε, δ): P − e^ε·P' > δ, proven for Gaussian programs
+            assert w.delta_enclosure is None or w.delta_enclosure[0] > w.claim_delta
 
 
 @pytest.mark.parametrize("name", sorted(k for k, v in EXPECTED.items() if v[1] is not None))
@@ -137,7 +142,7 @@ def test_gaussian_mechanism_proof_names_the_conversion() -> None:
     assert r.verdict == "PROVED" and r.proof is not None
     assert "ρ = 1/32" in r.proof and "Balle & Wang" in r.proof
     bad = verify(PROGRAMS / "gaussian_bad_sigma.dp")
-    assert bad.verdict == "UNKNOWN" and bad.reason is not None and "0.1269" in bad.reason
+    assert bad.verdict == "REFUTED" and bad.reason is not None and "0.1269" in bad.reason
 
 
 def test_gaussian_needs_a_delta() -> None:

@@ -1,7 +1,9 @@
-"""``dpcert verify PROGRAM.dp [--n N] [--json] [--timeout S] [--smt-out DIR] [--confirm]``.
+"""``dpcert verify PROGRAM.dp [--n N] [--json] [--timeout S] [--smt-out DIR] [--confirm
+[--samples N] [--confidence C] [--seed S]]``.
 
 Without ``--n`` the verifier first tries a proof for every input size; ``--json`` prints one JSON
-object (``verdict``, ``sizes``, ``claim``, ``witness`` for a refutation, ...).
+object (``verdict``, ``sizes``, ``claim``, ``witness`` for a refutation, ``confirmation`` with
+``--confirm``: draws, counts, confidence, ``epsilon_lower``, ``confirmed``, ``needed_draws``).
 Exit codes: 0 PROVED, 1 REFUTED, 2 UNKNOWN (3 for errors, from :mod:`dpcert.cli.main`).
 """
 
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 __all__ = ["register", "run"]
@@ -36,8 +39,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--confirm", action="store_true",
                    help="confirm a refutation by running the program with the exact samplers "
                    "and reporting a Clopper-Pearson lower bound on epsilon")
-    p.add_argument("--samples", type=int, default=200_000,
-                   help="runs on each input for --confirm (default 200000)")
+    p.add_argument("--samples", type=int, default=2_000_000,
+                   help="draw budget of --confirm: runs of the program on each input "
+                   "(default 2000000); the event is chosen to be confirmable within it")
     p.add_argument("--confidence", type=float, default=0.95,
                    help="confidence of the --confirm bound (default 0.95)")
     p.add_argument("--seed", type=int, default=None,
@@ -50,6 +54,13 @@ def run(args: argparse.Namespace) -> int:
     from dpcert.report.console import status
     from dpcert.verify import verify
 
+    if args.confirm:  # validate before any work
+        from dpcert.errors import InvalidParameter
+
+        if args.samples < 100:
+            raise InvalidParameter(f"--samples={args.samples} must be >= 100")
+        if not 0 < args.confidence < 1:
+            raise InvalidParameter(f"--confidence={args.confidence} must be in (0, 1)")
     what = "all sizes first" if args.n is None else f"sizes 1..{args.n}"
     with status(f"dpcert verify: {args.program} ({what}, at most {args.timeout:g} s)"):
         result = verify(args.program, n=args.n, smt_out=args.smt_out, timeout=args.timeout)
@@ -60,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         from dpcert.verify.confirm import confirm
 
         with open(args.program, encoding="utf-8") as f:
-            prog = parse_program(f.read())
+            prog = parse_program(f.read(), name=Path(args.program).stem)
         src = InsecureSeededSource(args.seed) if args.seed is not None else None
         with status(f"dpcert verify: confirming the witness with {args.samples:,} runs per "
                     "input"):

@@ -46,7 +46,7 @@ from dpcert.samplers import (
     lattice_laplace,
 )
 from dpcert.samplers.lattice import lattice_exponent
-from dpcert.verify.confirm_events import Candidate, candidates, needed_draws, rank
+from dpcert.verify.confirm_events import Candidate, Part, candidates, needed_draws, rank
 from dpcert.verify.gauss_refute import gauss_model, linear_event_probability, optimal_event
 from dpcert.verify.ir import Program
 from dpcert.verify.linear import fmt_frac
@@ -54,7 +54,7 @@ from dpcert.verify.refute import Witness
 from dpcert.verify.semantics import concrete
 from dpcert.verify.symexec import Unrolled, unroll
 
-__all__ = ["Confirmation", "confirm"]
+__all__ = ["Confirmation", "confirm", "measure", "witness_event"]
 
 Arr = npt.NDArray[np.float64]
 
@@ -268,23 +268,42 @@ def confirm(prog: Program, witness: Witness, samples: int = 1_000_000,
     if not ranked:
         raise InvalidParameter("the witness's pair has no event that violates the claim")
     expected, best = ranked[0]
-    first, second = (witness.x_prime, witness.x) if best.swapped else (witness.x, witness.x_prime)
-    names = _used_noise(u, best)
-    counts = [0, 0]
-    for j, vec in enumerate((first, second)):
-        data = _atoms(u, vec)
-        done = 0
-        while done < samples:
-            size = min(BATCH, samples - done)
-            noise = _noise(u, names, witness.params, size, source)
-            counts[j] += _hits(u, best, data, witness.params, noise, size)
-            done += size
-    lo = cp_lower(counts[0], samples, alpha / 2)
-    hi = cp_upper(counts[1], samples, alpha / 2)
-    bound = -math.inf if lo - delta <= 0 else (
-        math.inf if hi <= 0 else math.log((lo - delta) / hi))
+    counts, bound = measure(u, best, witness, samples, alpha, delta, source)
     need = None
     if not bound > eps:
         need = needed_draws(cands, samples, alpha, eps, delta)
     return Confirmation(best.text, samples, counts[0], counts[1], float(confidence), bound, eps,
                         delta, best.swapped, best.p, best.p_prime, expected, need)
+
+
+def witness_event(w: Witness) -> Candidate:
+    """The refuter's own event of ``w`` as a candidate (for comparison with the chosen one)."""
+    parts = () if w.event_lin is not None else (Part(w.event_paths, w.event_extra),)
+    return Candidate(w.event, parts, w.p, w.p_prime, False, w.event_lin)
+
+
+def measure(u: Unrolled, event: Candidate, witness: Witness, draws: int, alpha: float,
+            delta: float = 0.0, source: EntropySource | None = None
+            ) -> tuple[tuple[int, int], float]:
+    """Counts of ``event`` in ``draws`` runs on each input of the pair, and the lower bound.
+
+    The runs go in batches of ``BATCH`` through NumPy; the bound is
+    ``ln((CP_lower(k, N, α/2) − δ) / CP_upper(k', N, α/2))`` (−∞ when the numerator is ≤ 0).
+    """
+    first, second = (witness.x_prime, witness.x) if event.swapped else \
+        (witness.x, witness.x_prime)
+    names = _used_noise(u, event)
+    counts = [0, 0]
+    for j, vec in enumerate((first, second)):
+        data = _atoms(u, vec)
+        done = 0
+        while done < draws:
+            size = min(BATCH, draws - done)
+            noise = _noise(u, names, witness.params, size, source)
+            counts[j] += _hits(u, event, data, witness.params, noise, size)
+            done += size
+    lo = cp_lower(counts[0], draws, alpha / 2)
+    hi = cp_upper(counts[1], draws, alpha / 2)
+    bound = -math.inf if lo - delta <= 0 else (
+        math.inf if hi <= 0 else math.log((lo - delta) / hi))
+    return (counts[0], counts[1]), bound
