@@ -47,9 +47,13 @@ from dpcert.samplers import (
 )
 from dpcert.samplers.lattice import lattice_exponent
 from dpcert.verify.confirm_events import Candidate, Part, candidates, needed_draws, rank
-from dpcert.verify.gauss_refute import gauss_model, linear_event_probability, optimal_event
+from dpcert.verify.gauss_refute import (
+    event_text,
+    gauss_model,
+    linear_event_probability,
+    optimal_event,
+)
 from dpcert.verify.ir import Program
-from dpcert.verify.linear import fmt_frac
 from dpcert.verify.refute import Witness
 from dpcert.verify.semantics import concrete
 from dpcert.verify.symexec import Unrolled, unroll
@@ -204,8 +208,7 @@ def _gauss_candidates(prog: Program, w: Witness) -> list[Candidate]:
             weights, t, _ = ev
             p = linear_event_probability(m, a, weights, t)
             q = linear_event_probability(m, b, weights, t)
-            lhs = " + ".join(f"{fmt_frac(wt)}·out[{j}]" for j, wt in weights)
-            out.append(Candidate(f"{lhs} ≥ {fmt_frac(t)}", (), float(p[0]), float(q[1]),
+            out.append(Candidate(event_text(weights, t), (), float(p[0]), float(q[1]),
                                  swapped, (weights, t)))
     return out
 
@@ -271,7 +274,9 @@ def confirm(prog: Program, witness: Witness, samples: int = 1_000_000,
     counts, bound = measure(u, best, witness, samples, alpha, delta, source)
     need = None
     if not bound > eps:
-        need = needed_draws(cands, samples, alpha, eps, delta)
+        # when the budget should have sufficed, the counts fell short of their expectation
+        need = needed_draws(cands, samples if expected <= eps else 2 * samples, alpha, eps,
+                            delta)
     return Confirmation(best.text, samples, counts[0], counts[1], float(confidence), bound, eps,
                         delta, best.swapped, best.p, best.p_prime, expected, need)
 

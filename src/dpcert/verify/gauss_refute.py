@@ -31,7 +31,8 @@ from dpcert.verify.loopshape import public_poly
 from dpcert.verify.refute import Witness, param_values
 from dpcert.verify.symexec import Unrolled, unroll
 
-__all__ = ["GaussModel", "gauss_model", "linear_event_probability", "refute_gaussian"]
+__all__ = ["GaussModel", "event_text", "gauss_model", "linear_event_probability", "optimal_event",
+           "refute_gaussian"]
 
 #: Most data atoms whose box of differences is enumerated vertex by vertex.
 MAX_BOX_DIM = 12
@@ -133,10 +134,11 @@ def linear_event_probability(m: GaussModel, data: dict[str, Fraction],
     return phi_enclosure(z_lo, z_hi)
 
 
-def _event_text(weights: tuple[tuple[int, Fraction], ...], t: Fraction) -> str:
+def event_text(weights: tuple[tuple[int, Fraction], ...], t: Fraction) -> str:
     if len(weights) == 1 and weights[0][1] == 1:
         return f"output #{weights[0][0]} ≥ {fmt_frac(t)}"
-    lhs = " + ".join(f"{fmt_frac(w)}·out[{j}]" for j, w in weights)
+    lhs = " + ".join(("" if w == 1 else "−" if w == -1 else f"{fmt_frac(w)}·") + f"out[{j}]"
+                     for j, w in weights)
     return f"{lhs} ≥ {fmt_frac(t)}"
 
 
@@ -201,6 +203,6 @@ def _witness(m: GaussModel, n: int, x: dict[str, Fraction], y: dict[str, Fractio
             out.setdefault(u.data_info[a][0], []).append(d[a])
         return {k: tuple(v) for k, v in out.items()}
 
-    return Witness(n, params, vec(x), vec(y), _event_text(weights, t), float(p[0]),
+    return Witness(n, params, vec(x), vec(y), event_text(weights, t), float(p[0]),
                    float(q[1]), loss, float(m.eps), claim_delta=m.delta, p_enclosure=p,
                    p_prime_enclosure=q, delta_enclosure=dl, event_lin=(weights, t))
