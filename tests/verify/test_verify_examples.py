@@ -108,10 +108,19 @@ def test_bad_gap_svt_refuted_at_five_with_loss_five_quarters() -> None:
 
 
 def test_dummysum_fresh_bad_loss_is_n_eps() -> None:
+    import time
+
+    from dpcert.verify import parse_program
+    from dpcert.verify.refute import _refute_at
+    from dpcert.verify.symexec import unroll
+
     r = verify(PROGRAMS / "dummysum_fresh_bad.dp", n=3)
     assert r.verdict == "REFUTED" and r.witness is not None
-    assert r.witness.n == 3
-    assert r.witness.loss == pytest.approx(3.0, rel=1e-9)  # n·eps at eps = 1
+    assert r.witness.n == 2  # the smallest broken size is reported
+    assert r.witness.loss == pytest.approx(2.0, rel=1e-9)  # n·eps at eps = 1
+    prog = parse_program((PROGRAMS / "dummysum_fresh_bad.dp").read_text(encoding="utf-8"))
+    w, _ = _refute_at(unroll(prog, 3), 3, r.witness.params, time.monotonic() + 60)
+    assert w is not None and w.loss == pytest.approx(3.0, rel=1e-9)
 
 
 def test_noisy_max_value_loss() -> None:
