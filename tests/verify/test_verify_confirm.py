@@ -49,7 +49,7 @@ def test_rare_witness_event_replaced_by_a_confirmable_one() -> None:
     assert w is not None and w.p < 1e-4
     c = confirm(prog, w, samples=20_000, source=InsecureSeededSource(1))
     assert c.confirmed and c.p > 0.1 and c.epsilon_lower > 1.8
-    (k, _), bound = measure(unroll(prog, 2), witness_event(w), w, 20_000, 0.05,
+    (k, _), bound, _ = measure(unroll(prog, 2), witness_event(w), w, 20_000, 0.05,
                              source=InsecureSeededSource(1))
     assert not bound > w.claim and k < 10
 
@@ -84,7 +84,8 @@ def test_correct_program_is_never_confirmed_broken() -> None:
     u, w, ev = _laplace_witness()
     estimates = []
     for seed in range(6):
-        (k, k2), bound = measure(u, ev, w, 20_000, 1e-7, source=InsecureSeededSource(seed))
+        (k, k2), bound, how = measure(u, ev, w, 20_000, 1e-7, source=InsecureSeededSource(seed))
+        assert how == "interpreter"
         assert not bound > w.claim, (seed, k, k2, bound)
         estimates.append(math.log(k / k2))
     assert any(e > w.claim for e in estimates)
@@ -104,7 +105,8 @@ def test_cli_confirm_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 1
     d = json.loads(capsys.readouterr().out)
     c = d["confirmation"]
-    assert c["confirmed"] is True and c["draws"] == 20_000 and c["confidence"] == 0.95
+    assert c["confirmed"] is True and c["budget"] == 20_000 and c["confidence"] == 0.95
+    assert 1000 <= c["draws"] <= 20_000 and c["runner"] == "interpreter"
     assert c["epsilon_lower"] > c["claim"] and c["needed_draws"] is None
     assert d["witness"]["event"] and d["witness"]["x"] and d["sizes"] == 2
 
@@ -122,3 +124,13 @@ def test_cli_rejects_bad_budget_before_verifying(capsys: pytest.CaptureFixture[s
     assert main(["verify", str(PROGRAMS / "svt_no_query_noise.dp"), "--confirm",
                  "--samples", "5"]) == 3
     assert "--samples=5" in capsys.readouterr().err
+
+
+def test_fallback_to_the_unrolled_paths() -> None:
+    # indexing a list is not run by the interpreter: the confirmation says it used the paths
+    src = ("input q : real[1]; adjacent q : all in [-1, 1]; param eps > 0; claim eps;"
+           " r := [q[0] + lap(1/(2*eps))]; return r[0];")
+    r = verify(src)
+    assert r.witness is not None
+    c = confirm(parse_program(src), r.witness, samples=20_000, source=InsecureSeededSource(4))
+    assert c.confirmed and c.runner == "unrolled paths"

@@ -29,6 +29,7 @@ than the statistical error.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -55,6 +56,8 @@ from dpcert.verify.gauss_refute import (
 )
 from dpcert.verify.ir import Program
 from dpcert.verify.refute import Witness
+from dpcert.verify.runner import Outputs, RunnerUnsupported, run_batch
+from dpcert.verify.search import _component_key
 from dpcert.verify.semantics import concrete
 from dpcert.verify.symexec import Unrolled, unroll
 
@@ -64,6 +67,8 @@ Arr = npt.NDArray[np.float64]
 
 #: Runs per NumPy batch.
 BATCH = 1 << 16
+#: Fewest runs per input that a confirmation uses (when the budget allows).
+MIN_DRAWS = 1000
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,10 @@ class Confirmation:
     #: the bound the budget gives at the expected counts, and the draws that would suffice
     expected_bound: float = math.nan
     needed_draws: int | None = None
+    #: "interpreter" (the program run by :mod:`dpcert.verify.runner`) or "unrolled paths"
+    runner: str = "interpreter"
+    #: the draw budget (``draws`` is at most this)
+    budget: int = 0
 
     @property
     def samples(self) -> int:
@@ -101,7 +110,8 @@ class Confirmation:
         verdict = "CONFIRMED" if self.confirmed else "NOT confirmed with this budget"
         pair = "x' then x" if self.swapped else "x then x'"
         dl = f", δ = {self.delta:.6g}" if self.delta else ""
-        lines = [f"confirmation by sampling ({self.draws:,} runs on each input, exact samplers):",
+        lines = [f"confirmation by sampling ({self.draws:,} runs on each input of a budget of "
+                 f"{self.budget:,}, exact samplers, {self.runner}):",
                  f"  event S: {self.event}  (exact P = {self.p:.6g}, P' = {self.p_prime:.6g};"
                  f" chosen before sampling)",
                  f"  counts ({pair}): {self.count_x} and {self.count_x_prime}",
@@ -129,7 +139,8 @@ class Confirmation:
                 "epsilon_lower": num(self.epsilon_lower), "claim": self.claim,
                 "delta": self.delta, "confirmed": self.confirmed, "p": self.p,
                 "p_prime": self.p_prime, "expected_bound": num(self.expected_bound),
-                "needed_draws": self.needed_draws}
+                "needed_draws": self.needed_draws, "runner": self.runner,
+                "budget": self.budget}
 
 
 def _noise(u: Unrolled, names: list[str], params: dict[str, Fraction], size: int,
@@ -231,7 +242,9 @@ def confirm(prog: Program, witness: Witness, samples: int = 1_000_000,
         among the candidates of :mod:`dpcert.verify.confirm_events` that violate the claim
         exactly, with the best bound expected at this budget.
     samples
-        The draw budget: runs of the program on each input (in batches of ``BATCH``).
+        The draw budget: at most this many runs of the program on each input (in batches of
+        ``BATCH``); fewer when 8 times the number at which the bound expected from the exact
+        probabilities reaches the claim is smaller (at least ``MIN_DRAWS``).
     confidence
         Probability that the reported bound is below the true privacy loss of the event.
     source
@@ -267,18 +280,21 @@ def confirm(prog: Program, witness: Witness, samples: int = 1_000_000,
     else:
         u = unroll(prog, witness.n)
         cands = candidates(u, _atoms(u, witness.x), _atoms(u, witness.x_prime), witness.params)
-    ranked = rank(cands, samples, alpha, eps, delta)
-    if not ranked:
+    if not any(c.margin(eps, delta) > 0 for c in cands):
         raise InvalidParameter("the witness's pair has no event that violates the claim")
-    expected, best = ranked[0]
-    counts, bound = measure(u, best, witness, samples, alpha, delta, source)
+    # draws: 8x the number at which the bound at the expected counts reaches the claim (the
+    # measured bound then misses it with probability ~1e-4), at most the budget
+    reach = needed_draws(cands, MIN_DRAWS, alpha, eps, delta, limit=samples)
+    draws = samples if reach is None else min(samples, max(MIN_DRAWS, 8 * reach))
+    expected, best = rank(cands, draws, alpha, eps, delta)[0]
+    counts, bound, runner = measure(u, best, witness, draws, alpha, delta, source)
     need = None
     if not bound > eps:
         # when the budget should have sufficed, the counts fell short of their expectation
-        need = needed_draws(cands, samples if expected <= eps else 2 * samples, alpha, eps,
-                            delta)
-    return Confirmation(best.text, samples, counts[0], counts[1], float(confidence), bound, eps,
-                        delta, best.swapped, best.p, best.p_prime, expected, need)
+        need = needed_draws(cands, draws if expected <= eps else 2 * draws, alpha, eps, delta)
+    return Confirmation(best.text, draws, counts[0], counts[1], float(confidence), bound, eps,
+                        delta, best.swapped, best.p, best.p_prime, expected, need, runner,
+                        samples)
 
 
 def witness_event(w: Witness) -> Candidate:
@@ -289,26 +305,87 @@ def witness_event(w: Witness) -> Candidate:
 
 def measure(u: Unrolled, event: Candidate, witness: Witness, draws: int, alpha: float,
             delta: float = 0.0, source: EntropySource | None = None
-            ) -> tuple[tuple[int, int], float]:
+            ) -> tuple[tuple[int, int], float, str]:
     """Counts of ``event`` in ``draws`` runs on each input of the pair, and the lower bound.
 
-    The runs go in batches of ``BATCH`` through NumPy; the bound is
+    The runs go in batches of ``BATCH`` through the vectorised interpreter
+    (:mod:`dpcert.verify.runner`), or, for constructs it does not run, through the unrolled
+    paths evaluated on sampled noise (the third value says which); the bound is
     ``ln((CP_lower(k, N, α/2) − δ) / CP_upper(k', N, α/2))`` (−∞ when the numerator is ≤ 0).
     """
     first, second = (witness.x_prime, witness.x) if event.swapped else \
         (witness.x, witness.x_prime)
-    names = _used_noise(u, event)
     counts = [0, 0]
-    for j, vec in enumerate((first, second)):
-        data = _atoms(u, vec)
-        done = 0
-        while done < draws:
-            size = min(BATCH, draws - done)
-            noise = _noise(u, names, witness.params, size, source)
-            counts[j] += _hits(u, event, data, witness.params, noise, size)
-            done += size
+    try:
+        match = _output_event(u, event)
+        for j, vec in enumerate((first, second)):
+            done = 0
+            while done < draws:
+                size = min(BATCH, draws - done)
+                outs = run_batch(u.program, u.n, vec, witness.params, size, source)
+                counts[j] += int(np.count_nonzero(match(outs)))
+                done += size
+        runner = "interpreter"
+    except RunnerUnsupported:
+        counts = [0, 0]
+        names = _used_noise(u, event)
+        for j, vec in enumerate((first, second)):
+            data = _atoms(u, vec)
+            done = 0
+            while done < draws:
+                size = min(BATCH, draws - done)
+                noise = _noise(u, names, witness.params, size, source)
+                counts[j] += _hits(u, event, data, witness.params, noise, size)
+                done += size
+        runner = "unrolled paths"
     lo = cp_lower(counts[0], draws, alpha / 2)
     hi = cp_upper(counts[1], draws, alpha / 2)
     bound = -math.inf if lo - delta <= 0 else (
         math.inf if hi <= 0 else math.log((lo - delta) / hi))
-    return (counts[0], counts[1]), bound
+    return (counts[0], counts[1]), bound, runner
+
+
+def _output_event(u: Unrolled, event: Candidate) -> Callable[[Outputs], npt.NDArray[np.bool_]]:
+    """The event as a set of output values: which runs of a batch land in it.
+
+    A part (whole output classes, thresholds) holds when a run's output has the shape of one of
+    its paths' output keys (booleans and constants equal, numbers where reals are) and its
+    thresholds hold; a linear event when ``Σ w_j·out_j ≥ t``.
+    """
+    if event.lin is not None:
+        weights, t = event.lin
+
+        def lin(o: Outputs) -> npt.NDArray[np.bool_]:
+            tot = np.zeros(len(o.length))
+            for j, w in weights:
+                tot = tot + float(w) * o.values[j]
+            return np.asarray(tot >= float(t))
+        return lin
+    parts = [({tuple(_component_key(v, u) for v in u.paths[k].outputs) for k in part.paths},
+              part.extra) for part in event.parts]
+
+    def match(o: Outputs) -> npt.NDArray[np.bool_]:
+        hit = np.zeros(len(o.length), dtype=bool)
+        for keys, extra in parts:
+            shape = np.zeros(len(o.length), dtype=bool)
+            for key in keys:
+                if len(key) > len(o.values):
+                    continue
+                ok = o.length == len(key)
+                for j, k in enumerate(key):
+                    if k[0] == "b":
+                        ok = ok & o.is_bool[j] & (o.values[j] == float(k[1]))
+                    elif k[0] == "c":
+                        ok = ok & ~o.is_bool[j] & (o.values[j] == float(k[1]))
+                    else:
+                        ok = ok & ~o.is_bool[j]
+                shape |= ok
+            for idx, op, t in extra:
+                if idx >= len(o.values):
+                    shape[:] = False
+                    break
+                shape &= (o.values[idx] <= float(t)) if op == "<=" else \
+                    (o.values[idx] >= float(t))
+            hit |= shape
+        return hit
+    return match
