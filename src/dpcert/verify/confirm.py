@@ -229,7 +229,7 @@ def _atoms(u: Unrolled, vec: dict[str, tuple[Fraction, ...]]) -> dict[str, Fract
     return {f"{name}[{i}]": v for name, t in vec.items() for i, v in enumerate(t)}
 
 
-def confirm(prog: Program, witness: Witness, samples: int = 1_000_000,
+def confirm(prog: Program, witness: Witness, samples: int = 2_000_000,
             confidence: float = 0.95, source: EntropySource | None = None) -> Confirmation:
     """Run the program on the witness's inputs and bound its privacy loss from below.
 
