@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
@@ -17,12 +18,20 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from dpcert.backends.base import BoundSpec, GroupedStats, StatSpec
 
 # shared Hypothesis strategies (tests/_strategies.py) are imported as a top-level module
 sys.path.insert(0, str(__import__('pathlib').Path(__file__).parent))
 from dpcert.errors import InvalidParameter, UnsafeExpression
+
+# Under CI, Hypothesis runs a fixed example sequence (a CI run cannot go red by drawing a rare
+# example for the first time); locally it explores at random and keeps failures in .hypothesis.
+
+hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    hypothesis_settings.load_profile("ci")
 
 Frame = dict[str, list[Any]]
 _OPS = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,

@@ -158,3 +158,19 @@ def test_errors() -> None:
     ok = BE.check_predicates(["w > 1", pl.col("u").is_null()], BE.schema(df))
     assert BE.filter(df, ok).collect().height == df.filter((pl.col("w") > 1)
                                                             & pl.col("u").is_null()).height
+
+
+def test_null_units_mixed_with_null_free_gathers() -> None:
+    """Regression (found by Hypothesis): a key column with nulls whose gathered slices are
+    null-free on one side and not on the other must compare exactly, not crash."""
+    _ne = pb._ne
+    a = np.array([3.0, 0.0])
+    b = pl.Series([None, 0.0], dtype=pl.Float64)
+    assert _ne(a, b).tolist() == [True, False]
+    assert _ne(b, a).tolist() == [True, False]
+    nan_a, nan_b = np.array([np.nan]), pl.Series([float("nan")])
+    assert _ne(nan_a, nan_b).tolist() == [False]
+    df = pl.DataFrame({"u": [None, 3], "g": [float("nan"), 0.0], "x": [0.0, None]})
+    spec = BoundSpec("u", ("g",), 1, 1, key=bytes(16), value_columns=("x",))
+    out = pb.PolarsBackend().keyed_bound(df.lazy(), spec)
+    assert len(pl.LazyFrame(out).collect() if isinstance(out, pl.LazyFrame) else out) == 2

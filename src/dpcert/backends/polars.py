@@ -68,7 +68,10 @@ def _ne(a: pl.Series | np.ndarray[Any, Any], b: pl.Series | np.ndarray[Any, Any]
         if a.dtype.kind == "f":
             return np.asarray((a != b) & ~(np.isnan(a) & np.isnan(b)))
         return np.asarray(a != b)
-    assert isinstance(a, pl.Series) and isinstance(b, pl.Series)
+    if not (isinstance(a, pl.Series) and isinstance(b, pl.Series)):
+        # One gather had nulls (kept as a Series), the other none (NumPy of the physical type):
+        # compare both as Series of the physical type.
+        a, b = (x.to_physical() if isinstance(x, pl.Series) else pl.Series(x) for x in (a, b))
     eq = (a == b).fill_null(False) | (a.is_null() & b.is_null())
     if a.dtype.is_float():
         eq = eq | (a.is_nan() & b.is_nan()).fill_null(False)
