@@ -35,15 +35,29 @@ H = 2.0 ** -20
 
 
 def lap(rng: np.random.Generator, scale: float, size: Any) -> Array:
-    """Laplace noise rounded to the nearest point of H·ℤ."""
-    out: Array = H * np.rint(rng.laplace(0.0, scale / H, size))
-    return out
+    """Laplace noise rounded to the nearest point of H·ℤ.
+
+    Drawn as a random sign times an exponential (ziggurat) draw, rounded: the same law as
+    ``H·rint(Laplace(scale/H))`` (rounding is odd-symmetric), about 3× faster than NumPy's
+    ``laplace``, which the auditor's time budgets then spend on more draws."""
+    e: Array = rng.standard_exponential(size)
+    e *= scale / H
+    np.rint(e, out=e)
+    count = e.size
+    signs = np.unpackbits(np.frombuffer(rng.bytes((count + 7) // 8), dtype=np.uint8),
+                          count=count).view(bool).reshape(e.shape)
+    np.negative(e, out=e, where=signs)
+    e *= H
+    return e
 
 
 def expo(rng: np.random.Generator, scale: float, size: Any) -> Array:
     """Exponential noise rounded down to H·ℕ (exactly geometric on the lattice)."""
-    out: Array = H * np.floor(rng.exponential(scale / H, size))
-    return out
+    e: Array = rng.standard_exponential(size)
+    e *= scale / H
+    np.floor(e, out=e)
+    e *= H
+    return e
 
 
 @dataclass(frozen=True)
@@ -168,16 +182,17 @@ def bloom_bits(value: int, hashes: int = 4, size: int = 20) -> list[int]:
 
 
 def _rappor(f: float, p: float | None, q: float | None) -> Callable[[np.random.Generator], Sampler]:
+    """RAPPOR's bits are independent given the Bloom filter: bit ``i`` is 1 with probability
+    ``(f/2 + (1−f)·b_i)·q + (1 − f/2 − (1−f)·b_i)·p`` (permanent then instantaneous randomized
+    response; ``f/2 + (1−f)·b_i`` for one-time RAPPOR), so one uniform per bit draws it."""
+    keep = (f / 2.0, f / 2.0 + (1.0 - f))       # P[permanent bit = 1] for b = 0, 1
+    prob = keep if p is None or q is None else tuple(k * q + (1.0 - k) * p for k in keep)
+
     def make(rng: np.random.Generator) -> Sampler:
         def sample(x: Any, n: int) -> Array:
-            b = np.zeros((n, 20), dtype=bool)
-            b[:, bloom_bits(int(np.asarray(x).ravel()[0]))] = True
-            u = rng.random((n, 20))
-            b = np.where(u < f / 2, True, np.where(u < f, False, b))   # permanent RR
-            if p is None or q is None:
-                return b.astype(np.float64)
-            v = rng.random((n, 20))
-            return (v < np.where(b, q, p)).astype(np.float64)       # instantaneous RR
+            row = np.full(20, prob[0])
+            row[bloom_bits(int(np.asarray(x).ravel()[0]))] = prob[1]
+            return (rng.random((n, 20)) < row).astype(np.float64)
         return sample
     return make
 

@@ -71,8 +71,6 @@ MAX_SEARCH_VALUES = 4_000_000
 DEFAULT_SECONDS = 30.0
 #: Output values (draws × coordinates) requested from the mechanism in one call.
 CHUNK_VALUES = 250_000
-#: Planning figure for the search's own work: seconds per output value searched.
-SEARCH_VALUE_COST = 1e-6
 #: Share of a time budget planned for drawing (the rest absorbs fitting and counting).
 PLANNED_SHARE = 0.8
 #: δ values at which the (ε, δ) curve of an audit is reported.
@@ -275,9 +273,10 @@ def _plan(sampler: Sampler, x: Any, enc: OutputEncoder, samples: int | None,
     chunk = max(100, min(CHUNK_VALUES // width, int(CHUNK_SECONDS / per_draw)))
     budget = DEFAULT_SECONDS if seconds is None else seconds
     draws = PLANNED_SHARE * budget / per_draw
+    # the search sizes its batches from its own measured cost (fixed + per draw) to fill its
+    # share of the budget; this is only the most it may take: what the drawing alone allows
     searches = n_pairs if n_pairs <= FINALISTS else FINALISTS + n_pairs / 4
-    per_search_draw = per_draw + SEARCH_VALUE_COST * width
-    want = PLANNED_SHARE * SEARCH_SHARE * budget / (2 * searches * per_search_draw)
+    want = PLANNED_SHARE * SEARCH_SHARE * budget / (2 * searches * per_draw)
     n_search = int(min(max(want, MIN_SEARCH), cap_search))
     want = (1.0 - SEARCH_SHARE) * draws / (2 * min(k, n_pairs))
     n_est = int(max(1_000, min(want, MAX_SAMPLES if samples is None else samples)))

@@ -41,6 +41,7 @@ __all__ = [
     "IntervalChoice",
     "Statistic",
     "fit_histogram",
+    "predicted_bound",
     "row_hash",
     "search_intervals",
 ]
@@ -135,6 +136,9 @@ def fit_histogram(a: Array, b: Array, max_values: int) -> HistogramScore | None:
 
     Returns None when more than ``max_values`` distinct outputs were seen (continuous outputs).
     """
+    head = min(a.shape[0], 2 * max_values + 2)
+    if head > max_values and np.unique(row_hash(a[:head])).size > max_values:
+        return None   # continuous: decided on a prefix, without hashing every row
     ha, hb = row_hash(a), row_hash(b)
     keys, inverse = np.unique(np.concatenate([ha, hb]), return_inverse=True)
     if keys.size > max_values:
@@ -215,7 +219,7 @@ def _interval_counts(s: Array, grid: Array) -> Array:
     return out
 
 
-def _predicted(ka: Array, kb: Array, na: int, nb: int, n_estimate: int, z: float,
+def predicted_bound(ka: Array, kb: Array, na: int, nb: int, n_estimate: int, z: float,
                delta: float, z_search: float) -> Array:
     # Pessimistic point estimates from the search batch (Wilson at z_search, which grows with
     # the number of events compared, against the winner's curse), then the bound the
@@ -261,7 +265,7 @@ def search_intervals(sa: Array, sb: Array, *, n_estimate: int, z: float, delta: 
     z_search = max(1.0, SEARCH_Z * math.sqrt(2.0 * math.log(max(2, 2 * int(valid.sum())))))
     for forward, (k1, n1, k2, n2) in ((True, (ca, sa.size, cb, sb.size)),
                                       (False, (cb, sb.size, ca, sa.size))):
-        score = np.where(valid, _predicted(k1, k2, n1, n2, n_estimate, z, delta, z_search),
+        score = np.where(valid, predicted_bound(k1, k2, n1, n2, n_estimate, z, delta, z_search),
                          -np.inf)
         i, j = (int(v) for v in np.unravel_index(int(np.argmax(score)), score.shape))
         best = float(score[i, j])

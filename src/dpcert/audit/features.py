@@ -42,9 +42,11 @@ __all__ = [
     "FeatureMap",
     "FloatCell",
     "LowestBit",
+    "SentinelSummary",
     "fit_additive",
     "fit_binned",
     "fit_feature_map",
+    "fit_summary",
     "is_float_valued",
 ]
 
@@ -84,7 +86,7 @@ class FeatureMap:
         for j, v in self.sentinels:
             hit = y[:, j] == v
             flags.append(hit.astype(np.float64))
-            base[hit, j] = np.nan
+            np.copyto(base[:, j], np.nan, where=hit)   # (boolean indexing is 10× slower)
         if self.differences and self.width > 1:
             cols = [base[:, :1], *(f[:, None] for f in flags), np.diff(base, axis=1)]
         else:
@@ -123,10 +125,48 @@ def fit_feature_map(y: Array, *, differences: bool = False) -> FeatureMap:
 
 
 @dataclass(frozen=True, eq=False)
+class SentinelSummary:
+    """Per output row: how many coordinates hold each sentinel value, and the sum of the
+    numeric (non-sentinel) coordinates.
+
+    Outputs that mix atoms and numbers, such as SVT Alg. 3 (``-1000`` for each ⊥ before the
+    first ⊤, its noisy answer, ``-2000`` after), have their likelihood ratio mostly in a few
+    pooled quantities: how many ⊥ came first and how large the answer was.  Pooled over
+    coordinates, each cell of (counts, sum) is seen far more often in a search batch than any
+    one row pattern, so an additive score or histogram over them is estimated well where one
+    over the raw rows is noise."""
+
+    values: tuple[float, ...]
+
+    def __call__(self, y: Array) -> Array:
+        y = np.asarray(y, dtype=np.float64)
+        if y.ndim == 1:
+            y = y[:, None]
+        cols = []
+        numeric = np.isfinite(y)
+        for v in self.values:
+            hit = y == v
+            numeric &= ~hit
+            cols.append(hit.sum(axis=1).astype(np.float64))
+        cols.append(np.where(numeric, y, 0.0).sum(axis=1))
+        return np.column_stack(cols)
+
+    def describe(self) -> str:
+        return (f"counts of {len(self.values)} sentinel values and the sum of the other "
+                "coordinates")
+
+
+def fit_summary(features: FeatureMap) -> SentinelSummary | None:
+    """The :class:`SentinelSummary` over the sentinels a feature map found (None if none)."""
+    values = tuple(sorted({v for _, v in features.sentinels}))
+    return SentinelSummary(values) if values else None
+
+
+@dataclass(frozen=True, eq=False)
 class AdditiveScore:
     """``Σ_j table_j[bin_j(f_j(y))]`` over the features ``f`` of a :class:`FeatureMap`."""
 
-    features: FeatureMap
+    features: Any
     edges: tuple[Array, ...]
     tables: tuple[Array, ...]
 
@@ -142,7 +182,13 @@ class AdditiveScore:
 
 
 def _bin(v: Array, edges: Array) -> Array:
-    idx: Array = np.searchsorted(edges, v, side="right")
+    """How many edges are ≤ each value (``edges.size + 1`` for NaN)."""
+    if edges.size <= 4:   # bits and small counts: a few comparisons beat a binary search
+        idx: Array = np.zeros(v.shape, dtype=np.intp)
+        for e in edges:
+            idx += v >= e
+        return np.where(np.isnan(v), edges.size + 1, idx)
+    idx = np.searchsorted(edges, v, side="right")
     return np.where(np.isnan(v), edges.size + 1, idx)
 
 
@@ -157,7 +203,7 @@ def _edges(v: Array) -> Array:
     return np.unique(np.quantile(finite, np.linspace(0.0, 1.0, ADDITIVE_BINS + 1)[1:-1]))
 
 
-def fit_additive(a: Array, b: Array, features: FeatureMap) -> AdditiveScore:
+def fit_additive(a: Array, b: Array, features: Any) -> AdditiveScore:
     """Fit the per-feature binned log-ratios on training outputs ``a`` (from x), ``b`` (x')."""
     fa, fb = features(a), features(b)
     edges, tables = [], []

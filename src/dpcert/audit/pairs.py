@@ -5,7 +5,8 @@
   Wang, Zhang & Kifer, *CCS 2018*, §4.4) around ``[1, ..., 1]``: one above, one below, one above
   rest below, one below rest above, half-half, all above, all below and X-shape.  They are
   neighbours when each answer may move by Δ independently (ℓ∞, e.g. counting queries, as in
-  SVT and report-noisy-max); with ``adjacency="l1"`` (histograms) only the one-coordinate
+  SVT and report-noisy-max), and their mirrors with the odd answer last; with
+  ``adjacency="l1"`` (histograms) only the one-coordinate
   patterns are used.
 * :class:`~dpcert.core.measurement.Measurement`: pairs at distance 1 under its input metric,
   built from its input domain (bounds, sizes, element type) and checked with
@@ -82,6 +83,12 @@ def statdp_pairs(size: int, sensitivity: float = 1.0, adjacency: Adjacency = "li
             ("all above", one, v((1, k))),
             ("all below", one, v((-1, k))),
             ("x-shape", v((0, half), (-1, k - half)), v((-1, half), (0, k - half))),
+            # mirrors: the odd answer last.  Order matters to sequential mechanisms (SVT):
+            # the tightest event there is "⊥ on the first k−1 answers, ⊤ on the last", which
+            # needs the first k−1 answers moved one way and the last the other way.
+            ("rest below last above", one, v((-1, k - 1), (1, 1))),
+            ("rest above last below", one, v((1, k - 1), (-1, 1))),
+            ("half-half mirrored", one, v((1, half), (-1, k - half))),
         ]
     elif adjacency == "linf":
         pass
