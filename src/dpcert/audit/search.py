@@ -75,8 +75,9 @@ SEARCH_SHARE = 0.4
 FINALISTS = 2
 #: Fewest search draws per input of each pair.
 MIN_SEARCH = 500
-#: Draws per input of the small first search that measures the search's cost (time budgets).
-CALIBRATION = 2_000
+#: Draws per input of the larger of the two small first searches that measure the search's
+#: cost (time budgets).
+CALIBRATION = 4_000
 
 #: Discrete statistics are fitted when training saw at most this many distinct outputs...
 MAX_DISCRETE_VALUES = 20_000
@@ -281,13 +282,18 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
         rate = max((seconds - fixed) / (2 * m), plan.per_draw)
 
     if stop is not None:
-        # calibrate: a small search of the first pair measures the fixed cost of a search
+        # calibrate: two small searches of the first pair (sizes m/4 and m) measure the fixed
+        # cost of a search and its cost per draw
+        times = []
         m = min(CALIBRATION, n_first)
-        t0 = time.perf_counter()
-        found += _search_one(sampler, pair_list, 0, m, plan, enc, z, delta, True)
-        fixed = max(0.0, time.perf_counter() - t0 - 2 * m * plan.per_draw)
-        rate = plan.per_draw
-        drawn += 2 * m
+        for size_m in (max(MIN_SEARCH // 2, m // 4), m):
+            t0 = time.perf_counter()
+            found += _search_one(sampler, pair_list, 0, size_m, plan, enc, z, delta, True)
+            times.append((size_m, time.perf_counter() - t0))
+            drawn += 2 * size_m
+        (m1, t1), (m2, t2) = times
+        rate = max(plan.per_draw, (t2 - t1) / (2 * (m2 - m1)) if m2 > m1 else t2 / (2 * m2))
+        fixed = max(0.0, t2 - 2 * m2 * rate)
     best: dict[int, float] = {}
     screened = 0   # the largest screening batch: a finalist's search must be larger
     for i in range(len(pair_list)):

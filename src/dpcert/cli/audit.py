@@ -113,7 +113,7 @@ def _run_self(args: argparse.Namespace) -> int:
     from dpcert.audit.plot import matplotlib_available, plot_result
     from dpcert.audit.targets import TARGETS, run_target
 
-    seconds = args.seconds or (2.5 if args.quick else 20.0)
+    seconds = args.seconds or (1.5 if args.quick else 20.0)
     confidence = args.confidence if args.confidence is not None else SELF_CONFIDENCE
     rows = [["mechanism", "claimed ε", "lower bound", "verdict", "samples", "seconds",
              "sampling"]]
