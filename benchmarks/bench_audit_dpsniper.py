@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -73,7 +74,7 @@ def main() -> None:
     args = ap.parse_args()
     rows = []
     print(f"confidence {args.confidence:g}; budget {args.budget_fraction:g} × DP-Sniper's "
-          f"search time")
+          f"search time; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"{'mechanism':19s} {'claim':>6s} {'DP-Sniper ε≥':>12s} {'dpcert ε≥ (seeds)':>26s} "
           f"{'≥?':>3s} {'DP-Sniper s':>11s} {'dpcert s':>9s} verdict")
     for s in subjects().SUBJECTS:
@@ -90,6 +91,7 @@ def main() -> None:
         print(f"{s.name:19s} {s.claimed:6.3g} {ref[0] if ref else float('nan'):12.4f} "
               f"{eps:>26s} {ok:>3s} {ref[1] if ref else float('nan'):11.1f} "
               f"{max(r['seconds'] for r in res):9.1f} {verdicts}", flush=True)
+    print(f"load average at the end {os.getloadavg()[0]:.1f}")
     if args.json is not None:
         args.json.write_text(json.dumps(rows, indent=1))
 

@@ -67,13 +67,19 @@ class Quadrant:
 
 
 def _edges(v: Array) -> Array:
+    """Every value when few; else quantiles, with each *atom* (a value holding at least
+    1/QUADRANT_GRID of the mass, such as a sum of 0 when nothing was answered) split off by an
+    edge on each side, so that ``f < atom`` and ``f ≤ atom`` are both thresholds."""
     finite = v[np.isfinite(v)]
     if finite.size == 0:
         return np.zeros(0)
-    u = np.unique(finite[:: max(1, finite.size // 50_000)])
+    sub = finite[:: max(1, finite.size // 50_000)]
+    u, counts = np.unique(sub, return_counts=True)
     if u.size <= QUADRANT_GRID:
         return u
-    return np.unique(np.quantile(finite, np.linspace(0.0, 1.0, QUADRANT_GRID + 1)[1:-1]))
+    atoms = u[counts * QUADRANT_GRID >= sub.size]
+    q = np.quantile(sub, np.linspace(0.0, 1.0, QUADRANT_GRID + 1)[1:-1])
+    return np.unique(np.concatenate([atoms, np.nextafter(atoms, np.inf), q]))
 
 
 def _cum(c: Array, upper_j: bool, upper_k: bool) -> Array:

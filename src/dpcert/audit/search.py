@@ -116,8 +116,9 @@ def search_pair(a: Array, b: Array, pair: int, *, n_estimate: int, z: float, del
     is, so strong small events compete with weak large ones on equal terms (and pairs and
     statistics are ranked by what the estimation batch can confirm).
 
-    ``screening`` (a small first batch, to rank pairs) restricts every statistic to threshold
-    events: fewer events, so less chance of ranking a pair by a lucky narrow interval."""
+    ``screening`` (a small first batch, to rank pairs) skips the logistic fit and restricts every
+    statistic to threshold events: fewer events, so less chance of ranking a pair by a lucky
+    narrow interval."""
     cut_a = a.shape[0] - int(HOLDOUT * a.shape[0])
     cut_b = b.shape[0] - int(HOLDOUT * b.shape[0])
     found = _select(a[:cut_a], b[:cut_b], pair, n_estimate=n_estimate, z=z, delta=delta,
@@ -201,13 +202,13 @@ def _select(a: Array, b: Array, pair: int, *, n_estimate: int, z: float, delta: 
     if summary is not None:
         ns = fit_additive(ta, tb, summary)
         add(ns, ns(va), ns(vb), rays_only=True)
-        if not screening:
-            for ev, forward, pred in search_quadrants(summary, summary(a), summary(b),
-                                                      n_estimate=n_estimate, z=z,
-                                                      delta=delta):
-                out.append(Candidate(pair, ev, forward, pred))
-    model = fit_logistic(ta, tb, transform=fm)
-    add(model, model(va), model(vb), rays_only=True)
+        for ev, forward, pred in search_quadrants(summary, summary(a), summary(b),
+                                                  n_estimate=n_estimate, z=z, delta=delta):
+            out.append(Candidate(pair, ev, forward, pred))
+    if not screening:
+        # the costliest fit (Newton steps on every feature); screening ranks pairs without it
+        model = fit_logistic(ta, tb, transform=fm)
+        add(model, model(va), model(vb), rays_only=True)
     if is_float_valued(ta[:1000]):
         fd = fit_feature_map(np.concatenate([ta, tb]), differences=True)
         nd = fit_additive(ta, tb, fd)
