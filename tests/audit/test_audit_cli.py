@@ -48,7 +48,7 @@ def test_cli_options_match_the_api_and_print_json(
     assert main(["audit", "cli_audit_subject2:hist", "--claimed-epsilon", "1",
                  "--input-size", "3", "--adjacency", "l1", "--sensitivity", "2",
                  "--samples", "20000", "--confidence", "0.999999", "--candidates", "1",
-                 "--seed", "3", "--json"]) == 0
+                 "--ladder", "0", "--seed", "3", "--json"]) == 0
     captured = capsys.readouterr()
     d = json.loads(captured.out)
     assert d["verdict"] == "ok" and d["candidates"] == 1 and d["claimed_epsilon"] == 1.0

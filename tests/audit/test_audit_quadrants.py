@@ -79,3 +79,25 @@ def test_rescore_replaces_a_lucky_prediction_by_the_held_out_one() -> None:
     (kept,) = rescore([real], real_a, hb, n_estimate=10**6, z=2.0, delta=0.0)
     # P[N(1,1) ≥ 1] / P[N(0,1) ≥ 1] = 0.5 / 0.159: ln ≈ 1.15, less the guard
     assert 0.9 < kept.predicted < 1.2
+
+
+def test_ladder_sends_nested_smaller_rays_of_the_best_score() -> None:
+    from dpcert.audit.search import choose, search_pair
+
+    # x: 1 % of outputs far out (ratio ~5 there) over a weak shift
+    rng = np.random.default_rng(7)
+    n = 60_000
+    a, b = rng.normal(0.05, 1, n), rng.normal(0.0, 1, n)
+    far = rng.random(n) < 0.01
+    a[far] = rng.normal(3.0, 0.3, int(far.sum()))
+    a, b = np.rint(a * 2**20) / 2**20, np.rint(b * 2**20) / 2**20   # no float-lattice holes
+    found = search_pair(a, b, 0, n_estimate=10**7, z=2.0, delta=0.0)
+    picked = choose(found, 2, ladder=4)
+    best, ladder = picked[0], [c for c in picked if c.ladder]
+    assert not best.ladder and best.forward and np.isinf(best.event.high)
+    assert ladder and len(picked) <= 6
+    inside = best.event.contains(a)
+    for c in ladder:   # nested inside the best ray, smaller, same direction
+        rung = c.event.contains(a)
+        assert c.forward and not (rung & ~inside).any() and rung.sum() < inside.sum()
+    assert choose(found, 2, ladder=0) == picked[:2]

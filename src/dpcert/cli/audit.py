@@ -3,7 +3,7 @@
 ``dpcert audit MODULE:CALLABLE --claimed-epsilon E [--pair X X'] ...`` audits a vectorised
 black box ``f(x, n)`` (``--scalar`` for a one-output ``g(x)``) or a ``Measurement`` object,
 with the options of :func:`dpcert.audit.audit` (pairs, input size, sensitivity, adjacency,
-samples, confidence, seconds, candidates, seed); progress goes to stderr (``--quiet`` hides
+samples, confidence, seconds, candidates, ladder, seed); progress goes to stderr (``--quiet`` hides
 it) and ``--json`` prints the result as JSON.  ``dpcert audit --self [--quick] [--plot-dir
 DIR]`` audits the registry of :mod:`dpcert.audit.targets` and prints a table (or JSON).  The
 exit code is 1 when any claim is violated.
@@ -57,7 +57,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--adjacency", choices=["linf", "l1"], default="linf",
                    help="generated vector pairs: every answer may move (linf) or one (l1)")
     p.add_argument("--candidates", type=int, default=2,
-                   help="events estimated (the union bound's size)")
+                   help="best events estimated")
+    p.add_argument("--ladder", type=int, default=4,
+                   help="smaller rays nested in the best event, estimated too (the union "
+                        "bound covers candidates + ladder)")
     p.add_argument("--seed", type=int, default=None,
                    help="seed of the auditor's own randomness (Poisson sample sizes)")
     p.add_argument("--json", action="store_true", help="print the result(s) as JSON")
@@ -186,6 +189,7 @@ def run(args: argparse.Namespace) -> int:
                    seconds=args.seconds, confidence=confidence,
                    input_size=args.input_size, sensitivity=args.sensitivity,
                    adjacency=args.adjacency, candidates=args.candidates,
+                   ladder=args.ladder,
                    zcdp_delta=args.zcdp_delta, seed=args.seed, name=args.target,
                    progress=None if args.quiet else progress)
     print(json.dumps(result.to_dict(), indent=1) if args.json else result)
