@@ -101,3 +101,30 @@ def test_ladder_sends_nested_smaller_rays_of_the_best_score() -> None:
         rung = c.event.contains(a)
         assert c.forward and not (rung & ~inside).any() and rung.sum() < inside.sum()
     assert choose(found, 2, ladder=0) == picked[:2]
+
+
+def test_union_bound_covers_every_estimated_event(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # the per-bound level must be split over the candidates *and* the ladder's rungs: each
+    # estimated event is a chance to be lucky (computing α from `candidates` alone would
+    # overstate the confidence up to 3×)
+    from dpcert.audit import auditor, bounds
+
+    seen: list[int] = []
+    real = bounds.per_bound_alpha
+
+    def spy(confidence: float, n: int) -> float:
+        seen.append(n)
+        return real(confidence, n)
+
+    monkeypatch.setattr(auditor.bounds, "per_bound_alpha", spy)
+    rng = np.random.default_rng(8)
+    lattice = 2.0 ** -20
+
+    def laplace(x: float, n: int) -> np.ndarray:
+        return float(x) + lattice * np.rint(rng.laplace(0.0, 1.0 / lattice, n))
+
+    r = auditor.audit(laplace, claimed=1.0, samples=50_000, candidates=2, ladder=3, seed=8)
+    assert seen == [5] and r.candidates <= 5
+    seen.clear()
+    r = auditor.audit(laplace, claimed=1.0, samples=50_000, candidates=2, ladder=0, seed=8)
+    assert seen == [2] and r.candidates <= 2
