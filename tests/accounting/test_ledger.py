@@ -202,3 +202,30 @@ def test_cli_budget(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["budget", "init", path, "z", "--rho", "0.5"]) == 0
     assert cli_main(["budget", "show", path, "missing"]) == 3
     assert cli_main(["budget", "init", path, "bad", "--epsilon", "x"]) == 3
+
+
+def test_a_deleted_middle_charge_breaks_the_chain(tmp_path: Path) -> None:
+    """Each charge's hash covers the previous one: removing a charge from the middle (to free
+    budget) is detected on read even though every remaining row is intact by itself."""
+    led = _ledger(tmp_path)
+    led.create("d", dp.PureDP(1.0))
+    for note in ("a", "b", "c"):
+        led.spend("d", dp.PureDP(0.25), note=note)
+    con = sqlite3.connect(led.path)
+    con.execute("DELETE FROM spends WHERE note = 'b'")
+    con.commit()
+    con.close()
+    with pytest.raises(LedgerIntegrityError, match="checksum"):
+        Ledger(led.path).remaining("d")
+
+
+def test_a_raised_budget_row_is_detected(tmp_path: Path) -> None:
+    led = _ledger(tmp_path)
+    led.create("d", dp.PureDP(1.0))
+    led.spend("d", dp.PureDP(0.5))
+    con = sqlite3.connect(led.path)
+    con.execute("UPDATE datasets SET total = '\"100\"'")
+    con.commit()
+    con.close()
+    with pytest.raises(LedgerIntegrityError, match="budget row was altered"):
+        Ledger(led.path).remaining("d")
