@@ -47,6 +47,8 @@ CROSS_CUTTING: dict[str, str] = {
     "tests/transformations/test_mean_variance.py": "mean.py and variance.py",
     "tests/transformations/test_moments_exact.py": "_moments.py",
     "tests/transformations/test_vector_helpers.py": "small vector constructors' contracts",
+    "tests/transformations/frame/test_frame_constructors.py":
+        "bound, filter, group_by and select_stat on shared fixtures (transformations/frame/)",
     "tests/accounting/test_leaf_values_exact.py": "every accountant's value of every leaf",
     "tests/accounting/test_accountants.py": "the accountants against each other",
     "tests/accounting/test_session_wiring.py": "accounting wired into Session",
