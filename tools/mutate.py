@@ -194,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
             extra = f"  <- {out.detail}" if args.verbose and out.detail else ""
             if args.killers and out.status == "killed":
                 extra += f"  [{len(out.killers)} test(s)]"
+                if len(out.killers) == 1:
+                    extra += f" SINGLE {out.killers[0]}"
             print(f"  {out.status:8} {out.seconds:6.1f}s  {m.id}{extra}", flush=True)
         return out
 
