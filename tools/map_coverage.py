@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tools.mutate import main  # noqa: E402
+from tools.mutate import main
 
 if __name__ == "__main__":
     raise SystemExit(main(["--killers", *sys.argv[1:]]))

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (find/replace texts must match source lines exactly; some are long)
 """The curated mutants of ``tools/mutate.py``: one-line changes shaped like real privacy bugs.
 
 Each entry names the file (under ``src/``), an exact text that must occur once, its replacement,

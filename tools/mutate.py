@@ -136,6 +136,17 @@ def _failed_tests(xml: Path) -> tuple[str, ...]:
     return tuple(sorted(out))
 
 
+def _broadened(m: Mutant) -> Mutant:
+    """``m`` with the test folder mirroring its module's package appended (``tests/<pkg>``)."""
+    from dataclasses import replace
+
+    pkg = m.path.split("/")[1]  # "dpcert/<pkg>/..."
+    extra = f"tests/{pkg}" if (ROOT / "tests" / pkg).is_dir() else None
+    if extra is None or extra in m.tests:
+        return m
+    return replace(m, tests=(*m.tests, extra))
+
+
 def _select(args: argparse.Namespace) -> list[Mutant]:
     ms = list(MUTANTS)
     if args.subset == "ci":
@@ -163,12 +174,17 @@ def main(argv: list[str] | None = None) -> int:
                     help="run every mutant's tests to the end and list the mutants killed by "
                          "exactly one test function")
     ap.add_argument("--report", help="write every outcome (and killers) as JSON to this file")
+    ap.add_argument("--broaden", action="store_true",
+                    help="also run the tests of the mutated module's package (tests/<pkg>/): "
+                         "with --killers, finds killers outside the mutant's own test files")
     args = ap.parse_args(argv)
     ids = [m.id for m in MUTANTS]
     if len(set(ids)) != len(ids):
         print("duplicate mutant ids", file=sys.stderr)
         return 2
     chosen = _select(args)
+    if args.broaden:
+        chosen = [_broadened(m) for m in chosen]
     if args.list:
         for m in chosen:
             print(f"{m.id:28} {m.kind:22} src/{m.path}: {m.note}")

@@ -1,0 +1,73 @@
+"""Audit-style lower bounds: every privacy map must be at least the loss that one pair of
+neighbours actually attains, computed exactly from the mechanism's output distribution (not
+from the map's formula).  This is the second, independent test of maps whose exact-value test
+was the only one to fail under a mutant (docs/mutation.md, "single killers").
+
+References: Dwork & Roth 2014 (Laplace, randomized response); Desfontaines et al. 2022 and
+Wilson et al. 2020 (partition selection with a noisy threshold).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import mpmath
+import pytest
+
+import dpcert as dp
+
+mpmath.mp.dps = 40
+STR5 = dp.VectorDomain(dp.AtomDomain(str), size=5)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+@pytest.mark.parametrize("scale", [1, 2, 7])
+def test_histogram_laplace_change_one_attains_two_units_per_change(d: int, scale: int) -> None:
+    """Changing d records from "a" to "b" moves two counts by d each; with Laplace noise of
+    scale s the output density ratio at a point beyond both reaches e^(2d/s)."""
+    m = dp.m.make_histogram(STR5, dp.ChangeOneDistance(), ["a", "b"], scale)
+    attained = Fraction(2 * d, scale)
+    assert m.map(d) >= attained
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_histogram_gaussian_change_one_attains_d_squared_over_s_squared(d: int) -> None:
+    """Same pair under Gaussian noise: the shift vector is (−d, d), ‖·‖₂² = 2d², so the
+    Rényi divergence (every order) is 2d²/(2s²) = d²/s²: the zCDP ρ is at least that."""
+    s = 3
+    m = dp.m.make_histogram(STR5, dp.ChangeOneDistance(), ["a", "b"], s, noise="gaussian")
+    assert m.map(d) >= Fraction(d * d, s * s)
+
+
+@pytest.mark.parametrize("categories", [["a", "b"], ["a", "b", "c", "d", "e"]])
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_randomized_response_attains_its_probability_ratio(categories: list[str],
+                                                           d: int) -> None:
+    """One person's answer "a" vs "b": P(report a | a) / P(report a | b) = p_truth/p_other;
+    d people: that ratio to the power d (their reports are independent)."""
+    m = dp.m.make_randomized_response(categories, 1)
+    p, q = m.params["p_truth"], m.params["p_other"]
+    attained = d * float(mpmath.log(mpmath.mpf(p.numerator) / p.denominator
+                                    / (mpmath.mpf(q.numerator) / q.denominator)))
+    assert float(m.map(d)) >= attained * (1 - 1e-12)
+
+
+@pytest.mark.parametrize(("eps", "delta"), [(1, Fraction(1, 10**6)), (Fraction(1, 2),
+                                                                      Fraction(1, 10**9))])
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_partition_selection_attains_its_delta_and_d_epsilon(eps: object, delta: Fraction,
+                                                              d: int) -> None:
+    """d added units all holding a new key: it is released with probability P(d + Z ≥ τ),
+    Z ~ DLap(1/ε), which the map's δ must cover; a key present on both sides with counts c
+    and c + d has noisy-count ratio e^(dε) above τ, which the map's ε must cover."""
+    m = dp.m.make_partition_selection(dp.VectorDomain(dp.AtomDomain(str)),
+                                      dp.SymmetricDistance(), eps, delta)
+    tau, b = m.params["threshold"], m.params["scale"]
+    q = mpmath.exp(-1 / (mpmath.mpf(b.numerator) / b.denominator))
+    k = tau - d  # P(Z ≥ k) = q^k / (1 + q) for k ≥ 0
+    released = q**k / (1 + q) if k > 0 else mpmath.mpf(1)
+    e_d, dl_d = m.map(d)
+    assert dl_d >= Fraction(float(released)) * (1 - Fraction(1, 10**9))
+    assert e_d >= d * Fraction(eps)  # type: ignore[arg-type]
+    assert math.isfinite(float(e_d))
