@@ -16,6 +16,7 @@ import mpmath
 import pytest
 
 import dpcert as dp
+from dpcert.accounting.pure import epsilon_of
 
 mpmath.mp.dps = 40
 STR5 = dp.VectorDomain(dp.AtomDomain(str), size=5)
@@ -51,6 +52,17 @@ def test_randomized_response_attains_its_probability_ratio(categories: list[str]
     attained = d * float(mpmath.log(mpmath.mpf(p.numerator) / p.denominator
                                     / (mpmath.mpf(q.numerator) / q.denominator)))
     assert float(m.map(d)) >= attained * (1 - 1e-12)
+    assert float(epsilon_of(m.event(d))) >= attained * (1 - 1e-12)  # the accounting event too
+
+
+@pytest.mark.parametrize("eps", [Fraction(1, 2), Fraction(1), Fraction(3)])
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_binary_randomized_response_attains_p_over_one_minus_p(eps: Fraction, d: int) -> None:
+    m = dp.m.make_randomized_response_bool(eps)
+    p = m.params["p_truth"]
+    attained = d * float(mpmath.log(mpmath.mpf(p.numerator) / (p.denominator - p.numerator)))
+    assert float(m.map(d)) >= attained * (1 - 1e-12)
+    assert float(epsilon_of(m.event(d))) >= attained * (1 - 1e-12)
 
 
 @pytest.mark.parametrize(("eps", "delta"), [(1, Fraction(1, 10**6)), (Fraction(1, 2),
