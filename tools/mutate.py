@@ -83,7 +83,8 @@ class Workspace:
                               timeout=timeout * 4)
         return proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-1000:]
 
-    def run(self, m: Mutant, timeout: float, python: str, killers: bool = False) -> Outcome:
+    def run(self, m: Mutant, timeout: float, python: str, killers: bool = False,
+            maxfail: int = 0) -> Outcome:
         target = self.dir / "src" / m.path
         original = (ROOT / "src" / m.path).read_text()
         mutated = _apply(original, m)
@@ -93,6 +94,8 @@ class Workspace:
         env = dict(os.environ, PYTHONPATH=str(self.dir / "src"), PYTHONDONTWRITEBYTECODE="1")
         xml = self.dir / "junit.xml"
         stop = ["--junitxml", str(xml)] if killers else ["-x"]
+        if killers and maxfail > 0:
+            stop.append(f"--maxfail={maxfail}")
         cmd = [python, "-m", "pytest", *stop, "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
                "-o", "addopts=--import-mode=importlib", *m.tests]
         xml.unlink(missing_ok=True)
@@ -174,6 +177,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="run every mutant's tests to the end and list the mutants killed by "
                          "exactly one test function")
     ap.add_argument("--report", help="write every outcome (and killers) as JSON to this file")
+    ap.add_argument("--maxfail", type=int, default=0,
+                    help="with --killers: stop a mutant's tests after this many failing test "
+                         "cases (0: run to the end).  A mutant stopped there with one failing "
+                         "test function is still listed as single (the safe direction)")
     ap.add_argument("--broaden", action="store_true",
                     help="also run the tests of the mutated module's package (tests/<pkg>/): "
                          "with --killers, finds killers outside the mutant's own test files")
@@ -205,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
             local.ws = Workspace()
             with lock:
                 spaces.append(local.ws)
-        out: Outcome = local.ws.run(m, args.timeout, args.python, args.killers)
+        out: Outcome = local.ws.run(m, args.timeout, args.python, args.killers, args.maxfail)
         with lock:
             extra = f"  <- {out.detail}" if args.verbose and out.detail else ""
             if args.killers and out.status == "killed":
