@@ -22,6 +22,10 @@ mpmath.mp.dps = 40
 STR5 = dp.VectorDomain(dp.AtomDomain(str), size=5)
 
 
+def _mp(x: Fraction) -> mpmath.mpf:
+    return mpmath.mpf(x.numerator) / x.denominator
+
+
 @pytest.mark.parametrize("d", [1, 2, 3])
 @pytest.mark.parametrize("scale", [1, 2, 7])
 def test_histogram_laplace_change_one_attains_two_units_per_change(d: int, scale: int) -> None:
@@ -49,10 +53,9 @@ def test_randomized_response_attains_its_probability_ratio(categories: list[str]
     d people: that ratio to the power d (their reports are independent)."""
     m = dp.m.make_randomized_response(categories, 1)
     p, q = m.params["p_truth"], m.params["p_other"]
-    attained = d * float(mpmath.log(mpmath.mpf(p.numerator) / p.denominator
-                                    / (mpmath.mpf(q.numerator) / q.denominator)))
-    assert float(m.map(d)) >= attained * (1 - 1e-12)
-    assert float(epsilon_of(m.event(d))) >= attained * (1 - 1e-12)  # the accounting event too
+    attained = d * mpmath.log(_mp(p) / _mp(q))  # 40 digits, compared without slack
+    assert _mp(m.map(d)) >= attained
+    assert _mp(epsilon_of(m.event(d))) >= attained  # the accounting event too
 
 
 @pytest.mark.parametrize("eps", [Fraction(1, 2), Fraction(1), Fraction(3)])
@@ -60,9 +63,9 @@ def test_randomized_response_attains_its_probability_ratio(categories: list[str]
 def test_binary_randomized_response_attains_p_over_one_minus_p(eps: Fraction, d: int) -> None:
     m = dp.m.make_randomized_response_bool(eps)
     p = m.params["p_truth"]
-    attained = d * float(mpmath.log(mpmath.mpf(p.numerator) / (p.denominator - p.numerator)))
-    assert float(m.map(d)) >= attained * (1 - 1e-12)
-    assert float(epsilon_of(m.event(d))) >= attained * (1 - 1e-12)
+    attained = d * mpmath.log(_mp(p) / _mp(1 - p))
+    assert _mp(m.map(d)) >= attained
+    assert _mp(epsilon_of(m.event(d))) >= attained
 
 
 @pytest.mark.parametrize(("eps", "delta"), [(1, Fraction(1, 10**6)), (Fraction(1, 2),
@@ -83,3 +86,61 @@ def test_partition_selection_attains_its_delta_and_d_epsilon(eps: object, delta:
     assert dl_d >= Fraction(float(released)) * (1 - Fraction(1, 10**9))
     assert e_d >= d * Fraction(eps)  # type: ignore[arg-type]
     assert math.isfinite(float(e_d))
+
+
+def _rounding_pair(m: int, k: int, n: int = 2**20) -> tuple[list[float], list[float], Fraction]:
+    """Float inputs ``x, x'`` (``m`` coordinates) whose exact difference is ``(n + 1/64)·2^k``
+    per coordinate but whose lattice indices differ by ``n + 1`` each: ``x/2^k = 0.4921875``
+    rounds down to 0 and ``x'/2^k = n + 0.5078125`` rounds up (docs/proofs/lattice.md).  Every
+    number is dyadic, so the floats are exact.  Returns ``x, x'`` and the per-coordinate
+    difference."""
+    u = Fraction(2) ** k
+    lo = Fraction(63, 128) * u
+    r = (n + Fraction(1, 64)) * u
+    return [float(lo)] * m, [float(lo + r)] * m, r
+
+
+@pytest.mark.parametrize("sized", [True, False])
+@pytest.mark.parametrize("m", [1, 3, 5])
+def test_float_laplace_map_covers_the_lattice_rounding_it_performs(m: int, sized: bool) -> None:
+    """The discrete Laplace noise on the lattice index (scale b/2^k) loses Σ|Δn|·2^k/b between
+    these inputs, whose real L1 distance is m·r: the map at that distance must cover it, and so
+    must the accounting event (the rounding gain is m·(63/64)·2^k here)."""
+    from dpcert.samplers.lattice import lattice_indices
+
+    dom = dp.AtomDomain(float) if m == 1 and sized else dp.VectorDomain(
+        dp.AtomDomain(float), size=m if sized else None)  # unsized: up to 1024 coordinates
+    met = dp.AbsoluteDistance() if m == 1 and sized else dp.L1Distance()
+    mech = dp.m.make_laplace(dom, met, 2.0)
+    k = mech.params["lattice_exponent"]
+    x, y, r = _rounding_pair(m, k)
+    shift = int(abs(lattice_indices(y, k) - lattice_indices(x, k)).sum())
+    assert shift == m * (2**20 + 1)
+    attained = shift * Fraction(2) ** k / mech.params["scale"]
+    d_in = m * r  # exact L1 distance of x and x'
+    assert mech.map(d_in) >= attained
+    assert epsilon_of(mech.event(d_in)) >= attained
+
+
+@pytest.mark.parametrize("sized", [True, False])
+@pytest.mark.parametrize("m", [1, 3, 5])
+def test_float_gaussian_map_covers_the_lattice_rounding_it_performs(m: int, sized: bool) -> None:
+    """Same pair under the discrete Gaussian on the lattice (σ/2^k): ρ = ‖Δn‖²·4^k/(2σ²); the
+    real L2 distance is √m·r (bounded above by a rational), the rounding gain √m·(63/64)·2^k."""
+    from dpcert.accounting.zcdp import rho_of
+    from dpcert.samplers.lattice import lattice_indices
+    from dpcert.transformations.frame.stats import sqrt_up
+
+    dom = dp.AtomDomain(float) if m == 1 and sized else dp.VectorDomain(
+        dp.AtomDomain(float), size=m if sized else None)
+    met = dp.AbsoluteDistance() if m == 1 and sized else dp.L2Distance()
+    mech = dp.m.make_gaussian(dom, met, 2.0)
+    k = mech.params["lattice_exponent"]
+    x, y, r = _rounding_pair(m, k)
+    dn = lattice_indices(y, k) - lattice_indices(x, k)
+    sq = sum(int(v) * int(v) for v in dn)
+    sigma = mech.params["scale"]
+    attained = sq * Fraction(2) ** (2 * k) / (2 * sigma * sigma)
+    d_in = sqrt_up(m * r * r)  # ≥ the exact L2 distance √m·r
+    assert mech.map(d_in) >= attained
+    assert rho_of(mech.event(d_in)) >= attained
