@@ -95,7 +95,8 @@ class Workspace:
         xml = self.dir / "junit.xml"
         stop = ["--junitxml", str(xml)] if killers else ["-x"]
         if killers and maxfail > 0:
-            stop.append(f"--maxfail={maxfail}")
+            stop += ["-p", "tools.stop_after"]
+            env["DPCERT_STOP_AFTER"] = str(maxfail)
         cmd = [python, "-m", "pytest", *stop, "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
                "-o", "addopts=--import-mode=importlib", *m.tests]
         xml.unlink(missing_ok=True)
@@ -177,10 +178,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="run every mutant's tests to the end and list the mutants killed by "
                          "exactly one test function")
     ap.add_argument("--report", help="write every outcome (and killers) as JSON to this file")
-    ap.add_argument("--maxfail", type=int, default=0,
-                    help="with --killers: stop a mutant's tests after this many failing test "
-                         "cases (0: run to the end).  A mutant stopped there with one failing "
-                         "test function is still listed as single (the safe direction)")
+    ap.add_argument("--maxfail", type=int, default=2,
+                    help="with --killers: stop a mutant's tests once this many distinct test "
+                         "functions have failed (tools/stop_after.py; 0: run to the end).  The "
+                         "default 2 keeps 'killed by exactly one test function' exact")
     ap.add_argument("--broaden", action="store_true",
                     help="also run the tests of the mutated module's package (tests/<pkg>/): "
                          "with --killers, finds killers outside the mutant's own test files")
