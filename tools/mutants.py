@@ -48,9 +48,10 @@ T_INT = "tests/samplers/test_sampler_internals.py"
 T_KEYED = "tests/combinators/test_keyed.py"
 T_SESSION = ("tests/frame/test_certificate.py", "tests/frame/test_session.py")
 T_CERT = ("tests/frame/test_certify.py", "tests/cli/test_certificate_cli.py")
-T_FILT = "tests/accounting/test_filters.py"
-T_GDP = "tests/accounting/test_gdp.py"
-T_CONV = "tests/accounting/test_convert.py"
+T_FILT = ("tests/accounting/test_filters.py", "tests/accounting/test_ledger.py")
+T_GDP = ("tests/accounting/test_gdp.py", "tests/accounting/test_filters.py")
+T_CONV = ("tests/accounting/test_convert.py", "tests/accounting/test_accountants.py",
+          "tests/combinators/test_combinators.py")
 
 MUTANTS: list[Mutant] = [
     # --- the survivors listed in issue 20 ---------------------------------------------------
