@@ -696,3 +696,33 @@ MUTANTS: list[Mutant] = [
        ("tests/samplers", "tests/statistical/test_samplers_distribution.py"),
        "sensitivity off by a factor", "discrete Gaussian draws at half σ"),
 ]
+
+#: Independent second tests (issue 20, item 4) of a module's maps, added to every mutant of that
+#: module unless a listed test path already covers them: audit-style lower bounds and
+#: worst-case neighbours, which check a map by another route than its exact-value test.
+SECOND_TESTS: dict[str, tuple[str, ...]] = {
+    "dpcert/mechanisms/laplace.py": ("tests/mechanisms/test_map_lower_bounds.py",),
+    "dpcert/mechanisms/gaussian.py": ("tests/mechanisms/test_map_lower_bounds.py",),
+    "dpcert/mechanisms/_additive.py": ("tests/mechanisms/test_map_lower_bounds.py",),
+    "dpcert/mechanisms/histogram.py": ("tests/mechanisms/test_map_lower_bounds.py",),
+    "dpcert/mechanisms/randomized_response.py": ("tests/mechanisms/test_map_lower_bounds.py",),
+    "dpcert/mechanisms/threshold.py": ("tests/mechanisms/test_map_lower_bounds.py",),
+    "dpcert/transformations/histogram.py": ("tests/transformations/test_histogram.py",),
+    "dpcert/transformations/count.py": ("tests/transformations/test_count.py",),
+    "dpcert/transformations/count_distinct.py": ("tests/transformations/test_count_distinct.py",),
+    "dpcert/transformations/resize.py": ("tests/transformations/test_resize.py",),
+    "dpcert/core/metrics.py": ("tests/core/test_metrics.py",),
+    "dpcert/combinators/group.py": ("tests/combinators/test_group.py",),
+}
+
+
+def _with_second(m: Mutant) -> Mutant:
+    from dataclasses import replace
+
+    extra = tuple(t for t in SECOND_TESTS.get(m.path, ())
+                  if not any(t == have or t.startswith(have.rstrip("/") + "/")
+                             for have in m.tests))
+    return replace(m, tests=(*m.tests, *extra)) if extra else m
+
+
+MUTANTS = [_with_second(m) for m in MUTANTS]
