@@ -724,6 +724,7 @@ SECOND_TESTS: dict[str, tuple[str, ...]] = {
     "dpcert/transformations/resize.py": ("tests/transformations/test_resize.py",),
     "dpcert/core/metrics.py": ("tests/core/test_metrics.py",),
     "dpcert/combinators/group.py": ("tests/combinators/test_group.py",),
+    "dpcert/accounting/zcdp.py": ("tests/accounting/test_zcdp.py",),
 }
 
 
