@@ -47,7 +47,7 @@ T_PART = "tests/transformations/test_partition.py"
 T_INT = "tests/samplers/test_sampler_internals.py"
 T_KEYED = "tests/combinators/test_keyed.py"
 T_SESSION = ("tests/frame/test_certificate.py", "tests/frame/test_session.py")
-T_CERT = ("tests/frame/test_certify.py", "tests/cli/test_certificate_cli.py")
+T_CERT = ("tests/cli/test_certificate_cli.py", "tests/frame/test_certify.py")
 T_FILT = ("tests/accounting/test_filters.py", "tests/accounting/test_ledger.py")
 T_GDP = ("tests/accounting/test_gdp.py", "tests/accounting/test_filters.py")
 T_CONV = ("tests/accounting/test_convert.py", "tests/accounting/test_accountants.py",
@@ -381,7 +381,7 @@ MUTANTS: list[Mutant] = [
     _m("ledger-fits-ignored", "accounting/ledger.py",
        "            if not after.fits:\n",
        "            if False:\n",
-       "tests/accounting", "loosened comparison", "the ledger admits a release that overspends",
+       ("tests/accounting/test_ledger.py", "tests/accounting"), "loosened comparison", "the ledger admits a release that overspends",
        ci=True),
     # --- third batch: the engine's keyed release, budget split and charge path --------------
     _m("engine-keyed-threshold-low", "frame/compile.py",
