@@ -36,6 +36,8 @@ CROSS_CUTTING: dict[str, str] = {
     "tests/statistical/": "seeded distribution tests of the samplers (slow; one place)",
     "tests/mechanisms/test_mechanism_maps_exact.py":
         "exact maps of every mechanism at d_in > 1 (the mutation set's cross-check)",
+    "tests/mechanisms/test_map_lower_bounds.py":
+        "audit-style lower bounds of every mechanism's map (second tests, docs/mutation.md)",
     "tests/mechanisms/test_selection.py": "exponential, report-noisy-max and quantile together",
     "tests/mechanisms/test_svt_threshold_histogram.py":
         "sparse vector, threshold and histogram mechanisms (shared fixtures)",
