@@ -15,6 +15,12 @@ Usage::
     python tools/mutate.py --subset ci     # the fast curated subset CI runs
     python tools/mutate.py --only lap-      # mutants whose id starts with "lap-"
     python tools/mutate.py --list          # list mutants without running them
+    python tools/mutate.py --killers       # also record WHICH tests kill each mutant (no -x)
+
+With ``--killers`` (``make mutate``, ``tools/map_coverage.py``) every mutant's tests run to the
+end with a JUnit XML report, and the runner lists the mutants killed by exactly one test
+function (parametrisations of one function count as one test): a privacy map that a single
+test guards is one deleted assertion away from being unguarded (issue 20, item 4).
 
 Survivors that are equivalent (no behaviour change) are listed with their argument in
 ``docs/mutation.md`` and marked ``equivalent=True``; they count as neither killed nor survived.
@@ -30,6 +36,7 @@ import sys
 import tempfile
 import threading
 import time
+import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +56,8 @@ class Outcome:
     status: str  # "killed", "survived", "timeout", "stale"
     seconds: float
     detail: str = ""
+    #: test functions that failed (``--killers`` only), e.g. ``tests/x.py::test_y``
+    killers: tuple[str, ...] = ()
 
 
 def _apply(text: str, m: Mutant) -> str | None:
@@ -74,7 +83,8 @@ class Workspace:
                               timeout=timeout * 4)
         return proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-1000:]
 
-    def run(self, m: Mutant, timeout: float, python: str) -> Outcome:
+    def run(self, m: Mutant, timeout: float, python: str, killers: bool = False,
+            maxfail: int = 0) -> Outcome:
         target = self.dir / "src" / m.path
         original = (ROOT / "src" / m.path).read_text()
         mutated = _apply(original, m)
@@ -82,8 +92,14 @@ class Workspace:
             n = original.count(m.find)
             return Outcome(m, "stale", 0.0, f"find text occurs {n} times in src/{m.path}")
         env = dict(os.environ, PYTHONPATH=str(self.dir / "src"), PYTHONDONTWRITEBYTECODE="1")
-        cmd = [python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+        xml = self.dir / "junit.xml"
+        stop = ["--junitxml", str(xml)] if killers else ["-x"]
+        if killers and maxfail > 0:
+            stop += ["-p", "tools.stop_after"]
+            env["DPCERT_STOP_AFTER"] = str(maxfail)
+        cmd = [python, "-m", "pytest", *stop, "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
                "-o", "addopts=--import-mode=importlib", *m.tests]
+        xml.unlink(missing_ok=True)
         start = time.monotonic()
         target.write_text(mutated)
         try:
@@ -99,10 +115,40 @@ class Workspace:
         if proc.returncode in (4, 5):  # usage error / no tests collected: a broken mutant entry
             return Outcome(m, "stale", took, proc.stdout[-400:] + proc.stderr[-400:])
         last = [ln for ln in proc.stdout.splitlines() if ln.startswith("FAILED")]
-        return Outcome(m, "killed", took, last[0] if last else "")
+        who = _failed_tests(xml) if killers else ()
+        return Outcome(m, "killed", took, last[0] if last else "", who)
 
     def close(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _failed_tests(xml: Path) -> tuple[str, ...]:
+    """Test functions with a failure or error in a JUnit XML report (parameters dropped)."""
+    if not xml.exists():
+        return ()
+    out: set[str] = set()
+    for case in ET.parse(xml).getroot().iter("testcase"):
+        if case.find("failure") is None and case.find("error") is None:
+            continue
+        cls = case.get("classname", "")
+        name = case.get("name", "").split("[")[0]
+        parts = cls.split(".")
+        # "tests.frame.test_x" or "tests.frame.test_x.TestClass": path up to the test_ module
+        i = max((k for k, p in enumerate(parts) if p.startswith("test_")), default=len(parts) - 1)
+        path = "/".join(parts[:i + 1]) + ".py"
+        out.add(f"{path}::{'.'.join([*parts[i + 1:], name])}")
+    return tuple(sorted(out))
+
+
+def _broadened(m: Mutant) -> Mutant:
+    """``m`` with the test folder mirroring its module's package appended (``tests/<pkg>``)."""
+    from dataclasses import replace
+
+    pkg = m.path.split("/")[1]  # "dpcert/<pkg>/..."
+    extra = f"tests/{pkg}" if (ROOT / "tests" / pkg).is_dir() else None
+    if extra is None or extra in m.tests:
+        return m
+    return replace(m, tests=(*m.tests, extra))
 
 
 def _select(args: argparse.Namespace) -> list[Mutant]:
@@ -128,12 +174,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-v", "--verbose", action="store_true", help="show the test that killed")
     ap.add_argument("--no-baseline", action="store_true",
                     help="skip the check that the tests pass on unmutated code")
+    ap.add_argument("--killers", action="store_true",
+                    help="run every mutant's tests to the end and list the mutants killed by "
+                         "exactly one test function")
+    ap.add_argument("--report", help="write every outcome (and killers) as JSON to this file")
+    ap.add_argument("--maxfail", type=int, default=2,
+                    help="with --killers: stop a mutant's tests once this many distinct test "
+                         "functions have failed (tools/stop_after.py; 0: run to the end).  The "
+                         "default 2 keeps 'killed by exactly one test function' exact")
+    ap.add_argument("--broaden", action="store_true",
+                    help="also run the tests of the mutated module's package (tests/<pkg>/): "
+                         "with --killers, finds killers outside the mutant's own test files")
     args = ap.parse_args(argv)
     ids = [m.id for m in MUTANTS]
     if len(set(ids)) != len(ids):
         print("duplicate mutant ids", file=sys.stderr)
         return 2
     chosen = _select(args)
+    if args.broaden:
+        chosen = [_broadened(m) for m in chosen]
     if args.list:
         for m in chosen:
             print(f"{m.id:28} {m.kind:22} src/{m.path}: {m.note}")
@@ -154,9 +213,13 @@ def main(argv: list[str] | None = None) -> int:
             local.ws = Workspace()
             with lock:
                 spaces.append(local.ws)
-        out: Outcome = local.ws.run(m, args.timeout, args.python)
+        out: Outcome = local.ws.run(m, args.timeout, args.python, args.killers, args.maxfail)
         with lock:
             extra = f"  <- {out.detail}" if args.verbose and out.detail else ""
+            if args.killers and out.status == "killed":
+                extra += f"  [{len(out.killers)} test(s)]"
+                if len(out.killers) == 1:
+                    extra += f" SINGLE {out.killers[0]}"
             print(f"  {out.status:8} {out.seconds:6.1f}s  {m.id}{extra}", flush=True)
         return out
 
@@ -190,6 +253,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"SURVIVED {o.mutant.id} [{o.mutant.kind}] src/{o.mutant.path}: {o.mutant.note}")
     for o in stale:
         print(f"STALE    {o.mutant.id} src/{o.mutant.path}: {o.detail}")
+    if args.killers:
+        single = [o for o in killed if o.status == "killed" and len(o.killers) == 1]
+        print(f"\nkilled by exactly one test function: {len(single)} of {len(killed)}")
+        for o in single:
+            print(f"SINGLE   {o.mutant.id} src/{o.mutant.path}: {o.killers[0]}")
+    if args.report:
+        import json
+
+        Path(args.report).write_text(json.dumps(
+            {"score": score, "killed": len(killed), "scored": scored,
+             "outcomes": [{"id": o.mutant.id, "path": o.mutant.path, "status": o.status,
+                           "seconds": round(o.seconds, 1), "killers": list(o.killers)}
+                          for o in outcomes]}, indent=1), encoding="utf-8")
     return 1 if stale or score < args.min_score else 0
 
 

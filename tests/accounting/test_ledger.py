@@ -202,3 +202,75 @@ def test_cli_budget(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["budget", "init", path, "z", "--rho", "0.5"]) == 0
     assert cli_main(["budget", "show", path, "missing"]) == 3
     assert cli_main(["budget", "init", path, "bad", "--epsilon", "x"]) == 3
+
+
+def test_a_deleted_middle_charge_breaks_the_chain(tmp_path: Path) -> None:
+    """Each charge's hash covers the previous one: removing a charge from the middle (to free
+    budget) is detected on read even though every remaining row is intact by itself."""
+    led = _ledger(tmp_path)
+    led.create("d", dp.PureDP(1.0))
+    for note in ("a", "b", "c"):
+        led.spend("d", dp.PureDP(0.25), note=note)
+    con = sqlite3.connect(led.path)
+    con.execute("DELETE FROM spends WHERE note = 'b'")
+    con.commit()
+    con.close()
+    with pytest.raises(LedgerIntegrityError, match="checksum"):
+        Ledger(led.path).remaining("d")
+
+
+def test_a_raised_budget_row_is_detected(tmp_path: Path) -> None:
+    led = _ledger(tmp_path)
+    led.create("d", dp.PureDP(1.0))
+    led.spend("d", dp.PureDP(0.5))
+    con = sqlite3.connect(led.path)
+    con.execute("UPDATE datasets SET total = '\"100\"'")
+    con.commit()
+    con.close()
+    with pytest.raises(LedgerIntegrityError, match="budget row was altered"):
+        Ledger(led.path).remaining("d")
+
+
+@pytest.mark.parametrize(("budget", "parts", "one_more"), [
+    (dp.ZCDP(1), [dp.ZCDP(Fraction(1, 2))] * 2, dp.ZCDP(Fraction(1, 1000))),
+    (dp.PureDP(1), [dp.PureDP(Fraction(1, 4))] * 4, dp.PureDP(Fraction(1, 10**6))),
+    (dp.ApproxDP(1, Fraction(1, 10**6)), [dp.ApproxDP(Fraction(1, 10), Fraction(1, 10**6))],
+     dp.ApproxDP(Fraction(1, 10), Fraction(1, 10**9))),
+])
+def test_a_filled_ledger_refuses_the_smallest_further_charge(
+        tmp_path: Path, budget: dp.Measure, parts: list[dp.Measure], one_more: dp.Measure) -> None:
+    """The ledger's filter (a second route to accounting/filters.py): charges that fill the
+    budget exactly are admitted, and the smallest further charge is refused, recording
+    nothing."""
+    led = _ledger(tmp_path)
+    led.create("d", budget)
+    for p in parts:
+        led.spend("d", p)
+    with pytest.raises(BudgetExceeded):
+        led.spend("d", one_more)
+    assert len(led.history("d")) == len(parts)
+
+
+def test_a_gaussian_ledger_counts_k_fold_gaussians_k_times(tmp_path: Path) -> None:
+    """Under an (ε, δ) budget kept by the Gaussian-DP filter, 100 Gaussians of σ = 10 declared
+    as one k-fold event cost what 100 separate ones do: μ² = 100/100 = 1, and μ = 1 fits
+    (ε, δ) = (3, 1e-2) only once (δ_1(3) ≈ 1.5e-3; δ_√2(3) ≈ 3.2e-2)."""
+    from dpcert.core.events import GaussianEvent, SelfComposedEvent
+
+    led = _ledger(tmp_path)
+    led.create("d", dp.ApproxDP(3, Fraction(1, 100)))
+    led.charge("d", SelfComposedEvent(GaussianEvent(10), 100))
+    with pytest.raises(BudgetExceeded):
+        led.charge("d", SelfComposedEvent(GaussianEvent(10), 100))
+
+
+def test_an_epsilon_only_approx_ledger_refuses_the_smallest_further_charge(tmp_path: Path) -> None:
+    """ApproxDP(ε, 0) is kept by the pure rule: two ε/2 releases fill it."""
+    from dpcert.core.events import PureEvent
+
+    led = _ledger(tmp_path)
+    led.create("d", dp.ApproxDP(1, 0))
+    led.charge("d", PureEvent(Fraction(1, 2)))
+    led.charge("d", PureEvent(Fraction(1, 2)))
+    with pytest.raises(BudgetExceeded):
+        led.charge("d", PureEvent(Fraction(1, 10**6)))

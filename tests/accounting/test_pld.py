@@ -159,3 +159,17 @@ def test_mixed_composition_and_unsupported() -> None:
     with pytest.raises(UnsupportedEvent):
         acc.compose(ZCDPEvent(0.1))
     assert PLDAccountant().epsilon(1e-6) == 0.0
+
+
+@pytest.mark.parametrize(("eps0", "delta0", "q"), [(1.0, 1e-3, 0.1), (0.5, 1e-4, 0.5)])
+def test_subsampled_approx_event_keeps_q_delta_at_infinite_loss(eps0: float, delta0: float,
+                                                               q: float) -> None:
+    """Poisson subsampling of an (ε₀, δ₀) pair (remove direction): with probability q·δ₀ the
+    loss is +∞, so δ(ε) ≥ q·δ₀ at every ε, and at the amplified ε' = log(1 + q(e^ε₀ − 1)) the
+    tight δ is exactly q·δ₀ (Balle, Barthe & Gaboardi 2018, Thm 8; Zhu, Dong & Wang 2022)."""
+    acc = PLDAccountant().compose(PoissonSampledEvent(ApproxEvent(eps0, delta0), q))
+    for eps in (0.0, 0.5, 2.0, 10.0, 50.0):
+        assert acc.delta(eps) >= q * delta0 * (1 - 1e-9)
+    amplified = math.log1p(q * math.expm1(eps0))
+    got = acc.delta(amplified * 1.001)  # just past the discretisation of the atom at ε'
+    assert q * delta0 * (1 - 1e-9) <= got <= q * delta0 * 1.01

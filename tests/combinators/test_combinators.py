@@ -164,3 +164,18 @@ def test_optimal_and_advanced_composition() -> None:
     e2, d2 = mo.map(1)
     assert e2 <= e1 and d2 == Fraction(1, 10**6)
     assert len(mo(np.array([1.0]))) == 50
+
+
+def test_parallel_composition_of_approx_parts_takes_the_worst_epsilon_and_delta() -> None:
+    """(ε, δ) parts: one changed part costs (max ε, max δ) taken coordinate-wise -- the largest
+    δ here belongs to a part that is neither first nor the one with the largest ε."""
+    space = (dp.VectorDomain(dp.AtomDomain(int)), dp.SymmetricDistance())
+    part = space >> then_partition(by=lambda x: x % 3, keys=[0, 1, 2])
+    inner = (part.output_domain.inner, dp.SymmetricDistance())
+    params = [(Fraction(1), Fraction(1, 10**9)), (Fraction(1, 4), Fraction(1, 10**6)),
+              (Fraction(1, 2), Fraction(1, 10**8))]
+    ms = [inner >> dp.m.then_partition_selection(e, d) for e, d in params]
+    par = dp.c.make_parallel_composition(part.output_domain, part.output_metric, ms)
+    assert par.map((1, 1, 1)) == (Fraction(1), Fraction(1, 10**6))
+    e2, d2 = par.map((2, 2, 1))  # two parts changed: basic composition of two worst parts
+    assert (e2, d2) == (Fraction(2), Fraction(2, 10**6))

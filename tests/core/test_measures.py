@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dpcert as dp
 from dpcert import errors
@@ -56,3 +59,19 @@ def test_renyi_curves() -> None:
     assert all(both(o) == b(o) for o in r.orders)
     with pytest.raises(errors.InvalidParameter, match="alpha"):
         a(1)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.fractions(0, 5), st.fractions(0, Fraction(1, 100))), min_size=1,
+                max_size=6))
+def test_approx_composition_adds_both_coordinates_property(parts: list[tuple[Any, Any]]) -> None:
+    """Basic composition (Dwork & Roth 2014, Thm 3.16): Σε and Σδ, and any (ε, δ) with a
+    larger δ does not fit a budget equal to the composed amount."""
+    m = dp.ApproxDP()
+    e, d = m.compose(parts)
+    assert e == sum((p[0] for p in parts), Fraction(0))
+    assert d == min(Fraction(1), sum((p[1] for p in parts), Fraction(0)))
+    if d < 1:
+        assert not m.compare((e, d + Fraction(1, 10**12)), (e, d))
+        assert not m.compare((e + Fraction(1, 10**12), d), (e, d))
+    assert m.compare((e, d), (e, d))

@@ -155,3 +155,31 @@ def test_quantiles_compile_to_grouped_permute_and_flip(memory_ops: Any, budget: 
     out = big(data(600))
     assert all(3.5 <= v <= 6.5 for v in out["quantile_0.5_x"])  # uniform(0, 10): median 5
     assert all(1 <= v <= 4 for v in out["quantile_0.25_x"])
+
+
+@pytest.mark.parametrize(("G", "R"), [(1, 1), (3, 1), (1, 4), (3, 4)])
+def test_private_keys_threshold_by_hand(G: int, R: int) -> None:
+    """The keyed release's τ and δ at one unit, recomputed by hand at 40 digits: a unit can put
+    a count of at most R into each of at most G keys absent from its neighbour, so
+    δ = G · P(Z ≥ τ − R) with P(Z ≥ m) = q^m / (1 + q), q = e^(−1/b), Z ~ DLap(b); τ is the
+    smallest integer meeting the asked δ (Wilson et al. 2020; docs/proofs/keyed_release.md)."""
+    import mpmath
+
+    mpmath.mp.dps = 40
+    eps, asked = Fraction(1, 2), Fraction(1, 10**6)
+    m = compile_plan(plan(Count(), Sum("x", (0.0, 10.0)), keys=None, G=G, R=R),
+                     ApproxDP(eps, asked), schema=SCHEMA, backend=None)
+    b = Fraction(m.params["scales"]["count"])
+    assert b == Fraction(G * R * 2) / eps  # the count's share is ε/2 (two equal weights)
+    tau = m.params["threshold"]
+
+    def tail(k: int) -> mpmath.mpf:
+        q = mpmath.exp(-1 / mpmath.mpf(b.numerator) * b.denominator)
+        return q**k / (1 + q) if k > 0 else mpmath.mpf(1)
+
+    assert G * tail(tau - R) <= mpmath.mpf(asked.numerator) / asked.denominator
+    assert G * tail(tau - 1 - R) > mpmath.mpf(asked.numerator) / asked.denominator
+    got_eps, got_delta = m.map(1)
+    assert got_eps == eps
+    assert float(G * tail(tau - R)) <= float(got_delta) <= float(asked)
+    assert abs(float(got_delta) / float(G * tail(tau - R)) - 1) < 1e-6

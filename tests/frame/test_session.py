@@ -364,3 +364,24 @@ def test_release_charges_exactly_the_compiled_map(tmp_path: Path) -> None:
     expect = sum((q.measurement(b).map(1) for _, b in batch), Fraction(0))
     sess.release_all(batch)
     assert sess.basic_spent == compiled + expect
+
+
+def test_a_release_over_the_session_budget_charges_nothing_anywhere(tmp_path: Path) -> None:
+    """The session's own limit is checked before the ledger is charged: a session budget
+    smaller than the ledger's refuses the release and leaves the ledger untouched."""
+    from dpcert.accounting.ledger import Ledger
+    from dpcert.frame.ledger import BudgetMismatchWarning
+
+    path = str(tmp_path / "l.db")
+    Ledger(path).create("t", dp.ZCDP(10))
+    with pytest.warns(BudgetMismatchWarning):
+        sess = dp.Session(table(), "uid", budget=dp.ZCDP(1), ledger=path, dataset="t")
+    q = sess.query().group_by("g", keys=KEYS).agg(dp.count()).bound_contributions(1, 1)
+    q.release(dp.ZCDP(Fraction(3, 4)))
+    first = sess.spent
+    assert Fraction(7, 10) < first <= Fraction(3, 4)
+    with pytest.raises(errors.BudgetExceeded):
+        q.release(dp.ZCDP(Fraction(1, 2)))
+    assert sess.spent == first
+    assert Ledger(path).remaining("t") == 10 - first
+    assert len(Ledger(path).history("t")) == 1

@@ -54,3 +54,19 @@ def test_projection_never_increases_symmetric_distance(
     d_rows = dp.SymmetricDistance().distance(rows, both)
     assert dp.SymmetricDistance().distance(t(u), t(v)) <= t.map(d_rows)
     assert isinstance(t(u), np.ndarray)
+
+
+@pytest.mark.parametrize("metric", [dp.SymmetricDistance(), dp.InsertDeleteDistance(),
+                                    dp.ChangeOneDistance(), dp.HammingDistance()])
+def test_select_map_is_the_identity_at_every_distance(metric: dp.Metric) -> None:
+    t = dp.t.make_select_column(TABLE, metric, "age")
+    for d in (0, 1, 2, 3, 8, 10**6):
+        assert t.map(d) == d
+
+
+def test_select_then_bounded_sum_with_a_non_zero_lower_bound() -> None:
+    """select("income") >> clamp(−4, 1) >> sum: map(d) = 4·d exactly (max(|L|, |U|))."""
+    t = (TABLE, dp.SymmetricDistance()) >> dp.t.then_select_column("income") \
+        >> dp.t.then_clamp(-4.0, 1.0) >> dp.t.then_sum()
+    assert [t.map(d) for d in (1, 2, 3, 6)] == [4, 8, 12, 24]
+    assert t({"age": [1, 2, 3], "income": [-9.0, 0.5, 3.0]}) == pytest.approx(-4.0 + 0.5 + 1.0)

@@ -89,3 +89,17 @@ def test_change_one_sum_stability(u: list[int], data: st.DataObject) -> None:
     t = space >> dp.t.then_clamp(-10, 10) >> dp.t.then_sum()
     assert abs(t(u) - t(v)) <= t.map(d_in)
     assert Counter(u) != Counter(v) or d_in == 0
+
+
+@pytest.mark.parametrize(("lo", "hi"), [(0, 12), (-7, 2), (-10, -4), (3, 9)])
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_sum_worst_case_neighbours_reach_the_map(lo: int, hi: int, d: int) -> None:
+    """Adding d records at the bound of largest magnitude moves the sum by d·max(|L|, |U|):
+    the map at d is at least that (and, on add/remove, exactly that)."""
+    t = (dp.VectorDomain(dp.AtomDomain(int)), dp.SymmetricDistance()) \
+        >> dp.t.then_clamp(lo, hi) >> dp.t.then_sum()
+    far = lo if abs(lo) > abs(hi) else hi
+    x = [lo, hi, (lo + hi) // 2]
+    moved = abs(int(t(x + [far] * d)) - int(t(x)))
+    assert moved == d * max(abs(lo), abs(hi))
+    assert moved <= t.map(d) == moved
