@@ -37,6 +37,12 @@ from dpcert.errors import InvalidParameter, OutOfDomain, ReleaseFailed
 
 __all__ = ["SparkBackend", "local_session", "read_table"]
 
+#: Fixed-point sums run as two ``try_sum`` of longs: ``v >> 30`` (``|.| <= 2**23``) and
+#: ``v & (2**30 - 1)``; both are exact for groups below 2**33 rows, beyond which ``try_sum``
+#: gives null and the group's sums are recomputed as ``decimal(38,0)``.
+_SPLIT = 30
+_LOW = (1 << _SPLIT) - 1
+
 _TYPES = {"ByteType": "int", "ShortType": "int", "IntegerType": "int", "LongType": "int",
           "FloatType": "float", "DoubleType": "float", "StringType": "str",
           "VarcharType": "str", "CharType": "str", "BooleanType": "bool", "DateType": "date",
@@ -154,17 +160,20 @@ class SparkBackend:
         enc = {c: _encoded(c, schema[c]) for c in cols}
         hp = F.xxhash64(k1, k2, *(enc[c] for c in keys))
         hr = F.xxhash64(k1, k2, *(enc[c] for c in keys), *(enc[c] for c in spec.value_columns))
-        by_order = [F.col(_q(c)).asc_nulls_last() for c in spec.by]
-        val_order = [F.col(_q(c)).asc_nulls_last() for c in spec.value_columns]
+        # "c asc nulls last" as two ascending keys (is-null flag, value), so the same columns
+        # can be the row window's *partition* keys (always ascending, nulls first) and the one
+        # sort serves both windows
+        flags = {f"#n{i}": F.col(_q(c)).isNull() for i, c in enumerate(cols)}
+        by_keys = [k for c in spec.by for k in (F.col(f"`#n{cols.index(c)}`"), F.col(_q(c)))]
+        val_keys = [k for c in spec.value_columns
+                    for k in (F.col(f"`#n{cols.index(c)}`"), F.col(_q(c)))]
         unit = F.col(_q(spec.unit))
-        w_pair = Window.partitionBy(unit).orderBy(F.col("`#hp`"), *by_order)
-        w_row = Window.partitionBy(unit).orderBy(F.col("`#hp`"), *by_order, F.col("`#hr`"),
-                                                 *val_order)
-        ranked = df.withColumns({"#hp": hp, "#hr": hr}).withColumns({
-            "#g": F.dense_rank().over(w_pair), "#f": F.rank().over(w_pair),
-            "#r": F.row_number().over(w_row)})
-        keep = ((F.col("`#g`") <= spec.max_groups)
-                & (F.col("`#r`") - F.col("`#f`") < spec.max_rows_per_group))
+        w_pair = Window.partitionBy(unit).orderBy(F.col("`#hp`"), *by_keys)
+        w_row = Window.partitionBy(unit, F.col("`#hp`"), *by_keys).orderBy(F.col("`#hr`"),
+                                                                             *val_keys)
+        ranked = df.withColumns({"#hp": hp, "#hr": hr, **flags}).withColumns({
+            "#g": F.dense_rank().over(w_pair), "#r": F.row_number().over(w_row)})
+        keep = (F.col("`#g`") <= spec.max_groups) & (F.col("`#r`") <= spec.max_rows_per_group)
         return ranked.filter(keep).select([F.col(_q(c)) for c in cols])
 
     def group_stats(self, data: Any, by: Sequence[str], keys: Sequence[tuple[Any, ...]] | None,
@@ -186,18 +195,22 @@ class SparkBackend:
                          *[F.col(_q(c)) for c in schema if c not in by])
         if public is not None:  # groups outside the public keys never reach the driver
             df = df.filter(_key_filter(public, by))
-        aggs = [F.count(F.lit(1)).alias("#n")]
-        for s in specs:
+        aggs, split = [F.count(F.lit(1)).alias("#n")], []
+        for i, s in enumerate(specs):
             if s.kind == "count" or (s.kind == "unit_count" and s.column is None):
-                aggs.append(F.count(F.lit(1)).alias(s.name))
+                aggs.append(F.count(F.lit(1)).alias(f"#{i}"))
             elif s.kind == "unit_count":
                 assert s.column is not None
                 u = _canonical(s.column, schema[s.column])
                 aggs.append((F.count_distinct(u) + F.max(F.when(u.isNull(), 1).otherwise(0)))
-                            .alias(s.name))
+                            .alias(f"#{i}"))
             elif s.kind in ("fixed_sum", "fixed_sum_sq"):
-                aggs.append(F.sum(_fixed_point(s).cast("decimal(38,0)")).alias(s.name))
-        grouped = df.groupBy(*[F.col(_q(c)) for c in by]).agg(*aggs)
+                split.append(i)
+                aggs += [F.try_sum(F.shiftright(F.col(f"`#{i}v`"), _SPLIT)).alias(f"#{i}h"),
+                         F.try_sum(F.col(f"`#{i}v`").bitwiseAND(F.lit(_LOW)))
+                         .alias(f"#{i}l")]
+        grouped = (df.withColumns({f"#{i}v": _fixed_point(specs[i]) for i in split})
+                   .groupBy(*[F.col(_q(c)) for c in by]).agg(*aggs))
         rows = _run("grouped statistics", lambda: grouped.collect())
         found = {_canon_key(tuple(r[c] for c in by)): r for r in rows}
         if public is not None:
@@ -205,14 +218,21 @@ class SparkBackend:
         else:
             raw = [tuple(r[c] for c in by) for r in rows]
             key_list = [raw[i] for i in private_key_order(raw)] if by else [()]
+        at_keys = [found.get(k) for k in (_canon_key(t) for t in key_list)]
         values: dict[str, np.ndarray[Any, Any]] = {}
-        for s in specs:
+        for i, s in enumerate(specs):
             if s.kind == "at_most":
                 values[s.name] = _at_most(df, by, key_list, s)
                 continue
-            col = [found[k][s.name] if k in found else 0
-                   for k in (_canon_key(t) for t in key_list)]
-            ints = [int(v) if v is not None else 0 for v in col]
+            if i in split:
+                parts = [(r[f"#{i}h"], r[f"#{i}l"]) if r is not None else (0, 0)
+                         for r in at_keys]
+                if any(h is None or lo is None for h, lo in parts):  # a long sum overflowed
+                    ints = _decimal_sums(df, by, key_list, s)
+                else:
+                    ints = [(int(h) << _SPLIT) + int(lo) for h, lo in parts]
+            else:
+                ints = [int(r[f"#{i}"]) if r is not None else 0 for r in at_keys]
             fits = all(-(2**62) < v < 2**62 for v in ints)
             values[s.name] = (np.asarray(ints, dtype=np.int64) if fits
                               else np.asarray(ints, dtype=object))
@@ -260,9 +280,22 @@ def _fixed_point(spec: StatSpec) -> Any:
     if spec.kind == "fixed_sum_sq":
         w = F.least(F.greatest(v, F.lit(float(spec.lower))), F.lit(float(spec.upper)))
         w = w * w
-    r = F.bround(w / F.lit(float(2.0 ** spec.exponent)), 0)
+    r = F.rint(w / F.lit(float(2.0 ** spec.exponent)))  # Math.rint: half to even, exact
     r = F.least(F.greatest(r, F.lit(float(rl))), F.lit(float(rh)))
     return F.when(v.isNull() | F.isnan(v), F.lit(rl)).otherwise(r).cast("bigint")
+
+
+def _decimal_sums(df: Any, by: list[str], key_list: list[tuple[Any, ...]],
+                  spec: StatSpec) -> list[int]:
+    """The fixed-point sum of ``spec`` per group as ``decimal(38,0)`` (no overflow below
+    10**38 rows · 2**53): the fallback when a group's two-long sum overflowed."""
+    from pyspark.sql import functions as F
+
+    grouped = df.groupBy(*[F.col(_q(c)) for c in by]).agg(
+        F.sum(_fixed_point(spec).cast("decimal(38,0)")).alias("#s"))
+    rows = _run("exact sums", lambda: grouped.collect())
+    found = {_canon_key(tuple(r[c] for c in by)): r["#s"] for r in rows}
+    return [int(found.get(_canon_key(k)) or 0) for k in key_list]
 
 
 def _canon_key(key: tuple[Any, ...]) -> tuple[Any, ...]:
