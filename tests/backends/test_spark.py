@@ -99,6 +99,46 @@ def test_polars_and_spark_give_identical_statistics(spark: Any, G: int, R: int) 
     same(a2, b2)
 
 
+def test_heavy_pairs_value_ties_and_group_limits(spark: Any, monkeypatch: Any) -> None:
+    """Pairs with more than R rows (with tied values), units with exactly G and with more than G
+    groups, negative fixed-point values; and the decimal fallback when a long sum overflows."""
+    from pyspark.sql import functions as F
+
+    from dpcert.backends import spark as spark_mod
+    from dpcert.backends.spark import SparkBackend
+
+    rng = np.random.default_rng(11)
+    G, R = 3, 2
+    u = np.concatenate([np.full(60, 1), np.full(12, 2), np.repeat(np.arange(3, 40), 7)])
+    g = np.concatenate([rng.integers(0, 3, 60),  # unit 1: exactly G groups, ~20 rows each
+                        np.arange(12) % 6,      # unit 2: 6 groups of 2 rows (> G groups)
+                        rng.integers(0, 8, 37 * 7)])
+    v = rng.choice([-40.0, -0.0, 0.0, 7.5, 7.5, 99.0], u.size)  # many ties in values
+    df = pl.DataFrame({"u": u, "g": g, "v": v})
+    sdf = to_spark(spark, df)
+    lo, hi = Fraction(-50), Fraction(100)
+    st = [StatSpec("n", "count"), StatSpec("s", "fixed_sum", "v", lo, hi, exponent=-3),
+          StatSpec("q", "fixed_sum_sq", "v", lo, hi, exponent=0),
+          StatSpec("m", "at_most", "v", lo, hi, candidates=(-40, 0, 8, 99))]
+    sp = SparkBackend()
+    keys = [(i,) for i in range(9)]
+    bound = BoundSpec("u", ("g",), G, R, key=KEY, value_columns=("v",))
+    a = PL.group_stats(PL.keyed_bound(df, bound), ["g"], keys, st)
+    b_rows = sp.keyed_bound(sdf, bound)
+    same(a, sp.group_stats(b_rows, ["g"], keys, st))
+    per = {r["u"]: (r["n"], r["k"]) for r in b_rows.groupBy("u").agg(
+        F.count(F.lit(1)).alias("n"), F.count_distinct("g").alias("k")).collect()}
+    assert per[1] == (G * R, G) and per[2] == (G * R, G)  # both limits bind
+    assert a.values["s"].min() < 0
+    big = [StatSpec("s", "fixed_sum", "v", Fraction(0), Fraction(2**53), exponent=0)]
+    ones = pl.DataFrame({"u": np.arange(3000), "g": np.zeros(3000, dtype=np.int64),
+                         "v": np.full(3000, 2.0**52)})
+    monkeypatch.setattr(spark_mod, "_SPLIT", 62)  # the low part overflows: decimal fallback
+    monkeypatch.setattr(spark_mod, "_LOW", (1 << 62) - 1)
+    got = sp.group_stats(to_spark(spark, ones), ["g"], [(0,)], big)
+    assert got.values["s"].tolist() == [3000 * 2**52]
+
+
 def test_two_key_columns_and_no_groups(spark: Any) -> None:
     from dpcert.backends.spark import SparkBackend
 
