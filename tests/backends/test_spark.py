@@ -25,7 +25,13 @@ PL = PolarsBackend()
 def to_spark(spark: Any, df: pl.DataFrame) -> Any:
     types = {pl.Int64: "bigint", pl.Int32: "int", pl.Float64: "double", pl.String: "string",
              pl.Boolean: "boolean"}
-    ddl = ", ".join(f"`{c}` {types[t]}" for c, t in df.schema.items())  # type: ignore[index]
+
+    def sql_type(t: Any) -> str:
+        if isinstance(t, pl.Datetime):
+            return "timestamp" if t.time_zone else "timestamp_ntz"
+        return types[t]
+
+    ddl = ", ".join(f"`{c}` {sql_type(t)}" for c, t in df.schema.items())
     return spark.createDataFrame(df.rows(), ddl)
 
 
@@ -137,6 +143,56 @@ def test_heavy_pairs_value_ties_and_group_limits(spark: Any, monkeypatch: Any) -
     monkeypatch.setattr(spark_mod, "_LOW", (1 << 62) - 1)
     got = sp.group_stats(to_spark(spark, ones), ["g"], [(0,)], big)
     assert got.values["s"].tolist() == [3000 * 2**52]
+
+
+def test_datetime_units_and_groups(spark: Any) -> None:
+    """Aware datetimes (Polars ``Datetime(tz)`` / Spark ``TIMESTAMP``) and naive ones (Polars
+    ``Datetime`` / Spark ``TIMESTAMP_NTZ``) as units and groups: the same microseconds, the same
+    rows and statistics, whatever the Spark session's time zone; mismatched keys refused."""
+    import datetime as dt
+
+    from dpcert.backends.spark import SparkBackend
+
+    rng = np.random.default_rng(5)
+    n = 1500
+    base = dt.datetime(1969, 12, 31, 23, 0, 0)  # both sides of the epoch
+    us = rng.integers(0, 80, n) * 3_600_000_123 + rng.integers(0, 2, n)  # microseconds
+    us[:200] = 5  # a heavy unit
+    units: list[Any] = [None if i % 37 == 0 else base + dt.timedelta(microseconds=int(x))
+                        for i, x in enumerate(us)]
+    groups: list[Any] = [None if i % 41 == 0 else base + dt.timedelta(days=int(x), seconds=1)
+                         for i, x in enumerate(rng.integers(0, 12, n))]
+    df = pl.DataFrame({"t": units, "d": groups, "v": rng.uniform(0, 100, n),
+                       "k": rng.integers(0, 3, n)}, schema={
+        "t": pl.Datetime("us"), "d": pl.Datetime("us"), "v": pl.Float64, "k": pl.Int64})
+    df = df.with_columns(pl.col("t").dt.replace_time_zone("UTC")
+                         .dt.convert_time_zone("America/New_York"))  # aware units
+    sp = SparkBackend()
+    old_tz = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "Asia/Kolkata")  # must not matter
+    try:
+        sdf = to_spark(spark, df)
+        for by, unit in ((("d",), "t"), (("t",), "k")):
+            st = [StatSpec("n", "count"), StatSpec("units", "unit_count", unit),
+                  StatSpec("s", "fixed_sum", "v", Fraction(0), Fraction(100), exponent=-10)]
+            bound = BoundSpec(unit, by, 3, 2, key=KEY, value_columns=("v",))
+            a = PL.group_stats(PL.keyed_bound(df, bound), list(by), None, st)
+            b = sp.group_stats(sp.keyed_bound(sdf, bound), list(by), None, st)
+            same(a, b)
+            assert a.n_groups > 5 and a.values["n"].sum() < df.height
+        pub = [(base + dt.timedelta(days=i, seconds=1),) for i in range(14)] + [(None,)]
+        bound = BoundSpec("t", ("d",), 3, 2, key=KEY, value_columns=("v",))
+        st = [StatSpec("n", "count"), StatSpec("units", "unit_count", "t")]
+        same(PL.group_stats(PL.keyed_bound(df, bound), ["d"], pub, st),
+             sp.group_stats(sp.keyed_bound(sdf, bound), ["d"], pub, st))
+        aware = [(dt.datetime(2020, 1, 1, tzinfo=dt.UTC),)]
+        for be, frame in ((PL, df), (sp, sdf)):
+            with pytest.raises(OutOfDomain, match="'d'"):
+                be.group_stats(frame, ["d"], aware, st)  # aware key, naive column
+            with pytest.raises(OutOfDomain, match="'t'"):
+                be.group_stats(frame, ["t"], [(base,)], st)  # naive key, aware column
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", old_tz)
 
 
 def test_two_key_columns_and_no_groups(spark: Any) -> None:

@@ -11,6 +11,13 @@ Canonical column encodings (the Spark backend casts to exactly these before hash
 
 * integers of every width, booleans and dates → a 64-bit long (dates: days since 1970-01-01),
   hashed with ``hashLong``;
+* datetimes → microseconds since 1970-01-01 00:00 as a long, hashed with ``hashLong``: for a
+  time-zone-aware column (Polars ``Datetime(tz)``, Spark ``TIMESTAMP``) the instant's UTC
+  microseconds (Spark's ``unix_micros``), for a naive one (Polars ``Datetime``, Spark
+  ``TIMESTAMP_NTZ``) the wall-clock microseconds (``timestampdiff(MICROSECOND, epoch, c)``).
+  Millisecond and second units convert exactly; nanosecond values are truncated to
+  microseconds, which only makes hashes *tie* (the bounding breaks ties by exact values), and
+  Spark has no nanosecond type to disagree with;
 * floats of both widths → a double; ``-0.0`` and ``0.0`` hash alike, every NaN hashes as the one
   canonical NaN (``Double.doubleToLongBits``), then ``hashLong``;
 * strings → their UTF-8 bytes, hashed with ``hashUnsafeBytes``;
@@ -292,13 +299,15 @@ def encoding_of(dtype: Any, column: str) -> Encoding:
 
     if dtype.is_integer() or dtype == pl.Boolean or dtype == pl.Date:
         return "long"
+    if isinstance(dtype, pl.Datetime):
+        return "long"  # microseconds since the epoch (UTC instant if time-zone aware)
     if dtype.is_float():
         return "double"
     if dtype in (pl.String, pl.Categorical) or isinstance(dtype, pl.Enum):
         return "bytes"
     raise InvalidParameter(
         f"column {column!r} has type {dtype}: bounding can only key on integer, boolean, date, "
-        "float or string columns")
+        "datetime, float or string columns")
 
 
 def canonical_double_bits(v: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
@@ -325,6 +334,8 @@ def hash_series(s: Any, seed: int | np.ndarray[Any, Any]) -> np.ndarray[Any, Any
     enc = encoding_of(s.dtype, s.name)
     n = s.len()
     if enc == "long":
+        if isinstance(s.dtype, pl.Datetime):
+            s = s.dt.cast_time_unit("us")  # physical value: UTC microseconds when aware
         if s.dtype == pl.UInt64:
             s = s.reinterpret(signed=True)
         h = hash_long(s.cast(pl.Int64).fill_null(0).to_numpy(), seed)

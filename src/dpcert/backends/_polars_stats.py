@@ -8,6 +8,7 @@ counts come from one more pass over (group, candidate bin).
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from typing import Any
 
@@ -46,6 +47,15 @@ def _public_keys(keys: Sequence[tuple[Any, ...]], by: list[str], schema: Any) ->
     """Public keys as a frame of the key columns' types: strict cast, canonical, distinct."""
     if any(len(k) != len(by) for k in keys):
         raise InvalidParameter(f"keys: every public key must have {len(by)} values for {by}")
+    for i, c in enumerate(by):  # aware keys for aware columns, naive for naive: no guessing
+        if isinstance(schema[c], pl.Datetime):
+            aware = schema[c].time_zone is not None
+            for k in keys:
+                v = k[i]
+                if isinstance(v, dt.datetime) and (v.utcoffset() is not None) != aware:
+                    raise OutOfDomain(f"keys: a {'naive' if aware else 'time-zone-aware'} "
+                                      f"datetime does not match column {c!r} of type "
+                                      f"{schema[c]}")
     try:
         kdf = pl.DataFrame([list(k) for k in keys], schema=by, orient="row")
         kdf = kdf.cast({c: schema[c] for c in by}, strict=True)

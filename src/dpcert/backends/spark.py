@@ -23,6 +23,7 @@ Examples
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -42,6 +43,9 @@ __all__ = ["SparkBackend", "local_session", "read_table"]
 #: gives null and the group's sums are recomputed as ``decimal(38,0)``.
 _SPLIT = 30
 _LOW = (1 << _SPLIT) - 1
+_EPOCH = dt.datetime(1970, 1, 1)
+_EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_US = dt.timedelta(microseconds=1)
 
 _TYPES = {"ByteType": "int", "ShortType": "int", "IntegerType": "int", "LongType": "int",
           "FloatType": "float", "DoubleType": "float", "StringType": "str",
@@ -93,6 +97,12 @@ def _logical(dtype: Any) -> str:
     return _TYPES.get(type(dtype).__name__, "other")
 
 
+def _kinds(data: Any) -> dict[str, str]:
+    """Column → logical type, with naive timestamps (``TIMESTAMP_NTZ``) as ``datetime_ntz``."""
+    return {f.name: "datetime_ntz" if type(f.dataType).__name__ == "TimestampNTZType"
+            else _logical(f.dataType) for f in data.schema.fields}
+
+
 def _q(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
@@ -136,16 +146,19 @@ class SparkBackend:
         from pyspark.sql import Window
         from pyspark.sql import functions as F
 
-        schema = self.schema(data)
+        _check_frame(data)
+        schema = _kinds(data)
         keys = ([spec.unit] if spec.unit else []) + list(spec.by)
         cols = list(dict.fromkeys([*keys, *spec.value_columns]))
         for c in cols:
             if c not in schema:
                 raise InvalidParameter(f"unknown column {c!r}; the data has {sorted(schema)}")
         for c in keys:
-            if schema[c] not in ("int", "bool", "date", "float", "str"):
+            if schema[c] not in ("int", "bool", "date", "datetime", "datetime_ntz", "float",
+                                 "str"):
                 raise InvalidParameter(f"column {c!r} has type {schema[c]}: bounding can only "
-                                       "key on integer, boolean, date, float or string columns")
+                                       "key on integer, boolean, date, datetime, float or "
+                                       "string columns")
         for c in spec.value_columns:
             if schema[c] not in ("int", "float", "bool"):
                 raise InvalidParameter(f"value column {c!r} has type {schema[c]}, not numeric")
@@ -181,20 +194,23 @@ class SparkBackend:
         """Exact integer statistics per group; only the K grouped rows are collected."""
         from pyspark.sql import functions as F
 
-        schema = self.schema(data)
+        _check_frame(data)
+        schema = _kinds(data)
         by = list(by)
         for c in by:
             if c not in schema:
                 raise InvalidParameter(f"unknown group column {c!r}; the data has "
                                        f"{sorted(schema)}")
-        check_specs(specs, schema)
+        check_specs(specs, {c: t.removesuffix("_ntz") for c, t in schema.items()})
         if keys is not None and not by:
             raise InvalidParameter("keys: public keys need group columns (by)")
         public = _public_keys(keys, by, schema) if keys is not None else None
-        df = data.select(*[_canonical(c, schema[c]) for c in by],
+        enc_public = ([_encode_key(k, by, schema) for k in public] if public is not None
+                      else None)
+        df = data.select(*[_group_col(c, schema[c]) for c in by],
                          *[F.col(_q(c)) for c in schema if c not in by])
-        if public is not None:  # groups outside the public keys never reach the driver
-            df = df.filter(_key_filter(public, by))
+        if enc_public is not None:  # groups outside the public keys never reach the driver
+            df = df.filter(_key_filter(enc_public, by))
         aggs, split = [F.count(F.lit(1)).alias("#n")], []
         for i, s in enumerate(specs):
             if s.kind == "count" or (s.kind == "unit_count" and s.column is None):
@@ -213,22 +229,25 @@ class SparkBackend:
                    .groupBy(*[F.col(_q(c)) for c in by]).agg(*aggs))
         rows = _run("grouped statistics", lambda: grouped.collect())
         found = {_canon_key(tuple(r[c] for c in by)): r for r in rows}
-        if public is not None:
-            key_list = public
-        else:
+        if public is not None and enc_public is not None:
+            key_list, enc_list = public, enc_public
+        else:  # datetime keys come back as microseconds: decoded, then sorted by value
             raw = [tuple(r[c] for c in by) for r in rows]
-            key_list = [raw[i] for i in private_key_order(raw)] if by else [()]
-        at_keys = [found.get(k) for k in (_canon_key(t) for t in key_list)]
+            dec = [_decode_key(t, by, schema) for t in raw]
+            order = private_key_order(dec) if by else [0]
+            key_list, enc_list = ([dec[i] for i in order], [raw[i] for i in order]) if by else (
+                [()], [()])
+        at_keys = [found.get(_canon_key(t)) for t in enc_list]
         values: dict[str, np.ndarray[Any, Any]] = {}
         for i, s in enumerate(specs):
             if s.kind == "at_most":
-                values[s.name] = _at_most(df, by, key_list, s)
+                values[s.name] = _at_most(df, by, enc_list, s)
                 continue
             if i in split:
                 parts = [(r[f"#{i}h"], r[f"#{i}l"]) if r is not None else (0, 0)
                          for r in at_keys]
                 if any(h is None or lo is None for h, lo in parts):  # a long sum overflowed
-                    ints = _decimal_sums(df, by, key_list, s)
+                    ints = _decimal_sums(df, by, enc_list, s)
                 else:
                     ints = [(int(h) << _SPLIT) + int(lo) for h, lo in parts]
             else:
@@ -264,9 +283,48 @@ def _encoded(col: str, logical: str) -> Any:
         return c.cast("bigint")
     if logical == "date":
         return F.unix_date(c).cast("bigint")
+    if logical == "datetime":  # an instant: its UTC microseconds
+        return F.unix_micros(c)
+    if logical == "datetime_ntz":  # wall-clock microseconds, no time zone involved
+        return F.timestamp_diff("MICROSECOND", F.expr("TIMESTAMP_NTZ'1970-01-01 00:00:00'"), c)
     if logical == "float":
         return c.cast("double")
     return c
+
+
+def _group_col(col: str, logical: str) -> Any:
+    """A group column as grouped and collected: datetimes as their microseconds (decoded on the
+    driver, so the driver's time zone never enters), other keys canonical."""
+    if logical in ("datetime", "datetime_ntz"):
+        return _encoded(col, logical).alias(col)
+    return _canonical(col, logical)
+
+
+def _encode_key(key: tuple[Any, ...], by: list[str], kinds: Mapping[str, str]
+                ) -> tuple[Any, ...]:
+    """A (checked) public key with datetimes as microseconds, as :func:`_group_col` has them."""
+    out = []
+    for v, c in zip(key, by, strict=True):
+        if v is not None and kinds[c] == "datetime":
+            v = (v - _EPOCH_UTC) // _US
+        elif v is not None and kinds[c] == "datetime_ntz":
+            v = (v - _EPOCH) // _US
+        out.append(v)
+    return tuple(out)
+
+
+def _decode_key(key: tuple[Any, ...], by: list[str], kinds: Mapping[str, str]
+                ) -> tuple[Any, ...]:
+    """Inverse of :func:`_encode_key`: aware UTC datetimes (``TIMESTAMP``), naive ones
+    (``TIMESTAMP_NTZ``)."""
+    out = []
+    for v, c in zip(key, by, strict=True):
+        if v is not None and kinds[c] == "datetime":
+            v = _EPOCH_UTC + v * _US
+        elif v is not None and kinds[c] == "datetime_ntz":
+            v = _EPOCH + v * _US
+        out.append(v)
+    return tuple(out)
 
 
 def _fixed_point(spec: StatSpec) -> Any:
@@ -310,11 +368,11 @@ def _canon_key(key: tuple[Any, ...]) -> tuple[Any, ...]:
 
 def _public_keys(keys: Sequence[tuple[Any, ...]], by: list[str],
                  schema: Mapping[str, str]) -> list[tuple[Any, ...]]:
-    """Public keys checked against the key column types (no implicit conversion), distinct."""
-    import datetime as dt
-
+    """Public keys checked against the key column types (no implicit conversion), distinct.
+    A ``TIMESTAMP`` column takes time-zone-aware datetimes only, a ``TIMESTAMP_NTZ`` column
+    naive ones only: the other kind has no one meaning (it would depend on a time zone)."""
     ok = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,),
-          "date": (dt.date,)}
+          "date": (dt.date,), "datetime": (dt.datetime,), "datetime_ntz": (dt.datetime,)}
     out = []
     for k in keys:
         if len(k) != len(by):
@@ -323,9 +381,14 @@ def _public_keys(keys: Sequence[tuple[Any, ...]], by: list[str],
         for v, c in zip(k, by, strict=True):
             t = schema[c]
             if v is not None and (t not in ok or not isinstance(v, ok[t])
-                                  or (t in ("int", "float") and isinstance(v, bool))):
+                                  or (t in ("int", "float") and isinstance(v, bool))
+                                  or (t == "date" and isinstance(v, dt.datetime))
+                                  or (isinstance(v, dt.datetime) and t != "date"
+                                      and (v.utcoffset() is None) == (t == "datetime"))):
+                what = {"datetime": "datetime (TIMESTAMP: time-zone-aware keys only)",
+                        "datetime_ntz": "datetime (TIMESTAMP_NTZ: naive keys only)"}.get(t, t)
                 raise OutOfDomain(f"keys: public key value of type {type(v).__name__} does not "
-                                  f"match column {c!r} of type {t}")
+                                  f"match column {c!r} of type {what}")
             row.append(float(v) if t == "float" and isinstance(v, int) else v)
         out.append(tuple(row))
     if len({_canon_key(k) for k in out}) != len(out):
