@@ -34,3 +34,25 @@ def spark() -> Iterator[Any]:
         pytest.skip(f"cannot start a local Spark session: {type(e).__name__}")
     yield s
     s.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_connect(spark: Any) -> Iterator[Any]:
+    """A Spark Connect session served by the shared session's JVM (an ephemeral loopback port,
+    so no second JVM starts).  Skipped without the Connect client (``pyspark[connect]``:
+    grpcio, grpcio-status, googleapis-common-protos, zstandard, pandas, pyarrow)."""
+    try:
+        from pyspark.sql.connect.session import SparkSession as ConnectSession
+        from pyspark.sql.connect.utils import check_dependencies
+
+        check_dependencies()
+    except ImportError as e:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI=true but the Spark Connect client is missing: {e}")
+        pytest.skip(f"no Spark Connect client: {e}")
+    service = spark._jvm.org.apache.spark.sql.connect.service
+    service.SparkConnectService.start(spark.sparkContext._jsc.sc())
+    port = getattr(service, "SparkConnectService$").__getattr__("MODULE$").localPort()
+    s = ConnectSession.builder.remote(f"sc://127.0.0.1:{port}").create()
+    yield s
+    s.stop()

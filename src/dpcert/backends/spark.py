@@ -26,6 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import tempfile
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -62,6 +63,9 @@ def local_session(master: str = "local[2]", remote: bool = False, **conf: str) -
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     tmp = tempfile.mkdtemp(prefix="dpcert-spark-")
+    if not remote:  # a local Connect server serves on an ephemeral loopback port
+        conf = {"spark.connect.grpc.binding.address": "127.0.0.1",
+                "spark.connect.grpc.binding.port": "0", **conf}
     settings = {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
                 "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
                 "spark.sql.shuffle.partitions": "4", "spark.local.dir": tmp,
@@ -69,7 +73,9 @@ def local_session(master: str = "local[2]", remote: bool = False, **conf: str) -
     builder = SparkSession.builder.remote(master) if remote else SparkSession.builder.master(master)
     for k, v in settings.items():
         builder = builder.config(k, v)
-    return builder.getOrCreate()
+    with warnings.catch_warnings():  # Connect re-applies static settings to the started server
+        warnings.filterwarnings("ignore", message="Failed to set spark", category=UserWarning)
+        return builder.getOrCreate()
 
 
 def read_table(path: str, *, master: str | None = None, remote: str | None = None) -> Any:
@@ -130,23 +136,29 @@ class SparkBackend:
 
     def check_predicates(self, predicates: Sequence[Any],
                          schema: Mapping[str, str]) -> tuple[Any, ...]:
-        """Each predicate through :mod:`dpcert.backends.spark_expr` (rebuilt as a Column)."""
+        """Each predicate through :mod:`dpcert.backends.spark_expr`: a checked tree, rebuilt as
+        a Column of the data's flavour (classic or Connect) by :meth:`filter`."""
         from dpcert.backends.spark_expr import check_spark_predicate
 
         return tuple(check_spark_predicate(p, schema) for p in predicates)
 
     def filter(self, data: Any, predicates: Sequence[Any]) -> Any:
         """Rows on which every (already checked) predicate is true."""
+        from dpcert.backends.spark_expr import CheckedPredicate
+
+        _check_frame(data)
+        F, _ = _api(data)
         for p in predicates:
-            data = data.filter(p)
+            if not isinstance(p, CheckedPredicate):
+                raise InvalidParameter(f"filter: a predicate of type {type(p).__name__} was not "
+                                       "checked by check_predicates")
+            data = data.filter(p.column(F))
         return data
 
     def keyed_bound(self, data: Any, spec: BoundSpec) -> Any:
         """The bounded rows (a lazy DataFrame with the unit, group and value columns)."""
-        from pyspark.sql import Window
-        from pyspark.sql import functions as F
-
         _check_frame(data)
+        F, Window = _api(data)
         schema = _kinds(data)
         keys = ([spec.unit] if spec.unit else []) + list(spec.by)
         cols = list(dict.fromkeys([*keys, *spec.value_columns]))
@@ -165,12 +177,12 @@ class SparkBackend:
         if spec.max_groups < 1 or spec.max_rows_per_group < 1:
             raise InvalidParameter(f"max_groups={spec.max_groups} and max_rows_per_group="
                                    f"{spec.max_rows_per_group} must be >= 1")
-        df = data.select([_canonical(c, schema[c]) if c in keys else F.col(_q(c))
+        df = data.select([_canonical(F, c, schema[c]) if c in keys else F.col(_q(c))
                           for c in cols])
         if spec.unit is None:
             return df
         k1, k2 = (F.lit(k).cast("bigint") for k in _hash.key_longs(spec.key))
-        enc = {c: _encoded(c, schema[c]) for c in cols}
+        enc = {c: _encoded(F, c, schema[c]) for c in cols}
         hp = F.xxhash64(k1, k2, *(enc[c] for c in keys))
         hr = F.xxhash64(k1, k2, *(enc[c] for c in keys), *(enc[c] for c in spec.value_columns))
         # "c asc nulls last" as two ascending keys (is-null flag, value), so the same columns
@@ -192,9 +204,8 @@ class SparkBackend:
     def group_stats(self, data: Any, by: Sequence[str], keys: Sequence[tuple[Any, ...]] | None,
                     specs: Sequence[StatSpec]) -> GroupedStats:
         """Exact integer statistics per group; only the K grouped rows are collected."""
-        from pyspark.sql import functions as F
-
         _check_frame(data)
+        F, _ = _api(data)
         schema = _kinds(data)
         by = list(by)
         for c in by:
@@ -207,17 +218,17 @@ class SparkBackend:
         public = _public_keys(keys, by, schema) if keys is not None else None
         enc_public = ([_encode_key(k, by, schema) for k in public] if public is not None
                       else None)
-        df = data.select(*[_group_col(c, schema[c]) for c in by],
+        df = data.select(*[_group_col(F, c, schema[c]) for c in by],
                          *[F.col(_q(c)) for c in schema if c not in by])
         if enc_public is not None:  # groups outside the public keys never reach the driver
-            df = df.filter(_key_filter(enc_public, by))
+            df = df.filter(_key_filter(F, enc_public, by))
         aggs, split = [F.count(F.lit(1)).alias("#n")], []
         for i, s in enumerate(specs):
             if s.kind == "count" or (s.kind == "unit_count" and s.column is None):
                 aggs.append(F.count(F.lit(1)).alias(f"#{i}"))
             elif s.kind == "unit_count":
                 assert s.column is not None
-                u = _canonical(s.column, schema[s.column])
+                u = _canonical(F, s.column, schema[s.column])
                 aggs.append((F.count_distinct(u) + F.max(F.when(u.isNull(), 1).otherwise(0)))
                             .alias(f"#{i}"))
             elif s.kind in ("fixed_sum", "fixed_sum_sq"):
@@ -225,8 +236,9 @@ class SparkBackend:
                 aggs += [F.try_sum(F.shiftright(F.col(f"`#{i}v`"), _SPLIT)).alias(f"#{i}h"),
                          F.try_sum(F.col(f"`#{i}v`").bitwiseAND(F.lit(_LOW)))
                          .alias(f"#{i}l")]
-        grouped = (df.withColumns({f"#{i}v": _fixed_point(specs[i]) for i in split})
-                   .groupBy(*[F.col(_q(c)) for c in by]).agg(*aggs))
+        fixed = (df.withColumns({f"#{i}v": _fixed_point(F, specs[i]) for i in split}) if split
+                 else df)  # (Spark Connect refuses an empty withColumns)
+        grouped = fixed.groupBy(*[F.col(_q(c)) for c in by]).agg(*aggs)
         rows = _run("grouped statistics", lambda: grouped.collect())
         found = {_canon_key(tuple(r[c] for c in by)): r for r in rows}
         if public is not None and enc_public is not None:
@@ -241,13 +253,13 @@ class SparkBackend:
         values: dict[str, np.ndarray[Any, Any]] = {}
         for i, s in enumerate(specs):
             if s.kind == "at_most":
-                values[s.name] = _at_most(df, by, enc_list, s)
+                values[s.name] = _at_most(F, df, by, enc_list, s)
                 continue
             if i in split:
                 parts = [(r[f"#{i}h"], r[f"#{i}l"]) if r is not None else (0, 0)
                          for r in at_keys]
                 if any(h is None or lo is None for h, lo in parts):  # a long sum overflowed
-                    ints = _decimal_sums(df, by, enc_list, s)
+                    ints = _decimal_sums(F, df, by, enc_list, s)
                 else:
                     ints = [(int(h) << _SPLIT) + int(lo) for h, lo in parts]
             else:
@@ -258,26 +270,35 @@ class SparkBackend:
         return GroupedStats(list(key_list), values)
 
 
+def _api(data: Any) -> tuple[Any, Any]:
+    """``(functions, Window)`` of the DataFrame's flavour, Spark Connect or classic: one process
+    may hold both, and a Column of one flavour does not work on the other's DataFrames."""
+    if type(data).__module__.startswith("pyspark.sql.connect"):
+        from pyspark.sql.connect import functions as cf
+        from pyspark.sql.connect.window import Window as CW
+
+        return cf, CW
+    from pyspark.sql import Window, functions
+
+    return functions, Window
+
+
 def _check_frame(data: Any) -> None:
     mod = type(data).__module__
     if not (mod.startswith("pyspark.sql") and type(data).__name__ == "DataFrame"):
         raise InvalidParameter(f"data of type {type(data).__name__} is not a pyspark DataFrame")
 
 
-def _canonical(col: str, logical: str) -> Any:
+def _canonical(F: Any, col: str, logical: str) -> Any:
     """A key column with ``-0.0 → 0.0`` (Spark already treats all NaN as one value)."""
-    from pyspark.sql import functions as F
-
     c = F.col(_q(col))
     if logical == "float":
         return F.when(c == 0, F.lit(0.0).cast("double")).otherwise(c.cast("double")).alias(col)
     return c.alias(col)
 
 
-def _encoded(col: str, logical: str) -> Any:
+def _encoded(F: Any, col: str, logical: str) -> Any:
     """The canonical hash encoding of :mod:`dpcert.backends._hash` as a Spark expression."""
-    from pyspark.sql import functions as F
-
     c = F.col(_q(col))
     if logical in ("int", "bool"):
         return c.cast("bigint")
@@ -292,12 +313,12 @@ def _encoded(col: str, logical: str) -> Any:
     return c
 
 
-def _group_col(col: str, logical: str) -> Any:
+def _group_col(F: Any, col: str, logical: str) -> Any:
     """A group column as grouped and collected: datetimes as their microseconds (decoded on the
     driver, so the driver's time zone never enters), other keys canonical."""
     if logical in ("datetime", "datetime_ntz"):
-        return _encoded(col, logical).alias(col)
-    return _canonical(col, logical)
+        return _encoded(F, col, logical).alias(col)
+    return _canonical(F, col, logical)
 
 
 def _encode_key(key: tuple[Any, ...], by: list[str], kinds: Mapping[str, str]
@@ -327,10 +348,8 @@ def _decode_key(key: tuple[Any, ...], by: list[str], kinds: Mapping[str, str]
     return tuple(out)
 
 
-def _fixed_point(spec: StatSpec) -> Any:
+def _fixed_point(F: Any, spec: StatSpec) -> Any:
     """The value rule of :mod:`dpcert.backends.base` as a Spark ``bigint`` expression."""
-    from pyspark.sql import functions as F
-
     assert spec.column is not None and spec.lower is not None and spec.upper is not None
     rl, rh = fixed_bounds(spec)
     v = F.col(_q(spec.column)).cast("double")
@@ -343,14 +362,12 @@ def _fixed_point(spec: StatSpec) -> Any:
     return F.when(v.isNull() | F.isnan(v), F.lit(rl)).otherwise(r).cast("bigint")
 
 
-def _decimal_sums(df: Any, by: list[str], key_list: list[tuple[Any, ...]],
+def _decimal_sums(F: Any, df: Any, by: list[str], key_list: list[tuple[Any, ...]],
                   spec: StatSpec) -> list[int]:
     """The fixed-point sum of ``spec`` per group as ``decimal(38,0)`` (no overflow below
     10**38 rows · 2**53): the fallback when a group's two-long sum overflowed."""
-    from pyspark.sql import functions as F
-
     grouped = df.groupBy(*[F.col(_q(c)) for c in by]).agg(
-        F.sum(_fixed_point(spec).cast("decimal(38,0)")).alias("#s"))
+        F.sum(_fixed_point(F, spec).cast("decimal(38,0)")).alias("#s"))
     rows = _run("exact sums", lambda: grouped.collect())
     found = {_canon_key(tuple(r[c] for c in by)): r["#s"] for r in rows}
     return [int(found.get(_canon_key(k)) or 0) for k in key_list]
@@ -396,11 +413,9 @@ def _public_keys(keys: Sequence[tuple[Any, ...]], by: list[str],
     return out
 
 
-def _key_filter(keys: list[tuple[Any, ...]], by: list[str]) -> Any:
+def _key_filter(F: Any, keys: list[tuple[Any, ...]], by: list[str]) -> Any:
     """Rows whose (canonical) key is one of ``keys``: ``isin`` for one column, else a balanced
     OR of null-safe equalities (NaN equals NaN in Spark)."""
-    from pyspark.sql import functions as F
-
     if not keys:
         return F.lit(False)
     if len(by) == 1:
@@ -425,24 +440,20 @@ def _key_filter(keys: list[tuple[Any, ...]], by: list[str]) -> Any:
     return tree(0, len(keys))
 
 
-def _bin_expr(fp: Any, cand: list[int], lo: int, hi: int) -> Any:
+def _bin_expr(F: Any, fp: Any, cand: list[int], lo: int, hi: int) -> Any:
     """Number of candidates below ``fp`` among ``cand[lo:hi]`` plus ``lo`` (a balanced CASE)."""
-    from pyspark.sql import functions as F
-
     if lo == hi:
         return F.lit(lo)
     mid = (lo + hi) // 2  # fp <= cand[mid]: at most mid candidates below
-    return F.when(fp <= cand[mid], _bin_expr(fp, cand, lo, mid)).otherwise(
-        _bin_expr(fp, cand, mid + 1, hi))
+    return F.when(fp <= cand[mid], _bin_expr(F, fp, cand, lo, mid)).otherwise(
+        _bin_expr(F, fp, cand, mid + 1, hi))
 
 
-def _at_most(df: Any, by: list[str], key_list: list[tuple[Any, ...]],
+def _at_most(F: Any, df: Any, by: list[str], key_list: list[tuple[Any, ...]],
              spec: StatSpec) -> np.ndarray[Any, Any]:
     """Per group and candidate ``c``: rows whose fixed-point value is ≤ ``c``; shape (K, C)."""
-    from pyspark.sql import functions as F
-
     cand = list(spec.candidates)
-    b = _bin_expr(_fixed_point(spec), cand, 0, len(cand))
+    b = _bin_expr(F, _fixed_point(F, spec), cand, 0, len(cand))
     grouped = df.groupBy(*[F.col(_q(c)) for c in by], b.alias("#b")).agg(
         F.count(F.lit(1)).alias("#c"))
     rows = _run("quantile counts", lambda: grouped.collect())

@@ -39,11 +39,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from dpcert.errors import UnsafeExpression
 
-__all__ = ["check_spark_predicate", "parse_column_text", "parse_sql", "to_spark"]
+__all__ = ["CheckedPredicate", "check_spark_predicate", "parse_column_text", "parse_sql",
+           "to_spark"]
 
 Node = tuple[Any, ...]
 _CMP = {"=": "=", "==": "=", "<>": "!=", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
@@ -270,16 +272,18 @@ def _kind(node: Node, schema: Mapping[str, str], text: str) -> str:
     return "bool"
 
 
-def to_spark(node: Node) -> Any:
-    """Build the Spark Column of a checked filter tree (pyspark imported here only)."""
-    from pyspark.sql import functions as F
+def to_spark(node: Node, F: Any = None) -> Any:
+    """Build the Spark Column of a checked filter tree with the functions module ``F``
+    (``pyspark.sql.functions`` by default, imported here only)."""
+    if F is None:
+        from pyspark.sql import functions as F
 
     tag = node[0]
     if tag == "col":
         return F.col("`" + node[1].replace("`", "``") + "`")
     if tag == "lit":
         return F.lit(node[1])
-    args = [to_spark(c) for c in node[1:]]
+    args = [to_spark(c, F) for c in node[1:]]
     if tag == "and":
         return args[0] & args[1]
     if tag == "or":
@@ -295,9 +299,20 @@ def to_spark(node: Node) -> Any:
     return getattr(args[0], ops[tag])(args[1])
 
 
-def check_spark_predicate(p: Any, schema: Mapping[str, str]) -> Any:
-    """A SQL string or Spark Column as a Spark Column built by dpcert, or
-    :class:`UnsafeExpression` naming what is not allowed."""
+@dataclass(frozen=True)
+class CheckedPredicate:
+    """A filter tree that passed the allow-list; :meth:`column` rebuilds it as a Column."""
+
+    tree: Node
+
+    def column(self, F: Any) -> Any:
+        """The Column, built with the functions module ``F`` (classic or Spark Connect)."""
+        return to_spark(self.tree, F)
+
+
+def check_spark_predicate(p: Any, schema: Mapping[str, str]) -> CheckedPredicate:
+    """A SQL string or Spark Column as a :class:`CheckedPredicate` (rebuilt by dpcert, never
+    the caller's object), or :class:`UnsafeExpression` naming what is not allowed."""
     if isinstance(p, str):
         from dpcert.backends._allow import check_polars_predicate
 
@@ -312,4 +327,4 @@ def check_spark_predicate(p: Any, schema: Mapping[str, str]) -> Any:
                                    "Spark Column")
         tree = parse_column_text(m.group(1))
         _kind(tree, schema, m.group(1))
-    return to_spark(tree)
+    return CheckedPredicate(tree)
