@@ -4,16 +4,23 @@ Runs on classic ``pyspark.sql.DataFrame`` and on Spark Connect DataFrames alike:
 ``SparkContext``, no Python UDF.  Only the per-group integer statistics (K rows) are collected.
 
 Bounding is the rule of :mod:`dpcert.backends.polars` computed with Spark's own ``xxhash64``
-(bit-identical to :mod:`dpcert.backends._hash`) and *one* window partitioned by the unit, sorted
-by ``(h(u, g), g, h(u, g, v), v)``; three ranking functions read it::
+(bit-identical to :mod:`dpcert.backends._hash`): one shuffle by the unit and *one* sort by
+``(u, h(u,g), g, h(u,g,v), v)``, read by two window functions::
 
-    pair_rank = dense_rank() over (partition by u order by h(u,g), g)     -- group's rank
-    first     = rank()       over (partition by u order by h(u,g), g)     -- its first row
-    row       = row_number() over (partition by u order by h(u,g), g, h(u,g,v), v)
-    keep      = pair_rank <= max_groups and row - first < max_rows_per_group
+    pair_rank = dense_rank()   over (partition by u          order by h(u,g), g)
+    row       = row_number()   over (partition by u, h(u,g), g  order by h(u,g,v), v)
+    keep      = pair_rank <= max_groups and row <= max_rows_per_group
 
-(the two orders share a prefix, so Spark plans one shuffle and one sort).  Sums are exact:
-fixed-point longs summed as ``decimal(38,0)``, which cannot overflow below 10**38.
+"``c`` ascending, nulls last" is spelled as the two ascending keys ``(c is null, c)``, so the
+group columns can be the row window's partition keys (which Spark sorts ascending, nulls first)
+and the one sort serves both windows; Spark adds a ``WindowGroupLimit`` for ``row <= R``.
+(Aggregating ``(unit, group)`` pairs first and joining back only the pairs over ``R`` rows was
+measured slower: with many groups per unit the pair table is as large as the data, and the join
+adds two more shuffles.)  Fixed-point values use ``rint`` (``Math.rint``: half to even, exact; the
+``bround`` function goes through ``BigDecimal``, about three times slower here) and are summed as
+two ``try_sum`` of longs, exact below 2**33 rows per group (``decimal(38,0)`` beyond).
+Datetime keys are hashed and grouped as microseconds since the epoch
+(:mod:`dpcert.backends._hash`).
 
 Examples
 --------
@@ -290,10 +297,13 @@ def _check_frame(data: Any) -> None:
 
 
 def _canonical(F: Any, col: str, logical: str) -> Any:
-    """A key column with ``-0.0 → 0.0`` (Spark already treats all NaN as one value)."""
+    """A key column with ``-0.0 → 0.0`` and every NaN the one literal NaN (Spark's grouping and
+    windows already normalise NaN; this keeps every plan, e.g. a hash repartition, exact)."""
     c = F.col(_q(col))
     if logical == "float":
-        return F.when(c == 0, F.lit(0.0).cast("double")).otherwise(c.cast("double")).alias(col)
+        return (F.when(F.isnan(c), F.lit(float("nan")).cast("double"))
+                .when(c == 0, F.lit(0.0).cast("double"))
+                .otherwise(c.cast("double")).alias(col))
     return c.alias(col)
 
 
