@@ -166,6 +166,30 @@ def test_keys_that_do_not_fit_the_column_are_refused(ledger: str) -> None:
     assert_nothing_charged(sess, ledger)
 
 
+@pytest.mark.parametrize("tz", [None, "UTC"])
+def test_datetime_keys_of_the_wrong_kind_are_refused_before_charging(ledger: str,
+                                                                    tz: str | None) -> None:
+    """An instant column takes time-zone-aware keys only, a wall-clock column naive ones; the
+    mismatch is refused by the compiled group_by (before the charge), not by the backend."""
+    import datetime as dt
+
+    from dpcert.transformations.frame.group_by import cast_key
+
+    df = people().with_columns(
+        t=pl.lit(dt.datetime(2024, 1, 1)).cast(pl.Datetime("us", tz)))
+    right = dt.datetime(2024, 1, 1, tzinfo=dt.UTC if tz else None)
+    wrong = dt.datetime(2024, 1, 1, tzinfo=None if tz else dt.UTC)
+    sess = session(ledger, df)
+    q = sess.query().group_by("t", keys=[wrong]).agg(dp.count()).bound_contributions(1, 1)
+    with pytest.raises((errors.InvalidParameter, errors.OutOfDomain), match="datetime"):
+        q.release(dp.PureDP(1.0))
+    assert_nothing_charged(sess, ledger)
+    with pytest.raises(errors.InvalidParameter, match="does not convert exactly to datetime"):
+        cast_key(wrong, "datetime" if tz else "datetime_ntz", "keys[0][0]")
+    ok = sess.query().group_by("t", keys=[right]).agg(dp.count()).bound_contributions(1, 1)
+    assert ok.release(dp.PureDP(1.0)).to_polars().height == 1
+
+
 # -- 4. privacy units -------------------------------------------------------------------------
 
 def test_a_nan_unit_is_one_person() -> None:

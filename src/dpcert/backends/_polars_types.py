@@ -21,8 +21,8 @@ def _logical(dtype: Any) -> str:
         return "str"
     if dtype == pl.Date:
         return "date"
-    if isinstance(dtype, pl.Datetime):
-        return "datetime"
+    if isinstance(dtype, pl.Datetime):  # an instant (aware) or a wall-clock time (naive)
+        return "datetime" if dtype.time_zone is not None else "datetime_ntz"
     return "other"
 
 

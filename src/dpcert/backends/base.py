@@ -98,7 +98,8 @@ class FrameOps(Protocol):
 
     def schema(self, data: Any) -> Mapping[str, str]:
         """Column name → logical type (``"int"``, ``"float"``, ``"str"``, ``"bool"``,
-        ``"date"``, ``"datetime"``, or ``"other"``); reads no rows."""
+        ``"date"``, ``"datetime"`` (time-zone-aware instants), ``"datetime_ntz"`` (naive
+        wall-clock times) or ``"other"``); reads no rows."""
         ...
 
     def check_predicates(self, predicates: Sequence[Any],

@@ -81,7 +81,8 @@ _COLUMN_TYPES = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.
 _ARITH_TYPES = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32,
                 pl.UInt64, pl.Float32, pl.Float64, pl.Boolean, pl.String)
 _LOGICAL = {"int": pl.Int64, "float": pl.Float64, "str": pl.String, "bool": pl.Boolean,
-            "date": pl.Date, "datetime": pl.Datetime("us")}
+            "date": pl.Date, "datetime": pl.Datetime("us", "UTC"),
+            "datetime_ntz": pl.Datetime("us")}
 
 _WHY = {"Agg": "an aggregation", "Over": "a window (over)", "Len": "pl.len()",
         "Sort": "a sort", "SortBy": "a sort", "Slice": "a slice/head", "Filter": "a filter",

@@ -266,7 +266,7 @@ def _kind(node: Node, schema: Mapping[str, str], text: str) -> str:
         _kind(node[1], schema, text)
         return "bool"
     kinds = {_kind(c, schema, text) for c in node[1:]} - {"null"}
-    if len(kinds) > 1 or kinds & {"date", "datetime", "other"}:
+    if len(kinds) > 1 or kinds & {"date", "datetime", "datetime_ntz", "other"}:
         raise UnsafeExpression(f"filter {text!r}: {tag} compares values of kinds {sorted(kinds)}"
                                " (only numbers, strings or booleans with their own kind)")
     return "bool"

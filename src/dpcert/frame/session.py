@@ -213,7 +213,7 @@ class Session:
 
 
 #: Spark logical types a privacy unit may have (compared exactly by the Spark backend).
-_SPARK_UNIT_TYPES = frozenset({"int", "str", "bool", "date", "datetime"})
+_SPARK_UNIT_TYPES = frozenset({"int", "str", "bool", "date", "datetime", "datetime_ntz"})
 
 
 def _as_amount(m: Measure, total: Any) -> Measure:

@@ -44,7 +44,7 @@ __all__ = ["cast_key", "make_group_by", "then_group_by"]
 
 #: Logical types whose keys must already be of the Python type (no conversion at all).
 _EXACT_TYPES: dict[str, type | tuple[type, ...]] = {
-    "str": str, "bool": bool, "datetime": dt.datetime, "date": dt.date}
+    "str": str, "bool": bool, "date": dt.date}
 
 
 def cast_key(value: Any, logical: str, name: str) -> Any:
@@ -70,6 +70,11 @@ def cast_key(value: Any, logical: str, name: str) -> Any:
         ok = f if (isinstance(value, float) or int(f) == value) else None
         if ok is not None and math.isnan(ok):
             ok = None  # a NaN key can never be matched by equality
+    elif logical in ("datetime", "datetime_ntz"):
+        # an instant column takes time-zone-aware keys only, a wall-clock column naive ones
+        if isinstance(value, dt.datetime) and (value.utcoffset() is None) == (
+                logical == "datetime_ntz"):
+            ok = value
     elif isinstance(value, _EXACT_TYPES.get(logical, ())) and not (
             logical == "date" and isinstance(value, dt.datetime)):
         ok = value
