@@ -39,3 +39,25 @@ def test_pure_filter_is_unchanged() -> None:
     assert q.spent == Fraction(1, 2) and q.remaining == 0
     with pytest.raises(BudgetExceeded):
         q(count)
+
+
+@pytest.mark.parametrize("d_in", [2, 3])
+def test_odometer_records_each_map_at_its_d_in(d_in: int) -> None:
+    """An odometer at d_in charges every query its map at d_in (clamp with L = −3 < 0, U = 5:
+    the integer sum moves by 5·d_in, Laplace at scale 4 is 5·d_in/4-DP; Gaussian at scale 4 is
+    (5·d_in)²/32-zCDP) and sums them exactly; no budget, nothing remaining."""
+    space = (dp.VectorDomain(dp.AtomDomain(int)), dp.SymmetricDistance())
+    t = space >> dp.t.then_clamp(-3, 5) >> dp.t.then_sum()
+    lap = t >> dp.m.then_laplace(4)
+    assert lap.map(d_in) == Fraction(5 * d_in, 4)
+    odo = dp.c.make_odometer([1, -7, 9], *space, dp.PureDP(), d_in=d_in)
+    assert odo.spent == 0
+    for i in (1, 2, 3):
+        odo(lap)
+        assert odo.spent == i * Fraction(5 * d_in, 4)
+    assert odo.remaining is None
+    gauss = t >> dp.m.then_gaussian(4)
+    zodo = dp.c.make_odometer([1, -7, 9], *space, dp.ZCDP(), d_in=d_in)
+    zodo(gauss)
+    zodo(gauss)
+    assert zodo.spent == 2 * Fraction(25 * d_in * d_in, 32) == 2 * gauss.map(d_in)
