@@ -13,7 +13,8 @@ Which statistics are tried:
 * 1-D outputs: the output itself; for float outputs the lowest set bit and a histogram over
   (exponent, lowest bit) cells — the float-lattice holes detector; for discrete outputs the
   empirical log-ratio histogram.
-* k-D outputs: each coordinate (k ≤ 32), with sentinel-aware grids; the log-ratio histogram for
+* k-D outputs: each coordinate (k ≤ 32), with sentinel-aware grids; for float rows the sum of
+  the coordinates (fixed, nothing fitted); the log-ratio histogram for
   discrete outputs, and for other outputs a histogram over binned rows (atoms apart, a few
   quantile bins per coordinate) when they fall in few cells; an additive (naive-Bayes) score
   over coordinates and sentinel flags and one over consecutive differences; a logistic score
@@ -45,6 +46,7 @@ from dpcert.audit.events import (
     Coordinate,
     Event,
     Identity,
+    RowSum,
     fit_histogram,
     predicted_bound,
     search_intervals,
@@ -222,6 +224,10 @@ def _select(a: Array, b: Array, pair: int, *, n_estimate: int, z: float, delta: 
         for j in range(a.shape[1]):
             coord = Coordinate(j)
             add(coord, coord(a), coord(b))
+    if hist is None and is_float_valued(a[:1000]):
+        # numeric rows: the fixed sum of coordinates (see RowSum), on the whole batch
+        total = RowSum()
+        add(total, total(a), total(b))
     if hist is not None and hist.keys.size > 2:
         add(hist, hist(va), hist(vb), rays_only=True)
     if hist is not None and hist.keys.size <= MAX_EXACT_VALUES:
@@ -364,15 +370,28 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
 
 def choose(found: list[Candidate], k: int, ladder: int = 0) -> list[Candidate]:
     """The ``k`` best candidates, from the best one's pair first (one estimation batch serves
-    them all); other pairs' candidates fill the remaining places.  Then up to ``ladder`` of the
-    nested smaller rays of the best ray of the best pair (:func:`_ladder`)."""
+    them all), at most one per family of statistic while that pair has other families'
+    candidates; its other events, then other pairs' candidates fill the remaining places.
+    Then up to ``ladder`` of the nested smaller rays of the best ray of the best pair
+    (:func:`_ladder`)."""
     ranked = sorted((c for c in found if not c.ladder), key=lambda c: c.predicted,
                     reverse=True)
     if not ranked:
         return []
     best = ranked[0]
     same = [c for c in ranked if c.pair == best.pair]
-    picked = (same + [c for c in ranked if c.pair != best.pair])[:k]
+    order = same + [c for c in ranked if c.pair != best.pair]
+    # the best event of each family (kind of statistic: coordinates, sum, log-ratio histogram,
+    # additive, logistic, ...) first: a weak winner of a small search batch and its near-copies
+    # (another threshold, another coordinate, another fit) must not crowd out a different
+    # family's strong event; the union bound covers k events whichever they are
+    picked: list[Candidate] = []
+    seen: set[type] = set()
+    for c in same:
+        if len(picked) < k and type(c.event.statistic) not in seen:
+            seen.add(type(c.event.statistic))
+            picked.append(c)
+    picked += [c for c in order if c not in picked][:k - len(picked)]
     # the rungs of the best pair's last (largest) search
     rungs = [c for c in found if c.ladder and c.pair == best.pair]
     last = rungs[-1].event.statistic if rungs else None
