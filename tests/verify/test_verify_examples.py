@@ -34,6 +34,9 @@ EXPECTED: dict[str, tuple[str, object]] = {
     "svt_monotone": ("PROVED", "all"),
     "gap_svt": ("PROVED", "all"),
     "numeric_svt": ("PROVED", "all"),
+    "svt_redraw": ("PROVED", "all"),  # Lyu Alg. 2: a potential pays the threshold re-draws
+    "smart_sum": ("PROVED", "all"),  # a potential pays the block noise once, later
+    "smart_sum_bad": ("REFUTED", 2),
     "dummysum_fresh_bad": ("REFUTED", 2),
     "noisy_max_value": ("REFUTED", 3),
     "svt_no_query_noise": ("REFUTED", 2),

@@ -17,11 +17,18 @@ from typing import Any
 
 from dpcert.verify._deps import require_z3
 from dpcert.verify.ir import (
+    Assign,
     Call,
     Program,
 )
 from dpcert.verify.linear import PublicPoly
-from dpcert.verify.loopshape import LoopShape, numbers_in, public_poly
+from dpcert.verify.loopshape import (
+    LoopShape,
+    assignments_to,
+    flatten_blocks,
+    numbers_in,
+    public_poly,
+)
 from dpcert.verify.relexec import Carried, Exec, RPath, Unsupported
 
 __all__ = ["CONST_SHIFTS", "DIFF_BOUNDS", "PHASE_TEXT", "Prover", "Search", "Z3_MS"]
@@ -382,6 +389,7 @@ class Search:
         self.free: dict[tuple[str, str, int, str], list[Any]] = {}
         for blk, ph, p1s, p2s in self.blocks:
             self._slots(blk, ph, p1s, p2s)
+        self._tie_redraws()
         self.cands = self._candidates()
         #: per (pair, shifts): feasibility and Houdini's solver, reused across shift choices
         self.cache: dict[Any, Any] = {}
@@ -441,6 +449,25 @@ class Search:
                 elif pv.phase is None or ph in {"eq", "-"}:
                     self.free[slot] = self._values(blk, site, exact)
         self.cmap[(blk, ph)] = cmap
+
+    def _tie_redraws(self) -> None:
+        """A sample re-drawn in the loop into a variable first drawn before it (Lyu et al.'s
+        Alg. 2 threshold) tries the pre-loop sample's first shift first: the invariant keeps
+        that variable's difference."""
+        pre_site = {a.target: a.value.site for a in flatten_blocks(self.pv.sh.pre)
+                    if isinstance(a, Assign) and isinstance(a.value, Call)}
+        body_site = {a.value.site: a.target for a in assignments_to(self.pv.sh.body, "*")
+                     if isinstance(a.value, Call) and a.target in pre_site}
+        for slot, vals in self.free.items():
+            blk, _ph, _ci, site = slot
+            if blk != "body" or site not in body_site:
+                continue
+            first = [v for (b, _p, _c, s), vs in self.free.items() for v in vs[:1]
+                     if b == "pre" and s == pre_site[body_site[site]]]
+            if first:
+                k = next((j for j, v in enumerate(vals) if str(v) == str(first[0])), None)
+                if k:
+                    vals.insert(0, vals.pop(k))
 
     def _values(self, blk: str, site: str, exact: list[Any]) -> list[Any]:
         """Shifts tried for a free slot, most likely first (from the adjacency's bounds)."""

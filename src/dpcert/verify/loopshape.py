@@ -52,9 +52,10 @@ def flatten_blocks(stmts: tuple[Stmt, ...]) -> list[Stmt]:
 
 
 def assignments_to(stmts: tuple[Stmt, ...], name: str) -> list[Assign]:
+    """Every assignment to ``name`` (``"*"``: to any variable), in branches and loops too."""
     out: list[Assign] = []
     for s in stmts:
-        if isinstance(s, Assign) and s.target == name:
+        if isinstance(s, Assign) and name in (s.target, "*"):
             out.append(s)
         elif isinstance(s, If):
             out += assignments_to(s.then, name) + assignments_to(s.orelse, name)

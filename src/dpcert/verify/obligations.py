@@ -300,6 +300,21 @@ def cost_bound(se: Search, pairs: list[Any], inv: list[tuple[str, Any]]) -> str:
         v0s = {pv.numeral(pre.env[v]) for pre in pv.pre1}
         if len(v0s) == 1 and None not in v0s:
             ctrs.append((v, pv.H1[v], v0s.pop()))
+    claim = {m: _coef(se, lst) for m, lst in split_monomials(pv.claim, pv.prog.size_names).items()}
+    try:
+        return _one_counter(se, pairs, invp, alpha, incs, ctrs, mons, claim)
+    except Fail:
+        from dpcert.verify.potential import potential_bound  # a richer template, slower
+
+        return potential_bound(se, pairs, inv, alpha, mons, claim)
+
+
+def _one_counter(se: Search, pairs: list[Any], invp: list[Any], alpha: dict[Monomial, Fraction],
+                 incs: list[tuple[str, dict[Monomial, Fraction], RPath]],
+                 ctrs: list[tuple[str, Any, Any]], mons: set[Monomial],
+                 claim: dict[Monomial, Any]) -> str:
+    """``cost ≤ α + β·(v − v₀)`` for one counter v per monomial, or :class:`Fail`."""
+    pv, z3 = se.pv, se.z3
     beta: dict[Monomial, tuple[str, Any, Fraction, Fraction]] = {}
     for m in mons:
         for name, term, v0 in ctrs:
@@ -322,7 +337,6 @@ def cost_bound(se: Search, pairs: list[Any], inv: list[tuple[str, Any]]) -> str:
         else:
             raise Fail("no counter pays for the cost of the iterations")
     # exit: alpha + beta*(v - v0) + cost(post) <= claim, for every monomial
-    claim = {m: _coef(se, lst) for m, lst in split_monomials(pv.claim, pv.prog.size_names).items()}
     for blk, _ph, p1, _p2, sig, cons in pairs:
         if blk != "post":
             continue
