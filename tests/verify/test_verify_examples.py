@@ -43,7 +43,9 @@ EXPECTED: dict[str, tuple[str, object]] = {
     "histogram_bad_scale": ("REFUTED", 1),
     "histogram_small_eps": ("REFUTED", 1),  # parameter grid after the proofs; smallest size
     "gaussian": ("PROVED", "all"),
-    "gaussian_sum": ("PROVED", 5),  # Gaussian programs: per size (no all-sizes proof yet)
+    "gaussian_sum": ("PROVED", "all"),  # μ² = Σ s²/σ² bounded by induction
+    "gaussian_histogram": ("PROVED", "all"),
+    "gaussian_vector_bad": ("REFUTED", 2),  # μ² = n/16 grows with n
     "gaussian_bad_sigma": ("REFUTED", "all"),  # δ(ε) too large: proven-enclosure witness
     "gaussian_sum_bad_sensitivity": ("REFUTED", 1),  # sensitivity 2 calibrated as 1
     "svt_never_halts": ("REFUTED", None),  # needs n = 5; checked in bounded mode below

@@ -197,7 +197,7 @@ def _render_piece(se: Search, lo: Fraction | None, hi: Fraction | None, kind: st
         cl = f", run-1 path class {ci + 1}/{ncls}" if ncls > 1 else ""
         how = "exact" if slot in se.forced else "chosen"
         s = "0" if val is None else str(se.z3.simplify(val))
-        rule = {"lap": "Lap", "dlap": "DLap", "expo": "Expo"}[kind_s]
+        rule = {"lap": "Lap", "dlap": "DLap", "expo": "Expo", "gauss": "Gauss"}[kind_s]
         t = f"  {rule:<5} line {line} {kind_s}({pol}) [{where}{cl}]: η⟨2⟩ = η⟨1⟩ + {s}" + \
             (f"   ({how})" if val is not None else "")
         lines.append(t)
@@ -206,7 +206,7 @@ def _render_piece(se: Search, lo: Fraction | None, hi: Fraction | None, kind: st
     lines.append("  While  loop invariant Inv (Houdini; base and step discharged by z3 with "
                  f"{pv.sh.size}, i{', p' if kind else ''} symbolic):")
     lines += [f"           {t}" for t in tight]
-    tmpl = "" if "potential" in cost else "  (α + β·counter, invariant)"
+    tmpl = "" if ("potential" in cost or "μ²" in cost) else "  (α + β·counter, invariant)"
     lines.append(f"  Seq    aligned cost ≤ {cost}{tmpl}")
     lines.append("  Conseq at loop exit: outputs equal in both runs and cost ≤ claim   ✓")
     return "\n".join(lines), tight, sh_lines
@@ -214,20 +214,23 @@ def _render_piece(se: Search, lo: Fraction | None, hi: Fraction | None, kind: st
 
 def _render(prog: Program, sh: LoopShape, sections: list[str]) -> str:
     claim = str(public_poly(prog.claim, prog))
+    delta = "0" if prog.claim_delta is None else str(public_poly(prog.claim_delta, prog))
     name = prog.name
-    lines = [f"Theorem. ⊢_({claim}, 0) {name} ~ {name} : Adj(x⟨1⟩, x⟨2⟩) ⇒ ={{out}}"
+    lines = [f"Theorem. ⊢_({claim}, {delta}) {name} ~ {name} : Adj(x⟨1⟩, x⟨2⟩) ⇒ ={{out}}"
              "   [all sizes]",
-             f"  i.e. {name} is ({claim}, 0)-DP for every size {sh.size} ≥ 0 and every value "
+             f"  i.e. {name} is ({claim}, {delta})-DP for every size {sh.size} ≥ 0 and every value "
              "of the public parameters.",
              "",
              f"Loop: while ({sh.counter} < {sh.size} ...) -- proved once for a symbolic "
              f"{sh.size} by induction on {sh.counter}",
              "(randomness alignment with loop invariants: LightDP, ShadowDP, CheckDP).",
-             "Rules: Lap/DLap/Expo shift a sample (cost |shift|/b, expo max(shift, 0)/b);",
+             "Rules: Lap/DLap/Expo shift a sample (cost |shift|/b, expo max(shift, 0)/b;",
+             "Gauss: μ² += shift²/σ², composed as GDP);",
              "While closes the loop with the invariant; Seq adds costs; Conseq compares",
              "with the claim; the pointwise rule (Barthe et al. LICS 2016) needs outputs",
              "equal in both runs, shifts chosen per class of run-1 paths that the output or",
              "the noise-free guards tell apart.", ""]
     lines += sections
-    lines += ["", f"Conclusion: {name} is ({claim}, 0)-differentially private for all sizes.  ∎"]
+    lines += ["", f"Conclusion: {name} is ({claim}, {delta})-differentially private for all "
+              "sizes.  ∎"]
     return "\n".join(lines)

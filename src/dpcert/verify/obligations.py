@@ -271,7 +271,12 @@ def _maximize(se: Search, hyps: list[Any], e: Any) -> Fraction:
 
 
 def cost_bound(se: Search, pairs: list[Any], inv: list[tuple[str, Any]]) -> str:
+    """The aligned cost bound as text; :class:`Fail` when it may exceed the claim."""
     pv, z3 = se.pv, se.z3
+    if any(k == "gauss" for k, _b, _l in pv.site_info.values()):
+        from dpcert.verify.gaussian import gauss_cost_bound  # μ² = Σ s²/σ² instead of Σ|s|/b
+
+        return gauss_cost_bound(se, pairs, inv)
     invp = [p for _, p in inv]
     mons: set[Monomial] = set(split_monomials(pv.claim, pv.prog.size_names))
     alpha: dict[Monomial, Fraction] = {}
