@@ -46,8 +46,41 @@ def test_changed_index_is_symbolic_for_one_adjacency() -> None:
     assert "symbolic index p" in p.text
 
 
+def test_lyu_alg2_needs_a_potential_on_the_guard() -> None:
+    p = _prove("svt_redraw")
+    assert isinstance(p, AllSizesProof)
+    # the last positive answer draws no threshold: paid by the indicator of the loop guard
+    assert "[count < c]" in p.cost and "potential" in p.cost
+    assert "rho⟨2⟩ − rho⟨1⟩ ≤ 1" in p.invariant
+
+
+def test_smart_sum_pays_the_block_noise_later() -> None:
+    p = _prove("smart_sum")
+    assert isinstance(p, AllSizesProof)
+    # 2·[i > p] − |s⟨2⟩ − s⟨1⟩|: the block's pending difference is paid when the block closes
+    assert "2·[i > p]" in p.cost and "|s⟨2⟩ − s⟨1⟩|" in p.cost
+    assert "i ≤ p ⇒ s⟨2⟩ = s⟨1⟩" in p.invariant
+
+
+def test_gaussian_sum_bounds_mu_squared_by_induction() -> None:
+    p = _prove("gaussian_sum")
+    assert isinstance(p, AllSizesProof)
+    assert "μ² = Σ s²/σ²" in p.cost and "ρ = 1/50" in p.cost and "Balle & Wang" in p.cost
+    assert "s⟨2⟩ − s⟨1⟩ ≤ 1" in p.invariant
+    assert "(1, 1/1000000)-DP for every size" in p.text
+
+
+def test_potential_search_reports_no_potential() -> None:
+    from dpcert.verify.potential import NoPotential
+
+    assert issubclass(NoPotential, Exception)
+    r = _prove("smart_sum_bad", seconds=8.0)
+    assert isinstance(r, str)
+
+
 @pytest.mark.parametrize("name", ["dummysum_fresh_bad", "noisy_max_value", "svt_no_query_noise",
-                                  "histogram_bad_scale", "svt_never_halts", "bad_gap_svt"])
+                                  "histogram_bad_scale", "svt_never_halts", "bad_gap_svt",
+                                  "smart_sum_bad", "gaussian_vector_bad"])
 def test_broken_programs_have_no_all_sizes_proof(name: str) -> None:
     assert not isinstance(_prove(name, seconds=8.0), AllSizesProof)
 

@@ -539,6 +539,10 @@ class Search:
             return f
 
         for v in pv.numeric:
+            if v == ctr:  # both runs share the counter (the guards are checked alike)
+                atoms += [("i ≥ 0", one(v, "≥", Fraction(0))),
+                          (f"i ≤ {pv.sh.size}", one(v, "≤", "n"))]
+                continue
             atoms.append((f"{v}⟨2⟩ = {v}⟨1⟩", diff(v, "=", Fraction(0))))
             for c in sorted(bounds):
                 atoms.append((f"{v}⟨2⟩ − {v}⟨1⟩ ≤ {c}", diff(v, "≤", c)))
@@ -548,10 +552,6 @@ class Search:
                     atoms.append((f"{v}⟨2⟩ − {v}⟨1⟩ ≤ {pv.dhi}·i", diff(v, "≤", pv.dhi, True)))
                 if pv.dlo is not None:
                     atoms.append((f"{v}⟨2⟩ − {v}⟨1⟩ ≥ {pv.dlo}·i", diff(v, "≥", pv.dlo, True)))
-            if v == ctr:
-                atoms += [("i ≥ 0", one(v, "≥", Fraction(0))),
-                          (f"i ≤ {pv.sh.size}", one(v, "≤", "n"))]
-                continue
             atoms += [(f"{v}⟨1⟩ ≥ 0", one(v, "≥", Fraction(0))), (f"{v}⟨1⟩ ≤ i", one(v, "≤", "i"))]
             for c in sorted(consts):
                 atoms.append((f"{v}⟨1⟩ ≤ {c}", one(v, "≤", c)))

@@ -239,7 +239,7 @@ def _counterexample(se: Search, hyps: list[Any], lhs: Any, rhs: Any) -> Any:
     if r != z3.sat:
         raise NoPotential("z3 could not decide a potential step")
     opt = z3.Optimize()
-    opt.set("timeout", 2000)
+    opt.set("timeout", 500)
     opt.add(*hyps, lhs > rhs)
     h = opt.maximize(lhs - rhs)
     if opt.check() == z3.sat and se.pv.numeral(opt.upper(h)) is not None:
