@@ -85,8 +85,20 @@ def test_broken_programs_have_no_all_sizes_proof(name: str) -> None:
     assert not isinstance(_prove(name, seconds=8.0), AllSizesProof)
 
 
+def test_mean_divides_by_the_size_for_sizes_from_one() -> None:
+    p = _prove("mean")
+    assert isinstance(p, AllSizesProof)
+    assert "every size n ≥ 1" in p.text  # s / n is undefined at n = 0
+    assert "i ≤ p ⇒ s⟨2⟩ = s⟨1⟩" in p.invariant
+
+
+def test_mean_with_the_noise_not_scaled_is_not_proved() -> None:
+    src = (PROGRAMS / "mean.dp").read_text(encoding="utf-8")
+    for bad in ("s + lap(1 / (n * eps))", "s / n + lap(1 / (2 * n * eps))"):
+        prog = parse_program(src.replace("s / n + lap(1 / (n * eps))", bad))
+        assert isinstance(prove_all_sizes(prog, time.monotonic() + 30), str), bad
+
+
 def test_outside_the_fragment_says_why() -> None:
-    r = _prove("mean")
-    assert isinstance(r, str) and "outside the all-sizes fragment" in r
     r = _prove("laplace")
     assert isinstance(r, str) and "no input of unknown size" in r

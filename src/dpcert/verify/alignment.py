@@ -18,8 +18,16 @@ from typing import Any
 from dpcert.verify._deps import require_z3
 from dpcert.verify.ir import (
     Assign,
+    BinOp,
     Call,
+    If,
+    Index,
+    ListLit,
+    Name,
     Program,
+    Return,
+    UnOp,
+    While,
 )
 from dpcert.verify.linear import PublicPoly
 from dpcert.verify.loopshape import (
@@ -31,7 +39,8 @@ from dpcert.verify.loopshape import (
 )
 from dpcert.verify.relexec import Carried, Exec, RPath, Unsupported
 
-__all__ = ["CONST_SHIFTS", "DIFF_BOUNDS", "PHASE_TEXT", "Prover", "Search", "Z3_MS"]
+__all__ = ["CONST_SHIFTS", "DIFF_BOUNDS", "PHASE_TEXT", "Prover", "Search", "Z3_MS",
+           "divides_by_size"]
 
 #: Values tried as constant shifts of a sample (in order).
 CONST_SHIFTS = (1, 2, -1, -2)
@@ -69,6 +78,8 @@ class Prover:
         self.S: dict[tuple[str, str], Any] = {}
         self.site_info: dict[str, tuple[str, PublicPoly, int]] = {}
         self.claim = public_poly(prog.claim, prog)
+        #: smallest size covered: 1 when the program divides by the size (``s / n``)
+        self.min_n = 1 if divides_by_size(prog) else 0
 
     # ---- z3 helpers
     def val(self, x: Fraction | int) -> Any:
@@ -120,7 +131,7 @@ class Prover:
 
     def side(self, D_lo: Fraction | None, D_hi: Fraction | None) -> list[Any]:
         z3 = self.z3
-        out = [self.n >= 0]
+        out = [self.n >= self.min_n]
         for p in self.prog.params:
             if p.lo is not None:
                 out.append(self.params[p.name] > self.val(p.lo))
@@ -347,6 +358,41 @@ class Prover:
             groups.setdefault(find(a), []).append(a)
         del z3
         return list(groups.values())
+
+
+def divides_by_size(prog: Program) -> bool:
+    """Whether some ``a / b`` of the program (a noise scale included) mentions a size in b."""
+    sizes = set(prog.size_names)
+
+    def mentions(e: Any) -> bool:
+        if isinstance(e, Name):
+            return e.name in sizes
+        return any(mentions(c) for c in _children(e))
+
+    def walk(e: Any) -> bool:
+        if isinstance(e, BinOp) and e.op == "/" and mentions(e.right):
+            return True
+        return any(walk(c) for c in _children(e))
+
+    return any(walk(s) for s in prog.body)
+
+
+def _children(e: Any) -> list[Any]:
+    if isinstance(e, BinOp):
+        return [e.left, e.right]
+    if isinstance(e, UnOp):
+        return [e.operand]
+    if isinstance(e, Call):
+        return list(e.args)
+    if isinstance(e, ListLit):
+        return list(e.items)
+    if isinstance(e, Index):
+        return [e.index]
+    if isinstance(e, (Assign, While, If, Return)):
+        kids = {Assign: lambda: [e.value], While: lambda: [e.cond, *e.body],
+                If: lambda: [e.cond, *e.then, *e.orelse], Return: lambda: list(e.values)}
+        return kids[type(e)]()
+    return []
 
 
 def distinguishable(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:

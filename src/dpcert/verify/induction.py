@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from dpcert.verify.alignment import PHASE_TEXT, Prover, Search
+from dpcert.verify.alignment import PHASE_TEXT, Prover, Search, divides_by_size
 from dpcert.verify.ir import Program
 from dpcert.verify.loopshape import (
     LoopShape,
@@ -215,11 +215,12 @@ def _render_piece(se: Search, lo: Fraction | None, hi: Fraction | None, kind: st
 def _render(prog: Program, sh: LoopShape, sections: list[str]) -> str:
     claim = str(public_poly(prog.claim, prog))
     delta = "0" if prog.claim_delta is None else str(public_poly(prog.claim_delta, prog))
+    low = 1 if divides_by_size(prog) else 0  # s / n is undefined at n = 0
     name = prog.name
     lines = [f"Theorem. ⊢_({claim}, {delta}) {name} ~ {name} : Adj(x⟨1⟩, x⟨2⟩) ⇒ ={{out}}"
              "   [all sizes]",
-             f"  i.e. {name} is ({claim}, {delta})-DP for every size {sh.size} ≥ 0 and every value "
-             "of the public parameters.",
+             f"  i.e. {name} is ({claim}, {delta})-DP for every size {sh.size} ≥ {low} and every "
+             "value of the public parameters.",
              "",
              f"Loop: while ({sh.counter} < {sh.size} ...) -- proved once for a symbolic "
              f"{sh.size} by induction on {sh.counter}",

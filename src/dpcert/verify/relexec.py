@@ -204,6 +204,8 @@ class Exec:
             if ca is None and cb is None:
                 raise Unsupported(f"line {e.line}: product of two non-constants")
             return a * b
+        if cb is None and any(b.eq(z) for z in self.sizes.values()):
+            return a / z3.ToReal(b)  # by a size (the prover then assumes it is >= 1)
         if cb is None or cb == 0:
             raise Unsupported(f"line {e.line}: division by a non-constant")
         return a * self.num(1 / cb)
