@@ -388,10 +388,14 @@ def _children(e: Any) -> list[Any]:
         return list(e.items)
     if isinstance(e, Index):
         return [e.index]
-    if isinstance(e, (Assign, While, If, Return)):
-        kids = {Assign: lambda: [e.value], While: lambda: [e.cond, *e.body],
-                If: lambda: [e.cond, *e.then, *e.orelse], Return: lambda: list(e.values)}
-        return kids[type(e)]()
+    if isinstance(e, Assign):
+        return [e.value]
+    if isinstance(e, While):
+        return [e.cond, *e.body]
+    if isinstance(e, If):
+        return [e.cond, *e.then, *e.orelse]
+    if isinstance(e, Return):
+        return list(e.values)
     return []
 
 
