@@ -70,14 +70,6 @@ def test_gaussian_sum_bounds_mu_squared_by_induction() -> None:
     assert "(1, 1/1000000)-DP for every size" in p.text
 
 
-def test_potential_search_reports_no_potential() -> None:
-    from dpcert.verify.potential import NoPotential
-
-    assert issubclass(NoPotential, Exception)
-    r = _prove("smart_sum_bad", seconds=8.0)
-    assert isinstance(r, str)
-
-
 @pytest.mark.parametrize("name", ["dummysum_fresh_bad", "noisy_max_value", "svt_no_query_noise",
                                   "histogram_bad_scale", "svt_never_halts", "bad_gap_svt",
                                   "smart_sum_bad", "gaussian_vector_bad"])
