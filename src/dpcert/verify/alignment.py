@@ -16,6 +16,7 @@ from fractions import Fraction
 from typing import Any
 
 from dpcert.verify._deps import require_z3
+from dpcert.verify.conds import z3_names, z3_numeral
 from dpcert.verify.ir import (
     Assign,
     BinOp,
@@ -260,27 +261,10 @@ class Prover:
 
     # ---- terms
     def names(self, t: Any) -> set[str]:
-        z3 = self.z3
-        out: set[str] = set()
-        todo, seen = [t], set()
-        while todo:
-            e = todo.pop()
-            if e.get_id() in seen:
-                continue
-            seen.add(e.get_id())
-            if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-                out.add(e.decl().name())
-            todo.extend(e.children())
-        return out
+        return z3_names(self.z3, t)
 
     def numeral(self, t: Any) -> Fraction | None:
-        z3 = self.z3
-        s = z3.simplify(t)
-        if z3.is_int_value(s):
-            return Fraction(s.as_long())
-        if z3.is_rational_value(s):
-            return Fraction(s.numerator_as_long(), s.denominator_as_long())
-        return None
+        return z3_numeral(self.z3, t)
 
     def strict(self, p: RPath) -> list[Any]:
         """Run-1 constraints, comparisons with continuous noise read strictly."""
