@@ -31,6 +31,7 @@ from fractions import Fraction
 from typing import Any
 
 from dpcert.verify.alignment import PHASE_TEXT, Prover, Search, divides_by_size
+from dpcert.verify.gaussian import gauss_cost_bound
 from dpcert.verify.ir import Program
 from dpcert.verify.loopshape import (
     LoopShape,
@@ -42,12 +43,14 @@ from dpcert.verify.loopshape import (
 )
 from dpcert.verify.obligations import (
     Fail,
+    NoCounter,
     aligned_pairs,
     argmax_class_empty,
     check_obligations,
     cost_bound,
     houdini,
 )
+from dpcert.verify.potential import potential_bound
 from dpcert.verify.relexec import Unsupported
 
 __all__ = ["AllSizesProof", "claim_poly", "prove_all_sizes"]
@@ -90,12 +93,22 @@ def _search(se: Search) -> tuple[dict[Any, Any], list[tuple[str, Any]], str] | s
             pairs = aligned_pairs(se, assign)
             inv = houdini(se, pairs)
             check_obligations(se, pairs, inv)
-            cost = cost_bound(se, pairs, inv)
+            cost = _cost_bound(se, pairs, inv)
         except Fail as e:
             reason = str(e)
             continue
         return assign, inv, cost
     return reason
+
+
+def _cost_bound(se: Search, pairs: list[Any], inv: list[tuple[str, Any]]) -> str:
+    """Gaussian: μ² by the counter rule; else one counter, failing that a potential."""
+    if any(k == "gauss" for k, _b, _l in se.pv.site_info.values()):
+        return gauss_cost_bound(se, pairs, inv)
+    try:
+        return cost_bound(se, pairs, inv)
+    except NoCounter as e:
+        return potential_bound(se, pairs, inv, e.alpha, e.mons, e.claim)
 
 
 def _by_rank_sum(sizes: list[int], most: int) -> Any:

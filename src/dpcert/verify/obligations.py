@@ -14,12 +14,21 @@ from dpcert.verify.linear import Monomial, PublicPoly
 from dpcert.verify.loopshape import split_monomials
 from dpcert.verify.relexec import Carried, RPath, Unsupported
 
-__all__ = ["Fail", "aligned_pairs", "argmax_class_empty", "check_obligations", "cost_bound",
-           "houdini"]
+__all__ = ["Fail", "NoCounter", "aligned_pairs", "argmax_class_empty", "check_obligations",
+           "cost_bound", "houdini"]
 
 
 class Fail(Exception):
-    pass
+    """A side condition of the all-sizes proof does not hold (the reason is the message)."""
+
+
+class NoCounter(Fail):
+    """No single counter pays the cost; carries what a richer template needs."""
+
+    def __init__(self, reason: str, alpha: dict[Monomial, Fraction], mons: set[Monomial],
+                 claim: dict[Monomial, Any]) -> None:
+        super().__init__(reason)
+        self.alpha, self.mons, self.claim = alpha, mons, claim
 
 
 def _zero(se: Search, S: Any) -> Any:
@@ -273,10 +282,6 @@ def _maximize(se: Search, hyps: list[Any], e: Any) -> Fraction:
 def cost_bound(se: Search, pairs: list[Any], inv: list[tuple[str, Any]]) -> str:
     """The aligned cost bound as text; :class:`Fail` when it may exceed the claim."""
     pv, z3 = se.pv, se.z3
-    if any(k == "gauss" for k, _b, _l in pv.site_info.values()):
-        from dpcert.verify.gaussian import gauss_cost_bound  # μ² = Σ s²/σ² instead of Σ|s|/b
-
-        return gauss_cost_bound(se, pairs, inv)
     invp = [p for _, p in inv]
     mons: set[Monomial] = set(split_monomials(pv.claim, pv.prog.size_names))
     alpha: dict[Monomial, Fraction] = {}
@@ -308,10 +313,8 @@ def cost_bound(se: Search, pairs: list[Any], inv: list[tuple[str, Any]]) -> str:
     claim = {m: _coef(se, lst) for m, lst in split_monomials(pv.claim, pv.prog.size_names).items()}
     try:
         return _one_counter(se, pairs, invp, alpha, incs, ctrs, mons, claim)
-    except Fail:
-        from dpcert.verify.potential import potential_bound  # a richer template, slower
-
-        return potential_bound(se, pairs, inv, alpha, mons, claim)
+    except Fail as e:
+        raise NoCounter(str(e), alpha, mons, claim) from None
 
 
 def _one_counter(se: Search, pairs: list[Any], invp: list[Any], alpha: dict[Monomial, Fraction],
