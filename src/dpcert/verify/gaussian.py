@@ -27,7 +27,7 @@ from dpcert.verify.linear import LinForm, fmt_frac
 from dpcert.verify.symexec import Unrolled, unroll
 
 if TYPE_CHECKING:
-    from dpcert.verify.alignment import Search
+    from dpcert.verify.slots import Search
 
 __all__ = ["gauss_cost_bound", "has_gaussian", "prove_gaussian"]
 

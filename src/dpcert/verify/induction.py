@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from dpcert.verify.alignment import PHASE_TEXT, Prover, Search, divides_by_size
+from dpcert.verify.alignment import Prover
 from dpcert.verify.gaussian import gauss_cost_bound
 from dpcert.verify.ir import Program
 from dpcert.verify.loopshape import (
@@ -38,6 +38,7 @@ from dpcert.verify.loopshape import (
     adjacency_ranges,
     argmax_var,
     claim_poly,
+    divides_by_size,
     loop_shape,
     public_poly,
 )
@@ -52,6 +53,7 @@ from dpcert.verify.obligations import (
 )
 from dpcert.verify.potential import potential_bound
 from dpcert.verify.relexec import Unsupported
+from dpcert.verify.slots import PHASE_TEXT, Search
 
 __all__ = ["AllSizesProof", "claim_poly", "prove_all_sizes"]
 

@@ -9,10 +9,11 @@ import time
 from fractions import Fraction
 from typing import Any
 
-from dpcert.verify.alignment import PHASE_TEXT, Z3_MS, Search
+from dpcert.verify.alignment import Z3_MS
 from dpcert.verify.linear import Monomial, PublicPoly
 from dpcert.verify.loopshape import split_monomials
 from dpcert.verify.relexec import Carried, RPath, Unsupported
+from dpcert.verify.slots import PHASE_TEXT, Search
 
 __all__ = ["Fail", "NoCounter", "aligned_pairs", "argmax_class_empty", "check_obligations",
            "cost_bound", "houdini"]

@@ -31,11 +31,11 @@ import time
 from fractions import Fraction
 from typing import Any
 
-from dpcert.verify.alignment import Search
 from dpcert.verify.ir import BinOp, Expr, Name, Num
 from dpcert.verify.linear import Monomial, PublicPoly, fmt_frac
 from dpcert.verify.obligations import Fail, _coerce, _cost, _mapping, _maximize, _sub
 from dpcert.verify.relexec import Carried, RPath
+from dpcert.verify.slots import Search
 
 __all__ = ["MAX_ROUNDS", "potential_bound"]
 
