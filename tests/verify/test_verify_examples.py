@@ -35,6 +35,7 @@ EXPECTED: dict[str, tuple[str, object]] = {
     "gap_svt": ("PROVED", "all"),
     "numeric_svt": ("PROVED", "all"),
     "svt_redraw": ("PROVED", "all"),  # Lyu Alg. 2: a potential pays the threshold re-draws
+    "svt_alg2": ("PROVED", "all"),  # the same as written by Lyu et al.: the last draw is dead
     "smart_sum": ("PROVED", "all"),  # a potential pays the block noise once, later
     "smart_sum_bad": ("REFUTED", 2),
     "dummysum_fresh_bad": ("REFUTED", 2),

@@ -46,12 +46,25 @@ def test_changed_index_is_symbolic_for_one_adjacency() -> None:
     assert "symbolic index p" in p.text
 
 
-def test_lyu_alg2_needs_a_potential_on_the_guard() -> None:
-    p = _prove("svt_redraw")
+def test_lyu_alg2_redraw_after_every_positive_answer() -> None:
+    p = _prove("svt_alg2")
     assert isinstance(p, AllSizesProof)
-    # the last positive answer draws no threshold: paid by the indicator of the loop guard
+    # the draw after the last ⊤ is dead: shifted only while the loop goes on ...
+    assert any("if the loop goes on" in t for t in p.shifts)
+    assert "[count < c] ⇒ rho⟨2⟩ − rho⟨1⟩ ≥ 1" in p.invariant
+    # ... and paid by the indicator of the loop guard in the potential
     assert "[count < c]" in p.cost and "potential" in p.cost
-    assert "rho⟨2⟩ − rho⟨1⟩ ≤ 1" in p.invariant
+
+
+def test_lyu_alg2_with_a_cheaper_redraw_is_not_proved() -> None:
+    src = (PROGRAMS / "svt_alg2.dp").read_text(encoding="utf-8")
+    bad = src.replace("    rho := lap(2 * c / eps);", "    rho := lap(c / eps);")
+    assert bad != src  # costs eps/4 + (eps/4 + eps/2) + eps/4 = 1.25 eps
+    try:
+        r = prove_all_sizes(parse_program(bad), time.monotonic() + 5.0)
+    except TimeoutError:
+        r = "timeout"
+    assert not isinstance(r, AllSizesProof)
 
 
 def test_smart_sum_pays_the_block_noise_later() -> None:

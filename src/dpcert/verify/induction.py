@@ -212,6 +212,9 @@ def _render_piece(se: Search, lo: Fraction | None, hi: Fraction | None, kind: st
         cl = f", run-1 path class {ci + 1}/{ncls}" if ncls > 1 else ""
         how = "exact" if slot in se.forced else "chosen"
         s = "0" if val is None else str(se.z3.simplify(val))
+        if val is not None and site in se.dead_sites and se.z3.is_app_of(val, se.z3.Z3_OP_ITE):
+            s = (f"{se.z3.simplify(val.arg(1))} if the loop goes on (its guard holds after the "
+                 "iteration), else 0: the sample is then dead")
         rule = {"lap": "Lap", "dlap": "DLap", "expo": "Expo", "gauss": "Gauss"}[kind_s]
         t = f"  {rule:<5} line {line} {kind_s}({pol}) [{where}{cl}]: η⟨2⟩ = η⟨1⟩ + {s}" + \
             (f"   ({how})" if val is not None else "")

@@ -31,7 +31,8 @@ from dpcert.verify.linear import Monomial, PublicPoly
 from dpcert.verify.relexec import Unsupported
 
 __all__ = ["LoopShape", "adjacency_ranges", "argmax_var", "assignments_to", "claim_poly",
-           "divides_by_size", "flatten_blocks", "loop_shape", "numbers_in", "public_poly",
+           "divides_by_size", "flatten_blocks", "loop_shape", "names_read", "numbers_in",
+           "public_poly",
            "split_monomials"]
 
 
@@ -224,3 +225,13 @@ def _children(e: Any) -> list[Any]:
     if isinstance(e, Return):
         return list(e.values)
     return []
+
+
+def names_read(e: Any) -> set[str]:
+    """Every name an expression or statement reads (assignment targets excluded)."""
+    out = {e.name} if isinstance(e, Name) else set()
+    if isinstance(e, Index):
+        out.add(e.base)
+    for c in _children(e):
+        out |= names_read(c)
+    return out

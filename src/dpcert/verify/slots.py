@@ -14,8 +14,9 @@ from fractions import Fraction
 from typing import Any
 
 from dpcert.verify.alignment import Prover
-from dpcert.verify.ir import Assign, Call
-from dpcert.verify.loopshape import assignments_to, flatten_blocks, numbers_in
+from dpcert.verify.ir import Assign, BinOp, Call, Expr, Name, Num
+from dpcert.verify.linear import fmt_frac
+from dpcert.verify.loopshape import assignments_to, flatten_blocks, names_read, numbers_in
 from dpcert.verify.relexec import Carried, RPath
 
 __all__ = ["CONST_SHIFTS", "DIFF_BOUNDS", "PHASE_TEXT", "Search"]
@@ -56,6 +57,9 @@ class Search:
         self.free: dict[tuple[str, str, int, str], list[Any]] = {}
         for blk, ph, p1s, p2s in self.blocks:
             self._slots(blk, ph, p1s, p2s)
+        #: re-drawn variables whose shift applies only while the loop goes on
+        self.dead_after_exit: set[str] = set()
+        self.dead_sites: set[str] = set()
         self._tie_redraws()
         self.cands = self._candidates()
         #: per (pair, shifts): feasibility and Houdini's solver, reused across shift choices
@@ -125,8 +129,9 @@ class Search:
                     if isinstance(a, Assign) and isinstance(a.value, Call)}
         body_site = {a.value.site: a.target for a in assignments_to(self.pv.sh.body, "*")
                      if isinstance(a.value, Call) and a.target in pre_site}
+        post_reads = {n for st in self.pv.sh.post for n in names_read(st)}
         for slot, vals in self.free.items():
-            blk, _ph, _ci, site = slot
+            blk, ph, ci, site = slot
             if blk != "body" or site not in body_site:
                 continue
             first = [v for (b, _p, _c, s), vs in self.free.items() for v in vs[:1]
@@ -135,6 +140,35 @@ class Search:
                 k = next((j for j, v in enumerate(vals) if str(v) == str(first[0])), None)
                 if k:
                     vals.insert(0, vals.pop(k))
+            # dead after the last iteration (Lyu's Alg. 2 re-draws after every ⊤, the last
+            # included): shift only while the loop's noise-free guard holds afterwards
+            var = body_site[site]
+            if var in post_reads:
+                continue
+            p1s = next(p for b, h, p, _q in self.blocks if b == blk and h == ph)
+            members = [p for a, p in enumerate(p1s) if self.cmap[(blk, ph)][a] == ci]
+            gs = {str(g): g for g in (self._guard_after(p) for p in members)}
+            if len(gs) == 1 and None not in gs.values():
+                g = next(iter(gs.values()))
+                vals[:] = [self.z3.If(g, v, v * 0) for v in vals]
+                self.dead_after_exit.add(var)
+                self.dead_sites.add(site)
+
+    def guard_rest_on(self, env: dict[str, Any]) -> Any:
+        """The loop guard's part beyond ``i < n`` on a run-1 state, if noise-free (else None)."""
+        pv = self.pv
+        if pv.sh.guard_rest is None:
+            return None
+        ex = pv.executor("body", 1, pv.q1)
+        outs = [cs for cs, t in ex.cond(pv.sh.guard_rest, RPath(env=dict(env))) if t]
+        if len(outs) != 1 or any(c.noisy for c in outs[0]):
+            return None
+        return self.z3.And([c.z3() for c in outs[0]]) if outs[0] else None
+
+    def _guard_after(self, p: RPath) -> Any:
+        env = dict(p.env)
+        env[self.pv.sh.counter] = env[self.pv.sh.counter] + 1
+        return self.guard_rest_on(env)
 
     def _values(self, blk: str, site: str, exact: list[Any]) -> list[Any]:
         """Shifts tried for a free slot, most likely first (from the adjacency's bounds)."""
@@ -222,6 +256,18 @@ class Search:
             atoms += [(f"{v}⟨1⟩ ≥ 0", one(v, "≥", Fraction(0))), (f"{v}⟨1⟩ ≤ i", one(v, "≤", "i"))]
             for c in sorted(consts):
                 atoms.append((f"{v}⟨1⟩ ≤ {c}", one(v, "≤", c)))
+        g_head = self.guard_rest_on({**pv.H1, **{v: Carried(v) for v in pv.lists}})
+        def while_held(fa: Any) -> Any:
+            def f(a: dict[str, Any], b: dict[str, Any]) -> Any:
+                held = z3.substitute(g_head, *[(pv.H1[k], a[k]) for k in pv.numeric])
+                return z3.Implies(held, fa(a, b))
+            return f
+
+        for v in sorted(self.dead_after_exit) if g_head is not None else []:
+            for c in sorted(bounds):
+                for op in ("≤", "≥"):
+                    atoms.append((f"[{_text(pv.sh.guard_rest)}] ⇒ {v}⟨2⟩ − {v}⟨1⟩ {op} {c}",
+                                  while_held(diff(v, op, c))))
         out = []
         for gt, g in guards:
             for at, fa in atoms:
@@ -229,3 +275,14 @@ class Search:
                     return fa(a, b) if g is None else z3.Implies(g(a), fa(a, b))
                 out.append((gt + at, f(pv.H1, pv.H2), f))
         return out
+
+
+def _text(e: Expr | None) -> str:
+    """A condition as source-like text (comparisons of names and numbers)."""
+    if isinstance(e, BinOp):
+        return f"{_text(e.left)} {e.op} {_text(e.right)}"
+    if isinstance(e, Name):
+        return e.name
+    if isinstance(e, Num):
+        return fmt_frac(e.value)
+    return "…"
