@@ -140,9 +140,10 @@ def prove_gaussian(prog: Program, n: int) -> str | tuple[str, float]:
 def gauss_cost_bound(se: Search, pairs: list[Any], inv: list[tuple[str, Any]]) -> str:
     """All sizes, Gaussian noise: ``μ² = Σ s²/σ² ≤ α + β·v`` by induction, then δ_μ(ε) ≤ δ.
 
-    Fragment: every sample is Gaussian with a numeric σ, no block branches (one path each) and
-    the claim is numeric.  Without branches the program is linear in data and noise, so run 2's
-    state minus run 1's is noise-free and every shift s is a function of (x, x') alone: the
+    Fragment: every sample is Gaussian with a numeric σ, no block branches (one path each), the
+    loop guard is ``i < n`` alone (a fixed number of iterations) and the claim is numeric.
+    Without branches the program is linear in data and noise, so run 2's state minus run 1's
+    is noise-free and every shift s is a function of (x, x') alone: the
     released values on x' are those on x with the noise vector moved by a fixed s, a
     post-processing of N(0, Σ) against N(s, Σ), i.e. μ-GDP with μ² = Σ sⱼ²/σⱼ².  Each
     iteration adds at most β to μ² per increment of a counter ([i > p] for one changed element,
@@ -154,9 +155,9 @@ def gauss_cost_bound(se: Search, pairs: list[Any], inv: list[tuple[str, Any]]) -
     pv, z3 = se.pv, se.z3
     if any(k != "gauss" for k, _b, _l in pv.site_info.values()):
         raise Fail("Gaussian noise mixed with other noise")
-    if any(len(p1s) != 1 for _b, _ph, p1s, _p2 in se.blocks) or \
-            pv.names(pv.g1) & pv.noise_vars:
-        raise Fail("a program with Gaussian noise must not branch (one path per block)")
+    if any(len(p1s) != 1 for _b, _ph, p1s, _p2 in se.blocks) or pv.sh.guard_rest is not None:
+        raise Fail("a program with Gaussian noise must not branch (one path per block, a loop "
+                   "`for i in 0 .. n` without a further guard)")
     eps = public_poly(pv.prog.claim, pv.prog)
     assert pv.prog.claim_delta is not None  # Prover refuses gauss without it
     delta = public_poly(pv.prog.claim_delta, pv.prog)
