@@ -22,7 +22,7 @@ PROGRAMS = Path(__file__).resolve().parents[2] / "examples" / "programs"
 EXPECTED: dict[str, tuple[str, object]] = {
     "laplace": ("PROVED", "all"),
     "dlap_count": ("PROVED", "all"),
-    "mean": ("PROVED", 5),  # division by the size: outside the all-sizes fragment
+    "mean": ("PROVED", "all"),  # divides by the size: all sizes n ≥ 1
     "dummysum_fresh": ("PROVED", "all"),
     "dummysum_prefix": ("PROVED", "all"),
     "histogram": ("PROVED", "all"),
@@ -34,13 +34,19 @@ EXPECTED: dict[str, tuple[str, object]] = {
     "svt_monotone": ("PROVED", "all"),
     "gap_svt": ("PROVED", "all"),
     "numeric_svt": ("PROVED", "all"),
+    "svt_redraw": ("PROVED", "all"),  # Lyu Alg. 2: a potential pays the threshold re-draws
+    "svt_alg2": ("PROVED", "all"),  # the same as written by Lyu et al.: the last draw is dead
+    "smart_sum": ("PROVED", "all"),  # a potential pays the block noise once, later
+    "smart_sum_bad": ("REFUTED", 2),
     "dummysum_fresh_bad": ("REFUTED", 2),
     "noisy_max_value": ("REFUTED", 3),
     "svt_no_query_noise": ("REFUTED", 2),
     "histogram_bad_scale": ("REFUTED", 1),
     "histogram_small_eps": ("REFUTED", 1),  # parameter grid after the proofs; smallest size
     "gaussian": ("PROVED", "all"),
-    "gaussian_sum": ("PROVED", 5),  # Gaussian programs: per size (no all-sizes proof yet)
+    "gaussian_sum": ("PROVED", "all"),  # μ² = Σ s²/σ² bounded by induction
+    "gaussian_histogram": ("PROVED", "all"),
+    "gaussian_vector_bad": ("REFUTED", 2),  # μ² = n/16 grows with n
     "gaussian_bad_sigma": ("REFUTED", "all"),  # δ(ε) too large: proven-enclosure witness
     "gaussian_sum_bad_sensitivity": ("REFUTED", 1),  # sensitivity 2 calibrated as 1
     "svt_never_halts": ("REFUTED", None),  # needs n = 5; checked in bounded mode below

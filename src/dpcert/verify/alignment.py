@@ -1,11 +1,11 @@
-"""The relational model of an all-sizes proof: both runs of every block, shift slots, candidates.
+"""The relational model of an all-sizes proof: both runs of every block, once, symbolically.
 
 :class:`Prover` runs ``pre``, the loop body (per phase of the symbolic index p) and ``post`` of
 both runs once, symbolically (:mod:`dpcert.verify.relexec`): run 1 on x with noise η, run 2 on
-the neighbour with noise η + S.  :class:`Search` groups run-1 paths into classes that the output
-or the noise-free guards tell apart (a shift may differ only between such classes, which keeps
-the coupling injective), lists the candidate shifts of every (block, phase, class, site) slot
-and the candidate loop-invariant facts (Houdini's initial set).
+the neighbour with noise η + S, and groups run-1 paths into classes that the output or the
+noise-free guards tell apart (a shift may differ only between such classes, which keeps the
+coupling injective).  The shift slots and invariant candidates are in
+:mod:`dpcert.verify.slots`.
 """
 
 from __future__ import annotations
@@ -16,22 +16,14 @@ from fractions import Fraction
 from typing import Any
 
 from dpcert.verify._deps import require_z3
-from dpcert.verify.ir import (
-    Call,
-    Program,
-)
+from dpcert.verify.conds import z3_names, z3_numeral
+from dpcert.verify.ir import Call, Program
 from dpcert.verify.linear import PublicPoly
-from dpcert.verify.loopshape import LoopShape, numbers_in, public_poly
+from dpcert.verify.loopshape import LoopShape, divides_by_size, public_poly
 from dpcert.verify.relexec import Carried, Exec, RPath, Unsupported
 
-__all__ = ["CONST_SHIFTS", "DIFF_BOUNDS", "PHASE_TEXT", "Prover", "Search", "Z3_MS"]
+__all__ = ["Prover", "Z3_MS", "distinguishable"]
 
-#: Values tried as constant shifts of a sample (in order).
-CONST_SHIFTS = (1, 2, -1, -2)
-#: Bounds tried in the candidate invariants ``x⟨2⟩ − x⟨1⟩ ≤ c`` / ``≥ c``.
-DIFF_BOUNDS = (-2, -1, 0, 1, 2)
-#: Largest sum of candidate ranks tried (0 = all shifts 0).
-MAX_RANK = 6
 #: z3 timeout (ms) of one query.
 Z3_MS = 5000
 
@@ -62,6 +54,8 @@ class Prover:
         self.S: dict[tuple[str, str], Any] = {}
         self.site_info: dict[str, tuple[str, PublicPoly, int]] = {}
         self.claim = public_poly(prog.claim, prog)
+        #: smallest size covered: 1 when the program divides by the size (``s / n``)
+        self.min_n = 1 if divides_by_size(prog) else 0
 
     # ---- z3 helpers
     def val(self, x: Fraction | int) -> Any:
@@ -89,8 +83,8 @@ class Prover:
         z3 = self.z3
 
         def f(e: Call, st: RPath) -> Any:
-            if e.func == "gauss":
-                raise Unsupported(f"line {e.line}: Gaussian noise (see dpcert.verify.gaussian)")
+            if e.func == "gauss" and self.prog.claim_delta is None:
+                raise Unsupported(f"line {e.line}: Gaussian noise needs a claim eps, delta")
             pol = public_poly(e.args[0], self.prog)
             if len(pol.terms) != 1 or next(iter(pol.terms.values())) <= 0:
                 raise Unsupported(f"line {e.line}: noise scale must be a single positive term")
@@ -113,7 +107,7 @@ class Prover:
 
     def side(self, D_lo: Fraction | None, D_hi: Fraction | None) -> list[Any]:
         z3 = self.z3
-        out = [self.n >= 0]
+        out = [self.n >= self.min_n]
         for p in self.prog.params:
             if p.lo is not None:
                 out.append(self.params[p.name] > self.val(p.lo))
@@ -242,27 +236,10 @@ class Prover:
 
     # ---- terms
     def names(self, t: Any) -> set[str]:
-        z3 = self.z3
-        out: set[str] = set()
-        todo, seen = [t], set()
-        while todo:
-            e = todo.pop()
-            if e.get_id() in seen:
-                continue
-            seen.add(e.get_id())
-            if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-                out.add(e.decl().name())
-            todo.extend(e.children())
-        return out
+        return z3_names(self.z3, t)
 
     def numeral(self, t: Any) -> Fraction | None:
-        z3 = self.z3
-        s = z3.simplify(t)
-        if z3.is_int_value(s):
-            return Fraction(s.as_long())
-        if z3.is_rational_value(s):
-            return Fraction(s.numerator_as_long(), s.denominator_as_long())
-        return None
+        return z3_numeral(self.z3, t)
 
     def strict(self, p: RPath) -> list[Any]:
         """Run-1 constraints, comparisons with continuous noise read strictly."""
@@ -349,189 +326,3 @@ def distinguishable(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
     if "z" in (a[0], b[0]):
         return "b" in (a[0], b[0])
     return not (a[0] == "r" and b[0] == "r")
-
-
-PHASE_TEXT = {"lt": "i < p", "eq": "i = p", "gt": "i > p", "all": "every i", "-": ""}
-
-
-class Search:
-    """Shift search, Houdini invariant and the side conditions for one piece and phase kind."""
-
-    def __init__(self, pv: Prover, argmax: str | None) -> None:
-        self.pv, self.z3, self.argmax = pv, pv.z3, argmax
-        z3 = self.z3
-        self.prange: list[Any] = []
-        if pv.phase == "one":
-            self.prange = [pv.p >= 0, pv.p < pv.n]
-        elif pv.phase == "argmax":
-            # p = -1 (no iteration assigns the output) is shown empty for n >= 1 by
-            # _argmax_class_empty; n = 0 runs no iteration and reads no data
-            self.prange = [pv.p >= 0, pv.p < pv.n]
-        self.side = pv.side(pv.dlo, pv.dhi) + self.prange
-        self.phc = {"lt": pv.i1 < pv.p, "eq": pv.i1 == pv.p, "gt": pv.i1 > pv.p,
-                    "all": z3.BoolVal(True)}
-        self.blocks: list[tuple[str, str, list[RPath], list[RPath]]] = [
-            ("pre", "-", pv.pre1, pv.pre2)]
-        for ph in pv.phases:
-            allowed = [p for p in pv.body1[ph] if self._allowed(ph, p)]
-            self.blocks.append(("body", ph, allowed, pv.body2[ph]))
-        self.blocks.append(("post", "-", pv.post1, pv.post2))
-        self.cmap: dict[tuple[str, str], list[int]] = {}
-        self.slots: list[tuple[str, str, int, str]] = []
-        self.forced: dict[tuple[str, str, int, str], Any] = {}
-        self.free: dict[tuple[str, str, int, str], list[Any]] = {}
-        for blk, ph, p1s, p2s in self.blocks:
-            self._slots(blk, ph, p1s, p2s)
-        self.cands = self._candidates()
-        #: per (pair, shifts): feasibility and Houdini's solver, reused across shift choices
-        self.cache: dict[Any, Any] = {}
-
-    def _allowed(self, ph: str, p: RPath) -> bool:
-        if self.argmax is None:
-            return True
-        if ph == "eq":
-            return self.argmax in p.assigned
-        if ph == "gt":
-            return self.argmax not in p.assigned
-        return True
-
-    def hyps(self, blk: str, ph: str) -> list[Any]:
-        if blk == "body":
-            return self.side + self.pv.data_cons(self.pv.q2[ph]) + [self.phc[ph]]
-        return list(self.side)
-
-    # ---- slots and candidate shifts
-    def _slots(self, blk: str, ph: str, p1s: list[RPath], p2s: list[RPath]) -> None:
-        pv = self.pv
-        cls = pv.classes(blk, p1s, self.hyps(blk, ph))
-        cmap = [0] * len(p1s)
-        for ci, members in enumerate(cls):
-            for a in members:
-                cmap[a] = ci
-            sites: list[str] = []
-            for a in members:
-                sites += [s for s in p1s[a].samples if s not in sites]
-            for site in sites:
-                slot = (blk, ph, ci, site)
-                self.slots.append(slot)
-                forced: Any = None
-                exact: list[Any] = []
-                S = pv.S[(site, blk)]
-                eta = str(pv.eta[(site, blk)])
-                for a in members:
-                    p1 = p1s[a]
-                    for p2 in p2s:
-                        if p2.sig != p1.sig:
-                            continue
-                        e1, e2 = pv.emitted(blk, p1), pv.emitted(blk, p2)
-                        if len(e1) == len(e2):
-                            for x, y in zip(e1, e2, strict=True):
-                                if not isinstance(x, (bool, Carried, tuple)) and \
-                                        not isinstance(y, (bool, Carried, tuple)):
-                                    ex = self._solve(x, y, S, site)
-                                    if ex is not None and forced is None:
-                                        forced = ex
-                        for c1, c2 in zip(p1.cons, p2.cons, strict=False):
-                            if eta in pv.names(c1.term):
-                                ex = self._solve(c1.term, c2.term, S, site)
-                                if ex is not None and not any(ex.eq(e) for e in exact):
-                                    exact.append(ex)
-                if forced is not None:
-                    self.forced[slot] = forced
-                elif pv.phase is None or ph in {"eq", "-"}:
-                    self.free[slot] = self._values(blk, site, exact)
-        self.cmap[(blk, ph)] = cmap
-
-    def _values(self, blk: str, site: str, exact: list[Any]) -> list[Any]:
-        """Shifts tried for a free slot, most likely first (from the adjacency's bounds)."""
-        pv = self.pv
-        lo, hi = pv.dlo, pv.dhi
-        pref: list[Fraction] = []
-        if lo is not None and hi is not None:
-            pref = [hi, -lo, hi - lo] if blk == "pre" else [hi - lo, hi, -lo]
-        nums: list[Fraction] = []
-        for c in [*pref, *map(Fraction, CONST_SHIFTS), Fraction(3), Fraction(-3)]:
-            if c != 0 and c not in nums:
-                nums.append(c)
-        if pv.site_info[site][0] == "dlap":
-            return [self.z3.IntVal(int(c)) for c in nums if c.denominator == 1] + exact
-        vals = [pv.val(c) for c in nums]
-        return vals[:3] + exact + vals[3:]
-
-    def _solve(self, t1: Any, t2: Any, S: Any, site: str) -> Any:
-        pv, z3 = self.pv, self.z3
-        T = z3.simplify(t2 - t1)
-        nm = pv.names(T)
-        if str(S) not in nm or any(x.startswith("S_") and x != str(S) for x in nm):
-            return None
-        one, zero = (z3.IntVal(1), z3.IntVal(0)) if S.sort() == z3.IntSort() else \
-            (pv.val(1), pv.val(0))
-        a = pv.numeral(z3.substitute(T, (S, one)) - z3.substitute(T, (S, zero)))
-        if a is None or a == 0:
-            return None
-        R = z3.substitute(T, (S, zero))
-        if R.sort() == z3.IntSort() and a in (1, -1):
-            ex = z3.simplify(-R if a == 1 else R)  # stays an integer
-        else:
-            ex = z3.simplify(R * pv.val(-1 / a))
-        if pv.names(ex) & pv.noise_vars:
-            return None
-        if pv.site_info[site][0] == "dlap":  # the shift of integer noise must be an integer
-            c = pv.numeral(ex)
-            if c is not None and c.denominator == 1:
-                return z3.IntVal(int(c))
-            return ex if ex.sort() == z3.IntSort() else None
-        return ex
-
-    # ---- invariant candidates
-    def _candidates(self) -> list[tuple[str, Any, Any]]:
-        """(text, predicate on the loop head, function of (state⟨1⟩, state⟨2⟩))."""
-        pv, z3 = self.pv, self.z3
-        consts: set[Fraction] = set()
-        if pv.sh.guard_rest is not None:
-            consts |= numbers_in(pv.sh.guard_rest, pv.consts)
-        ctr = pv.sh.counter
-        guards: list[tuple[str, Any]] = [("", None)]
-        if pv.phase:
-            guards += [("i ≤ p ⇒ ", lambda a: a[ctr] <= pv.p),
-                       ("i > p ⇒ ", lambda a: a[ctr] > pv.p)]
-        atoms: list[tuple[str, Any]] = []
-        bounds = set(DIFF_BOUNDS) | {b for b in (pv.dlo, pv.dhi) if b is not None}
-
-        def diff(v: str, op: str, c: Fraction | int, scaled: bool = False) -> Any:
-            def f(a: dict[str, Any], b: dict[str, Any]) -> Any:
-                d = b[v] - a[v]
-                r = pv.val(c) * a[ctr] if scaled else pv.val(c)
-                return {"=": d == r, "≤": d <= r, "≥": d >= r}[op]
-            return f
-
-        def one(v: str, op: str, c: Any) -> Any:
-            def f(a: dict[str, Any], b: dict[str, Any]) -> Any:
-                r = a[ctr] if c == "i" else pv.n if c == "n" else pv.val(c)
-                return a[v] <= r if op == "≤" else a[v] >= r
-            return f
-
-        for v in pv.numeric:
-            atoms.append((f"{v}⟨2⟩ = {v}⟨1⟩", diff(v, "=", Fraction(0))))
-            for c in sorted(bounds):
-                atoms.append((f"{v}⟨2⟩ − {v}⟨1⟩ ≤ {c}", diff(v, "≤", c)))
-                atoms.append((f"{v}⟨2⟩ − {v}⟨1⟩ ≥ {c}", diff(v, "≥", c)))
-            if pv.phase is None and pv.adj.mode == "all" and v != ctr:
-                if pv.dhi is not None:
-                    atoms.append((f"{v}⟨2⟩ − {v}⟨1⟩ ≤ {pv.dhi}·i", diff(v, "≤", pv.dhi, True)))
-                if pv.dlo is not None:
-                    atoms.append((f"{v}⟨2⟩ − {v}⟨1⟩ ≥ {pv.dlo}·i", diff(v, "≥", pv.dlo, True)))
-            if v == ctr:
-                atoms += [("i ≥ 0", one(v, "≥", Fraction(0))),
-                          (f"i ≤ {pv.sh.size}", one(v, "≤", "n"))]
-                continue
-            atoms += [(f"{v}⟨1⟩ ≥ 0", one(v, "≥", Fraction(0))), (f"{v}⟨1⟩ ≤ i", one(v, "≤", "i"))]
-            for c in sorted(consts):
-                atoms.append((f"{v}⟨1⟩ ≤ {c}", one(v, "≤", c)))
-        out = []
-        for gt, g in guards:
-            for at, fa in atoms:
-                def f(a: dict[str, Any], b: dict[str, Any], g: Any = g, fa: Any = fa) -> Any:
-                    return fa(a, b) if g is None else z3.Implies(g(a), fa(a, b))
-                out.append((gt + at, f(pv.H1, pv.H2), f))
-        return out

@@ -163,7 +163,20 @@ def verify(source_or_path: str | os.PathLike[str], n: int | None = None,
     if prog.claim_delta is not None:
         claim_text += f", {public_poly(prog.claim_delta, prog)}"
     if has_gaussian(prog):
-        return _timed(_gaussian(prog, n if n is not None else DEFAULT_N, claim_text), t0)
+        why = None
+        if n is None and prog.size_names:  # all sizes first (μ² bounded by induction)
+            try:
+                proof = prove_all_sizes(prog, t0 + INDUCTION_SHARE * timeout)
+            except TimeoutError:
+                proof = "time limit of the all-sizes proof search reached"
+            if isinstance(proof, AllSizesProof):
+                return VerificationResult("PROVED", prog.name, claim_text, proof.text, None,
+                                          None, time.monotonic() - t0, None, "all")
+            why = f"all sizes: {proof}"
+        res = _gaussian(prog, n if n is not None else DEFAULT_N, claim_text)
+        if why is not None:
+            res = dataclasses.replace(res, reason=f"{why}; {res.reason}" if res.reason else why)
+        return _timed(res, t0)
     if not prog.size_names:
         return _timed(_bounded(prog, 1, deadline, smt_out, claim_text, 1), t0)
     if n is not None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import math
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 from dpcert.accounting.gdp import gdp_delta
 from dpcert.verify.adjacency import pieces
@@ -25,7 +26,10 @@ from dpcert.verify.ir import Program
 from dpcert.verify.linear import LinForm, fmt_frac
 from dpcert.verify.symexec import Unrolled, unroll
 
-__all__ = ["has_gaussian", "prove_gaussian"]
+if TYPE_CHECKING:
+    from dpcert.verify.slots import Search
+
+__all__ = ["gauss_cost_bound", "has_gaussian", "prove_gaussian"]
 
 #: Most data atoms whose box of differences is enumerated vertex by vertex.
 MAX_BOX_DIM = 12
@@ -131,3 +135,75 @@ def prove_gaussian(prog: Program, n: int) -> str | tuple[str, float]:
         f"ε = {fmt_frac(eps)}: {dl:.6g} ≤ {float(delta):.6g}   ✓",
     ]
     return "\n".join(lines), mu
+
+
+def gauss_cost_bound(se: Search, pairs: list[Any], inv: list[tuple[str, Any]]) -> str:
+    """All sizes, Gaussian noise: ``μ² = Σ s²/σ² ≤ α + β·v`` by induction, then δ_μ(ε) ≤ δ.
+
+    Fragment: every sample is Gaussian with a numeric σ, no block branches (one path each), the
+    loop guard is ``i < n`` alone (a fixed number of iterations) and the claim is numeric.
+    Without branches the program is linear in data and noise, so run 2's state minus run 1's
+    is noise-free and every shift s is a function of (x, x') alone: the
+    released values on x' are those on x with the noise vector moved by a fixed s, a
+    post-processing of N(0, Σ) against N(s, Σ), i.e. μ-GDP with μ² = Σ sⱼ²/σⱼ².  Each
+    iteration adds at most β to μ² per increment of a counter ([i > p] for one changed element,
+    else i), so at loop exit μ² ≤ α + β·max(v) + μ²(post).
+    """
+    from dpcert.verify.loopshape import public_poly
+    from dpcert.verify.obligations import Fail, _maximize
+
+    pv, z3 = se.pv, se.z3
+    if any(k != "gauss" for k, _b, _l in pv.site_info.values()):
+        raise Fail("Gaussian noise mixed with other noise")
+    if any(len(p1s) != 1 for _b, _ph, p1s, _p2 in se.blocks) or pv.sh.guard_rest is not None:
+        raise Fail("a program with Gaussian noise must not branch (one path per block, a loop "
+                   "`for i in 0 .. n` without a further guard)")
+    eps = public_poly(pv.prog.claim, pv.prog)
+    assert pv.prog.claim_delta is not None  # Prover refuses gauss without it
+    delta = public_poly(pv.prog.claim_delta, pv.prog)
+    if not (eps.is_const() and delta.is_const()):
+        raise Fail("a Gaussian program needs a numeric claim eps, delta")
+    invp = [p for _, p in inv]
+
+    def mu2(blk: str, p1: Any, sig: list[Any], hyps: list[Any]) -> Fraction:
+        sv = {str(a): b for a, b in sig}
+        tot = Fraction(0)
+        for site in p1.samples:
+            sgm = pv.site_info[site][1].const_value()
+            s = sv[str(pv.S[(site, blk)])]
+            tot += _maximize(se, hyps, z3.If(s >= 0, s, -s)) ** 2 / sgm ** 2
+        return tot
+
+    alpha = beta = post = Fraction(0)
+    for blk, ph, p1, _p2, sig, _cons in pairs:
+        if blk == "pre":
+            alpha = max(alpha, mu2(blk, p1, sig, se.side + pv.strict(p1)))
+        elif blk == "body":
+            m = mu2(blk, p1, sig, se.hyps(blk, ph) + invp + pv.strict(p1))
+            if pv.phase and ph != "eq" and m > 0:
+                raise Fail("an iteration other than the changed one moves a Gaussian sample")
+            beta = max(beta, m)
+        else:
+            post = max(post, mu2(blk, p1, sig, se.side + invp + [pv.exit1] + pv.strict(p1)))
+    exit_h = se.side + invp + [pv.exit1]
+    if pv.phase:
+        name, top = "[i > p]", Fraction(1)
+    else:
+        name, top = "i", Fraction(0)
+        if beta:
+            try:
+                top = _maximize(se, exit_h, z3.ToReal(pv.i1))
+            except Fail:
+                raise Fail(f"every iteration adds {fmt_frac(beta)} to μ², which grows with the "
+                           "size: no fixed (ε, δ) holds for every size") from None
+    total = alpha + beta * top + post
+    mu = math.sqrt(total) * (1 + 1e-12)
+    e, d = eps.const_value(), delta.const_value()
+    dl = gdp_delta(mu, float(e))
+    if dl > float(d):
+        raise Fail(f"the aligned Gaussian shifts give μ² ≤ {fmt_frac(total)}: δ(ε = "
+                   f"{float(e):.6g}) = {dl:.6g} > claimed δ = {float(d):.6g}")
+    return (f"μ² = Σ s²/σ² ≤ {fmt_frac(alpha)} + {fmt_frac(beta)}·{name} + "
+            f"{fmt_frac(post)} (after the loop) ≤ {fmt_frac(total)} at exit, i.e. "
+            f"ρ = {fmt_frac(total / 2)} zCDP; Gauss → (ε, δ) by the exact profile "
+            f"(Balle & Wang 2018): δ(ε = {fmt_frac(e)}) = {dl:.6g} ≤ {float(d):.6g}")

@@ -30,25 +30,30 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from dpcert.verify.alignment import PHASE_TEXT, Prover, Search
+from dpcert.verify.alignment import Prover
+from dpcert.verify.gaussian import gauss_cost_bound
 from dpcert.verify.ir import Program
 from dpcert.verify.loopshape import (
     LoopShape,
     adjacency_ranges,
     argmax_var,
     claim_poly,
+    divides_by_size,
     loop_shape,
     public_poly,
 )
 from dpcert.verify.obligations import (
     Fail,
+    NoCounter,
     aligned_pairs,
     argmax_class_empty,
     check_obligations,
     cost_bound,
     houdini,
 )
+from dpcert.verify.potential import potential_bound
 from dpcert.verify.relexec import Unsupported
+from dpcert.verify.slots import PHASE_TEXT, Search
 
 __all__ = ["AllSizesProof", "claim_poly", "prove_all_sizes"]
 
@@ -74,8 +79,13 @@ def _search(se: Search) -> tuple[dict[Any, Any], list[tuple[str, Any]], str] | s
     reason = "no alignment found"
     sizes = [len(se.free[f]) for f in free]
     first = tuple(1 for _ in free)  # every free slot at its most likely value, early
-    order = itertools.chain([tuple(0 for _ in free), first],
-                            (r for r in _by_rank_sum(sizes, MAX_RANK) if r != first and any(r)))
+    # all 0, every slot at its first value, then that with one or two slots at 0 (the ⊥ class
+    # of a sparse vector shifts nothing), then by increasing sum of ranks
+    zeroed = [tuple(0 if k in ks else 1 for k in range(len(free)))
+              for m in (1, 2) for ks in itertools.combinations(range(len(free)), m)]
+    early = list(dict.fromkeys([tuple(0 for _ in free), first, *zeroed]))
+    order = itertools.chain(early, (r for r in _by_rank_sum(sizes, MAX_RANK)
+                                    if r not in set(early)))
     for ranks in order:
         if time.monotonic() > pv.deadline:
             raise TimeoutError
@@ -85,12 +95,22 @@ def _search(se: Search) -> tuple[dict[Any, Any], list[tuple[str, Any]], str] | s
             pairs = aligned_pairs(se, assign)
             inv = houdini(se, pairs)
             check_obligations(se, pairs, inv)
-            cost = cost_bound(se, pairs, inv)
+            cost = _cost_bound(se, pairs, inv)
         except Fail as e:
             reason = str(e)
             continue
         return assign, inv, cost
     return reason
+
+
+def _cost_bound(se: Search, pairs: list[Any], inv: list[tuple[str, Any]]) -> str:
+    """Gaussian: μ² by the counter rule; else one counter, failing that a potential."""
+    if any(k == "gauss" for k, _b, _l in se.pv.site_info.values()):
+        return gauss_cost_bound(se, pairs, inv)
+    try:
+        return cost_bound(se, pairs, inv)
+    except NoCounter as e:
+        return potential_bound(se, pairs, inv, e.alpha, e.mons, e.claim)
 
 
 def _by_rank_sum(sizes: list[int], most: int) -> Any:
@@ -192,7 +212,10 @@ def _render_piece(se: Search, lo: Fraction | None, hi: Fraction | None, kind: st
         cl = f", run-1 path class {ci + 1}/{ncls}" if ncls > 1 else ""
         how = "exact" if slot in se.forced else "chosen"
         s = "0" if val is None else str(se.z3.simplify(val))
-        rule = {"lap": "Lap", "dlap": "DLap", "expo": "Expo"}[kind_s]
+        if val is not None and site in se.dead_sites and se.z3.is_app_of(val, se.z3.Z3_OP_ITE):
+            s = (f"{se.z3.simplify(val.arg(1))} if the loop goes on (its guard holds after the "
+                 "iteration), else 0: the sample is then dead")
+        rule = {"lap": "Lap", "dlap": "DLap", "expo": "Expo", "gauss": "Gauss"}[kind_s]
         t = f"  {rule:<5} line {line} {kind_s}({pol}) [{where}{cl}]: η⟨2⟩ = η⟨1⟩ + {s}" + \
             (f"   ({how})" if val is not None else "")
         lines.append(t)
@@ -201,27 +224,32 @@ def _render_piece(se: Search, lo: Fraction | None, hi: Fraction | None, kind: st
     lines.append("  While  loop invariant Inv (Houdini; base and step discharged by z3 with "
                  f"{pv.sh.size}, i{', p' if kind else ''} symbolic):")
     lines += [f"           {t}" for t in tight]
-    lines.append(f"  Seq    aligned cost ≤ {cost}  (α + β·counter, invariant)")
+    tmpl = "" if ("potential" in cost or "μ²" in cost) else "  (α + β·counter, invariant)"
+    lines.append(f"  Seq    aligned cost ≤ {cost}{tmpl}")
     lines.append("  Conseq at loop exit: outputs equal in both runs and cost ≤ claim   ✓")
     return "\n".join(lines), tight, sh_lines
 
 
 def _render(prog: Program, sh: LoopShape, sections: list[str]) -> str:
     claim = str(public_poly(prog.claim, prog))
+    delta = "0" if prog.claim_delta is None else str(public_poly(prog.claim_delta, prog))
+    low = 1 if divides_by_size(prog) else 0  # s / n is undefined at n = 0
     name = prog.name
-    lines = [f"Theorem. ⊢_({claim}, 0) {name} ~ {name} : Adj(x⟨1⟩, x⟨2⟩) ⇒ ={{out}}"
+    lines = [f"Theorem. ⊢_({claim}, {delta}) {name} ~ {name} : Adj(x⟨1⟩, x⟨2⟩) ⇒ ={{out}}"
              "   [all sizes]",
-             f"  i.e. {name} is ({claim}, 0)-DP for every size {sh.size} ≥ 0 and every value "
-             "of the public parameters.",
+             f"  i.e. {name} is ({claim}, {delta})-DP for every size {sh.size} ≥ {low} and every "
+             "value of the public parameters.",
              "",
              f"Loop: while ({sh.counter} < {sh.size} ...) -- proved once for a symbolic "
              f"{sh.size} by induction on {sh.counter}",
              "(randomness alignment with loop invariants: LightDP, ShadowDP, CheckDP).",
-             "Rules: Lap/DLap/Expo shift a sample (cost |shift|/b, expo max(shift, 0)/b);",
+             "Rules: Lap/DLap/Expo shift a sample (cost |shift|/b, expo max(shift, 0)/b;",
+             "Gauss: μ² += shift²/σ², composed as GDP);",
              "While closes the loop with the invariant; Seq adds costs; Conseq compares",
              "with the claim; the pointwise rule (Barthe et al. LICS 2016) needs outputs",
              "equal in both runs, shifts chosen per class of run-1 paths that the output or",
              "the noise-free guards tell apart.", ""]
     lines += sections
-    lines += ["", f"Conclusion: {name} is ({claim}, 0)-differentially private for all sizes.  ∎"]
+    lines += ["", f"Conclusion: {name} is ({claim}, {delta})-differentially private for all "
+              "sizes.  ∎"]
     return "\n".join(lines)

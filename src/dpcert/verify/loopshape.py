@@ -7,13 +7,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from dpcert.verify.ir import (
     Assign,
     BinOp,
     BoolLit,
+    Call,
     Expr,
     If,
+    Index,
+    ListLit,
     Name,
     Num,
     Program,
@@ -27,7 +31,9 @@ from dpcert.verify.linear import Monomial, PublicPoly
 from dpcert.verify.relexec import Unsupported
 
 __all__ = ["LoopShape", "adjacency_ranges", "argmax_var", "assignments_to", "claim_poly",
-           "flatten_blocks", "loop_shape", "numbers_in", "public_poly", "split_monomials"]
+           "divides_by_size", "flatten_blocks", "loop_shape", "names_read", "numbers_in",
+           "public_poly",
+           "split_monomials"]
 
 
 @dataclass(frozen=True)
@@ -52,9 +58,10 @@ def flatten_blocks(stmts: tuple[Stmt, ...]) -> list[Stmt]:
 
 
 def assignments_to(stmts: tuple[Stmt, ...], name: str) -> list[Assign]:
+    """Every assignment to ``name`` (``"*"``: to any variable), in branches and loops too."""
     out: list[Assign] = []
     for s in stmts:
-        if isinstance(s, Assign) and s.target == name:
+        if isinstance(s, Assign) and name in (s.target, "*"):
             out.append(s)
         elif isinstance(s, If):
             out += assignments_to(s.then, name) + assignments_to(s.orelse, name)
@@ -179,3 +186,52 @@ def numbers_in(e: Expr, consts: dict[str, Fraction]) -> set[Fraction]:
     if isinstance(e, UnOp):
         return numbers_in(e.operand, consts)
     return set()
+
+
+def divides_by_size(prog: Program) -> bool:
+    """Whether some ``a / b`` of the program (a noise scale included) mentions a size in b."""
+    sizes = set(prog.size_names)
+
+    def mentions(e: Any) -> bool:
+        if isinstance(e, Name):
+            return e.name in sizes
+        return any(mentions(c) for c in _children(e))
+
+    def walk(e: Any) -> bool:
+        if isinstance(e, BinOp) and e.op == "/" and mentions(e.right):
+            return True
+        return any(walk(c) for c in _children(e))
+
+    return any(walk(s) for s in prog.body)
+
+
+def _children(e: Any) -> list[Any]:
+    if isinstance(e, BinOp):
+        return [e.left, e.right]
+    if isinstance(e, UnOp):
+        return [e.operand]
+    if isinstance(e, Call):
+        return list(e.args)
+    if isinstance(e, ListLit):
+        return list(e.items)
+    if isinstance(e, Index):
+        return [e.index]
+    if isinstance(e, Assign):
+        return [e.value]
+    if isinstance(e, While):
+        return [e.cond, *e.body]
+    if isinstance(e, If):
+        return [e.cond, *e.then, *e.orelse]
+    if isinstance(e, Return):
+        return list(e.values)
+    return []
+
+
+def names_read(e: Any) -> set[str]:
+    """Every name an expression or statement reads (assignment targets excluded)."""
+    out = {e.name} if isinstance(e, Name) else set()
+    if isinstance(e, Index):
+        out.add(e.base)
+    for c in _children(e):
+        out |= names_read(c)
+    return out

@@ -9,17 +9,27 @@ import time
 from fractions import Fraction
 from typing import Any
 
-from dpcert.verify.alignment import PHASE_TEXT, Z3_MS, Search
+from dpcert.verify.alignment import Z3_MS
 from dpcert.verify.linear import Monomial, PublicPoly
 from dpcert.verify.loopshape import split_monomials
 from dpcert.verify.relexec import Carried, RPath, Unsupported
+from dpcert.verify.slots import PHASE_TEXT, Search
 
-__all__ = ["Fail", "aligned_pairs", "argmax_class_empty", "check_obligations", "cost_bound",
-           "houdini"]
+__all__ = ["Fail", "NoCounter", "aligned_pairs", "argmax_class_empty", "check_obligations",
+           "cost_bound", "houdini"]
 
 
 class Fail(Exception):
-    pass
+    """A side condition of the all-sizes proof does not hold (the reason is the message)."""
+
+
+class NoCounter(Fail):
+    """No single counter pays the cost; carries what a richer template needs."""
+
+    def __init__(self, reason: str, alpha: dict[Monomial, Fraction], mons: set[Monomial],
+                 claim: dict[Monomial, Any]) -> None:
+        super().__init__(reason)
+        self.alpha, self.mons, self.claim = alpha, mons, claim
 
 
 def _zero(se: Search, S: Any) -> Any:
@@ -271,6 +281,7 @@ def _maximize(se: Search, hyps: list[Any], e: Any) -> Fraction:
 
 
 def cost_bound(se: Search, pairs: list[Any], inv: list[tuple[str, Any]]) -> str:
+    """The aligned cost bound as text; :class:`Fail` when it may exceed the claim."""
     pv, z3 = se.pv, se.z3
     invp = [p for _, p in inv]
     mons: set[Monomial] = set(split_monomials(pv.claim, pv.prog.size_names))
@@ -300,6 +311,19 @@ def cost_bound(se: Search, pairs: list[Any], inv: list[tuple[str, Any]]) -> str:
         v0s = {pv.numeral(pre.env[v]) for pre in pv.pre1}
         if len(v0s) == 1 and None not in v0s:
             ctrs.append((v, pv.H1[v], v0s.pop()))
+    claim = {m: _coef(se, lst) for m, lst in split_monomials(pv.claim, pv.prog.size_names).items()}
+    try:
+        return _one_counter(se, pairs, invp, alpha, incs, ctrs, mons, claim)
+    except Fail as e:
+        raise NoCounter(str(e), alpha, mons, claim) from None
+
+
+def _one_counter(se: Search, pairs: list[Any], invp: list[Any], alpha: dict[Monomial, Fraction],
+                 incs: list[tuple[str, dict[Monomial, Fraction], RPath]],
+                 ctrs: list[tuple[str, Any, Any]], mons: set[Monomial],
+                 claim: dict[Monomial, Any]) -> str:
+    """``cost ≤ α + β·(v − v₀)`` for one counter v per monomial, or :class:`Fail`."""
+    pv, z3 = se.pv, se.z3
     beta: dict[Monomial, tuple[str, Any, Fraction, Fraction]] = {}
     for m in mons:
         for name, term, v0 in ctrs:
@@ -322,7 +346,6 @@ def cost_bound(se: Search, pairs: list[Any], inv: list[tuple[str, Any]]) -> str:
         else:
             raise Fail("no counter pays for the cost of the iterations")
     # exit: alpha + beta*(v - v0) + cost(post) <= claim, for every monomial
-    claim = {m: _coef(se, lst) for m, lst in split_monomials(pv.claim, pv.prog.size_names).items()}
     for blk, _ph, p1, _p2, sig, cons in pairs:
         if blk != "post":
             continue

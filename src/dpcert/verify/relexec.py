@@ -17,6 +17,7 @@ from fractions import Fraction
 from typing import Any
 
 from dpcert.verify._deps import require_z3
+from dpcert.verify.conds import as_less, outcomes, z3_names, z3_numeral
 from dpcert.verify.ir import (
     Assign,
     BinOp,
@@ -117,27 +118,10 @@ class Exec:
         return self.z3.RealVal(f"{x.numerator}/{x.denominator}")
 
     def _noisy(self, t: Any) -> bool:
-        z3 = self.z3
-        todo, seen = [t], set()
-        while todo:
-            e = todo.pop()
-            if e.get_id() in seen:
-                continue
-            seen.add(e.get_id())
-            if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED \
-                    and e.decl().name() in self.noise_vars:
-                return True
-            todo.extend(e.children())
-        return False
+        return bool(z3_names(self.z3, t) & self.noise_vars)
 
     def _const(self, t: Any) -> Fraction | None:
-        z3 = self.z3
-        s = z3.simplify(t)
-        if z3.is_int_value(s):
-            return Fraction(s.as_long())
-        if z3.is_rational_value(s):
-            return Fraction(s.numerator_as_long(), s.denominator_as_long())
-        return None
+        return z3_numeral(self.z3, t)
 
     # ------------------------------------------------------------------ values
     def value(self, e: Expr, st: RPath) -> Any:
@@ -204,35 +188,24 @@ class Exec:
             if ca is None and cb is None:
                 raise Unsupported(f"line {e.line}: product of two non-constants")
             return a * b
+        if cb is None and any(b.eq(z) for z in self.sizes.values()):
+            return a / z3.ToReal(b)  # by a size (the prover then assumes it is >= 1)
         if cb is None or cb == 0:
             raise Unsupported(f"line {e.line}: division by a non-constant")
         return a * self.num(1 / cb)
 
     def cond(self, e: Expr, st: RPath) -> list[tuple[list[Cons], bool]]:
         """Disjoint outcomes (constraints, truth) of a condition."""
-        if isinstance(e, UnOp) and e.op == "!":
-            return [(c, not t) for c, t in self.cond(e.operand, st)]
-        if isinstance(e, BinOp) and e.op in {"&&", "||"}:
-            out: list[tuple[list[Cons], bool]] = []
-            short = e.op == "||"
-            for c1, t1 in self.cond(e.left, st):
-                if t1 == short:
-                    out.append((c1, t1))
-                else:
-                    out.extend((c1 + c2, t2) for c2, t2 in self.cond(e.right, st))
-            return out
+        return outcomes(e, st, self._atom)
+
+    def _atom(self, e: Expr, st: RPath) -> list[tuple[list[Cons], bool]]:
         if isinstance(e, BinOp) and e.op in {"<", "<=", ">", ">=", "==", "!="}:
             a, b = self.value(e.left, st), self.value(e.right, st)
             if isinstance(a, bool) and isinstance(b, bool) and e.op in {"==", "!="}:
                 return [([], (a == b) == (e.op == "=="))]
             if isinstance(a, (bool, tuple, Carried)) or isinstance(b, (bool, tuple, Carried)):
                 raise Unsupported(f"line {e.line}: comparison of non-numbers")
-            op = e.op
-            t = a - b
-            if op == ">":
-                t, op = -t, "<"
-            elif op == ">=":
-                t, op = -t, "<="
+            t, op = as_less(e.op, a - b)
             c = self._const(t)
             if c is not None:
                 return [([], {"<": c < 0, "<=": c <= 0, "==": c == 0, "!=": c != 0}[op])]

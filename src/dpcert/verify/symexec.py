@@ -13,8 +13,9 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Literal, Union
+from typing import Literal, Union, cast
 
+from dpcert.verify.conds import as_less, outcomes
 from dpcert.verify.ir import (
     Assign,
     BinOp,
@@ -327,30 +328,17 @@ class _Executor:
     # ---------------------------------------------------------------- conditions
     def cond(self, e: Expr, st: _State) -> list[tuple[list[Constraint], bool]]:
         """Disjoint outcomes (constraints, truth value) of a condition."""
-        if isinstance(e, UnOp) and e.op == "!":
-            return [(c, not t) for c, t in self.cond(e.operand, st)]
-        if isinstance(e, BinOp) and e.op in {"&&", "||"}:
-            out: list[tuple[list[Constraint], bool]] = []
-            short = e.op == "||"
-            for c1, t1 in self.cond(e.left, st):
-                if t1 == short:
-                    out.append((c1, t1))
-                else:
-                    out.extend((c1 + c2, t2) for c2, t2 in self.cond(e.right, st))
-            return out
+        return outcomes(e, st, self._atom)
+
+    def _atom(self, e: Expr, st: _State) -> list[tuple[list[Constraint], bool]]:
         if isinstance(e, BinOp) and e.op in {"<", "<=", ">", ">=", "==", "!="}:
             a, b = self.value(e.left, st), self.value(e.right, st)
             if isinstance(a, bool) and isinstance(b, bool) and e.op in {"==", "!="}:
                 return [([], (a == b) == (e.op == "=="))]
             if not isinstance(a, LinForm) or not isinstance(b, LinForm):
                 raise ProgramError(f"comparison {e.op} needs numbers", e.line)
-            op = e.op
-            form = a - b
-            if op == ">":
-                form, op = -form, "<"
-            elif op == ">=":
-                form, op = -form, "<="
-            c = Constraint(form, op, e.line)
+            form, op = as_less(e.op, a - b)
+            c = Constraint(form, cast(Op, op), e.line)
             if form.is_const():
                 return [([], _holds(form.const, c.op))]
             if c.op in {"==", "!="} and any(self._cont(v) for v in form.vars()):
