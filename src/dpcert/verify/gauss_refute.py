@@ -25,6 +25,7 @@ from fractions import Fraction
 
 from dpcert.verify.adjacency import pieces
 from dpcert.verify.enclosure import Interval, exp_enclosure, phi_enclosure, sqrt_enclosure
+from dpcert.verify.gaussian import gaussian_terms
 from dpcert.verify.ir import Program
 from dpcert.verify.linear import LinForm, fmt_frac
 from dpcert.verify.loopshape import public_poly
@@ -69,27 +70,11 @@ def gauss_model(prog: Program, n: int) -> GaussModel | str:
         return "Gaussian noise mixed with other noise is not refuted"
     if len(u.paths) != 1 or u.clamps:
         return "a Gaussian program that branches or clamps is not refuted"
-    sig: dict[str, Fraction] = {}
-    for k, nz in u.noises.items():
-        if not nz.scale.is_const() or nz.scale.const_value() <= 0:
-            return f"the standard deviation of {k} must be a positive number"
-        sig[k] = nz.scale.const_value()
-    (path,) = u.paths
-    used: set[str] = set()
-    terms: list[tuple[int, LinForm, Fraction, Fraction]] = []
-    for j, v in enumerate(path.outputs):
-        if isinstance(v, bool):
-            continue
-        ks = [k for k in v.vars() if k in u.noises]
-        data = LinForm({a: c for a, c in v.terms.items() if a in u.data})
-        if not ks:
-            if data.terms:
-                return "a released value depends on the data without noise"
-            continue
-        if len(ks) != 1 or ks[0] in used:
-            return "each released value needs its own Gaussian sample"
-        used.add(ks[0])
-        terms.append((j, data, v.terms[ks[0]], sig[ks[0]]))
+    found = gaussian_terms(u)
+    if isinstance(found, str):
+        return found
+    sig, gterms = found
+    terms = [(j, data, c, sig[k]) for j, data, c, k in gterms]
     return GaussModel(u, terms, eps, delta)
 
 

@@ -71,27 +71,11 @@ def prove_gaussian(prog: Program, n: int) -> str | tuple[str, float]:
         return "a program with Gaussian noise must not branch (one execution path)"
     if u.clamps:
         return "clamp in a Gaussian program is not supported"
-    sig: dict[str, Fraction] = {}
-    for k, nz in u.noises.items():
-        if not nz.scale.is_const() or nz.scale.const_value() <= 0:
-            return f"the standard deviation of {k} must be a positive number (got {nz.scale})"
-        sig[k] = nz.scale.const_value()
-    (path,) = u.paths
-    used: set[str] = set()
-    terms: list[tuple[LinForm, Fraction, str]] = []  # (data part, coefficient, sample)
-    for v in path.outputs:
-        if isinstance(v, bool):
-            continue
-        ks = [k for k in v.vars() if k in u.noises]
-        data = LinForm({a: c for a, c in v.terms.items() if a in u.data})
-        if not ks:
-            if data.terms:
-                return "a released value depends on the data without noise"
-            continue
-        if len(ks) != 1 or ks[0] in used:
-            return "each released value needs its own Gaussian sample"
-        used.add(ks[0])
-        terms.append((data, v.terms[ks[0]], ks[0]))
+    found = gaussian_terms(u)
+    if isinstance(found, str):
+        return found
+    sig, gterms = found
+    terms = [(data, c, k) for _, data, c, k in gterms]
     mu2 = Fraction(0)
     worst = ""
     for pc in pieces(u):
@@ -207,3 +191,32 @@ def gauss_cost_bound(se: Search, pairs: list[Any], inv: list[tuple[str, Any]]) -
             f"{fmt_frac(post)} (after the loop) ≤ {fmt_frac(total)} at exit, i.e. "
             f"ρ = {fmt_frac(total / 2)} zCDP; Gauss → (ε, δ) by the exact profile "
             f"(Balle & Wang 2018): δ(ε = {fmt_frac(e)}) = {dl:.6g} ≤ {float(d):.6g}")
+
+
+def gaussian_terms(u: Unrolled) -> tuple[dict[str, Fraction],
+                                         list[tuple[int, LinForm, Fraction, str]]] | str:
+    """σ of each sample and, per released value ``j`` of the single path, ``(j, data part,
+    coefficient of its sample, sample)``; or why ``u`` is outside the fragment (a σ that is not a
+    positive number, a value released without noise, two values sharing a sample)."""
+    sig: dict[str, Fraction] = {}
+    for k, nz in u.noises.items():
+        if not nz.scale.is_const() or nz.scale.const_value() <= 0:
+            return f"the standard deviation of {k} must be a positive number (got {nz.scale})"
+        sig[k] = nz.scale.const_value()
+    (path,) = u.paths
+    used: set[str] = set()
+    terms: list[tuple[int, LinForm, Fraction, str]] = []
+    for j, v in enumerate(path.outputs):
+        if isinstance(v, bool):
+            continue
+        ks = [k for k in v.vars() if k in u.noises]
+        data = LinForm({a: c for a, c in v.terms.items() if a in u.data})
+        if not ks:
+            if data.terms:
+                return "a released value depends on the data without noise"
+            continue
+        if len(ks) != 1 or ks[0] in used:
+            return "each released value needs its own Gaussian sample"
+        used.add(ks[0])
+        terms.append((j, data, v.terms[ks[0]], ks[0]))
+    return sig, terms
