@@ -31,11 +31,11 @@ import time
 from fractions import Fraction
 from typing import Any
 
-from dpcert.verify.ir import BinOp, Expr, Name, Num
+from dpcert.verify.ir import BinOp, Expr
 from dpcert.verify.linear import Monomial, PublicPoly, fmt_frac
 from dpcert.verify.obligations import Fail, _coerce, _cost, _mapping, _maximize, _sub
 from dpcert.verify.relexec import Carried, RPath
-from dpcert.verify.slots import Search
+from dpcert.verify.slots import Search, condition_text
 
 __all__ = ["MAX_ROUNDS", "potential_bound"]
 
@@ -76,7 +76,7 @@ def _terms(se: Search, pairs: list[Any],
         outs = [cs for cs, t in ex.cond(atom, RPath(env=dict(env1))) if t]
         if len(outs) == 1 and len(outs[0]) == 1 and not outs[0][0].noisy:
             c = outs[0][0].z3()
-            cands.append((f"[{_text(atom)}]", z3.If(c, pv.val(1), pv.val(0))))
+            cands.append((f"[{condition_text(atom)}]", z3.If(c, pv.val(1), pv.val(0))))
     for v in pv.numeric:
         if v != pv.sh.counter:
             d = z3.ToReal(pv.H2[v] - pv.H1[v]) if pv.H1[v].sort() == z3.IntSort() else \
@@ -97,16 +97,6 @@ def _atoms(e: Expr | None) -> list[Expr]:
     if isinstance(e, BinOp) and e.op == "&&":
         return _atoms(e.left) + _atoms(e.right)
     return [e] if isinstance(e, BinOp) else []
-
-
-def _text(e: Expr) -> str:
-    if isinstance(e, BinOp):
-        return f"{_text(e.left)} {e.op} {_text(e.right)}"
-    if isinstance(e, Name):
-        return e.name
-    if isinstance(e, Num):
-        return fmt_frac(e.value)
-    return "…"
 
 
 def _constant_under(se: Search, invp: list[Any], d: Any) -> bool:

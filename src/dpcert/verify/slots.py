@@ -266,7 +266,8 @@ class Search:
         for v in sorted(self.dead_after_exit) if g_head is not None else []:
             for c in sorted(bounds):
                 for op in ("≤", "≥"):
-                    atoms.append((f"[{_text(pv.sh.guard_rest)}] ⇒ {v}⟨2⟩ − {v}⟨1⟩ {op} {c}",
+                    held = condition_text(pv.sh.guard_rest)
+                    atoms.append((f"[{held}] ⇒ {v}⟨2⟩ − {v}⟨1⟩ {op} {c}",
                                   while_held(diff(v, op, c))))
         out = []
         for gt, g in guards:
@@ -277,10 +278,10 @@ class Search:
         return out
 
 
-def _text(e: Expr | None) -> str:
+def condition_text(e: Expr | None) -> str:
     """A condition as source-like text (comparisons of names and numbers)."""
     if isinstance(e, BinOp):
-        return f"{_text(e.left)} {e.op} {_text(e.right)}"
+        return f"{condition_text(e.left)} {e.op} {condition_text(e.right)}"
     if isinstance(e, Name):
         return e.name
     if isinstance(e, Num):
