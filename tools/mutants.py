@@ -726,7 +726,8 @@ SECOND_TESTS: dict[str, tuple[str, ...]] = {
     "dpcert/combinators/group.py": ("tests/combinators/test_group.py",),
     "dpcert/accounting/zcdp.py": ("tests/accounting/test_zcdp.py",),
     "dpcert/mechanisms/quantile.py": ("tests/mechanisms/test_quantile.py",),
-    "dpcert/mechanisms/exponential.py": ("tests/mechanisms/test_exponential.py",),
+    "dpcert/mechanisms/exponential.py": ("tests/mechanisms/test_exponential.py",
+                                          "tests/mechanisms/test_selection_zcdp_exact.py"),
     "dpcert/combinators/conversions.py": ("tests/combinators/test_conversions.py",),
     "dpcert/mechanisms/calibration.py": ("tests/combinators/test_conversions.py",),
 }
