@@ -92,7 +92,7 @@ MUTANTS: list[Mutant] = [
     _m("cells-negative-wrong-end", "samplers/_cells.py",
        "dv = np.where(vv < 0, (self.t - 1) - rr, rr)",
        "dv = rr",
-       T_SYM, "wrong end of a sampler cell", "negative cells measured from the wrong end",
+       (T_SYM, T_INT), "wrong end of a sampler cell", "negative cells measured from the wrong end",
        ci=True),
     _m("lattice-noise-times-2k", "samplers/lattice.py",
        "return x, scalar, kk, s / Fraction(2) ** kk",
@@ -730,6 +730,8 @@ SECOND_TESTS: dict[str, tuple[str, ...]] = {
                                           "tests/mechanisms/test_selection_zcdp_exact.py"),
     "dpcert/combinators/conversions.py": ("tests/combinators/test_conversions.py",),
     "dpcert/mechanisms/calibration.py": ("tests/combinators/test_conversions.py",),
+    "dpcert/samplers/coins.py": ("tests/samplers/test_coins.py",),
+    "dpcert/samplers/uniform.py": ("tests/samplers/test_uniform.py",),
 }
 
 

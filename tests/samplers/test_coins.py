@@ -20,13 +20,23 @@ from dpcert.samplers.entropy import EntropySource
 
 
 class Words(EntropySource):
-    """Replays fixed 64-bit words (then zeros): for deterministic sampler tests only."""
+    """Replays fixed 64-bit words, then at most 8 zero words: a sampler that still cannot
+    decide after 512 zero bits past the boundary is wrong (a correct one decides U = p at once),
+    so it fails instead of reading zeros forever."""
 
     def __init__(self, words: list[int]) -> None:
         self.words = list(words)
+        self.zeros = 8
 
     def random_uint64(self, n: int) -> np.ndarray:
-        out = [self.words.pop(0) if self.words else 0 for _ in range(n)]
+        out = []
+        for _ in range(n):
+            if self.words:
+                out.append(self.words.pop(0))
+            else:
+                assert self.zeros > 0, "the coin read 8 zero words past U = p undecided"
+                self.zeros -= 1
+                out.append(0)
         return np.array(out, dtype=np.uint64)
 
 
