@@ -92,7 +92,7 @@ MUTANTS: list[Mutant] = [
     _m("cells-negative-wrong-end", "samplers/_cells.py",
        "dv = np.where(vv < 0, (self.t - 1) - rr, rr)",
        "dv = rr",
-       T_SYM, "wrong end of a sampler cell", "negative cells measured from the wrong end",
+       (T_SYM, T_INT), "wrong end of a sampler cell", "negative cells measured from the wrong end",
        ci=True),
     _m("lattice-noise-times-2k", "samplers/lattice.py",
        "return x, scalar, kk, s / Fraction(2) ** kk",
@@ -726,10 +726,11 @@ SECOND_TESTS: dict[str, tuple[str, ...]] = {
     "dpcert/combinators/group.py": ("tests/combinators/test_group.py",),
     "dpcert/accounting/zcdp.py": ("tests/accounting/test_zcdp.py",),
     "dpcert/mechanisms/quantile.py": ("tests/mechanisms/test_quantile.py",),
-    "dpcert/mechanisms/exponential.py": ("tests/mechanisms/test_exponential.py",
-                                          "tests/mechanisms/test_selection_zcdp_exact.py"),
+    "dpcert/mechanisms/exponential.py": ("tests/mechanisms/test_exponential.py",),
     "dpcert/combinators/conversions.py": ("tests/combinators/test_conversions.py",),
     "dpcert/mechanisms/calibration.py": ("tests/combinators/test_conversions.py",),
+    "dpcert/samplers/coins.py": ("tests/samplers/test_coins.py",),
+    "dpcert/samplers/uniform.py": ("tests/samplers/test_uniform.py",),
 }
 
 

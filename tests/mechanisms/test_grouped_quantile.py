@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from fractions import Fraction
 
@@ -44,3 +45,82 @@ def test_bad_input() -> None:
                               Fraction(1, 2), 1)
     with pytest.raises(InvalidParameter, match="level"):
         make_grouped_quantile(dom, GroupDistance(), SPEC, Fraction(3, 2), 1)
+
+
+def _pf_law(cum: np.ndarray, a: int, b: int, scale: Fraction) -> np.ndarray:
+    """Exact permute-and-flip law of one group (McKenna & Sheldon 2020): candidate j's coin
+    lands heads w.p. exp(−gap_j/s) (the best one always), the output is a uniform head; summed
+    over the 2^c coin outcomes."""
+    n = int(cum[-1])
+    util = -np.abs(b * cum.astype(np.int64) - a * n)
+    p = np.exp(-(util.max() - util) / float(scale))
+    out = np.zeros(cum.size)
+    for heads in itertools.product((0, 1), repeat=cum.size):
+        h = np.array(heads)
+        if h.any():
+            out += np.prod(np.where(h == 1, p, 1 - p)) * h / h.sum()
+    return out
+
+
+def _one_row_neighbours(cum: list[int]) -> list[list[int]]:
+    """``cum`` after one row enters or leaves the bin of any candidate (l∞ = 1)."""
+    out = []
+    for j in range(len(cum)):
+        for sgn in (1, -1):
+            new = [x + sgn if i >= j else x for i, x in enumerate(cum)]
+            if min(np.diff([0, *new])) >= 0:
+                out.append(new)
+    return out
+
+
+@pytest.mark.parametrize("scale", [1, 2, 4])
+def test_joint_law_of_changed_groups_is_covered_and_attained(
+        scale: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Exact-law audit of the map at d = (l0, l0, 1): groups draw independently, so the joint
+    log-ratio of the groups' outputs is the sum of the per-group ones.  Over every one-row
+    neighbour of every median with bin counts in {0..4}³ (candidates 2, 5, 10) the worst group
+    attains 2/s (e.g. cum (0, 4, 8) → (1, 5, 9) at s = 2); ``l0`` such groups changed at once
+    attain ``l0·2/s`` = ``map((l0, l0, 1))`` (equality up to 1e-12), so a map for one changed
+    group fails at l0 ≥ 2.  The law uses the scale and counts the mechanism hands to its
+    sampler (a spy on ``_indices``)."""
+    import dpcert.mechanisms.grouped_quantile as gq
+
+    spec = StatSpec("h", "at_most", "x", Fraction(0), Fraction(10), candidates=(2, 5, 10))
+    dom = GroupedDomain(("g",), ("h",), None)
+    m = make_grouped_quantile(dom, GroupDistance(), spec, Fraction(1, 2), scale=scale)
+    seen: list[tuple[np.ndarray, int, int, Fraction]] = []
+    real = gq._indices
+
+    def spy(cum: np.ndarray, a: int, b: int, s: Fraction) -> np.ndarray:
+        seen.append((np.array(cum), a, b, s))
+        return real(cum, a, b, s)
+
+    monkeypatch.setattr(gq, "_indices", spy)
+    worst, pair = 0.0, None
+    for bins in itertools.product(range(5), repeat=3):
+        cum = list(np.cumsum(bins))
+        if cum[-1] == 0:
+            continue
+        for nb in _one_row_neighbours(cum):
+            if nb[-1] == 0:
+                continue
+            seen.clear()
+            m(GroupedStats([("x",), ("y",)], {"h": np.array([cum, nb])}))
+            (got, a, b, s), = seen
+            p, q = _pf_law(got[0], a, b, s), _pf_law(got[1], a, b, s)
+            loss = float(np.max(np.abs(np.log(p / q))))
+            if loss > worst:
+                worst, pair = loss, (cum, nb)
+    assert pair is not None and worst <= float(m.map((1, 1, 1))) * (1 + 1e-12)
+    assert worst >= float(m.map((1, 1, 1))) * (1 - 1e-12)
+    for l0 in (2, 3, 5):  # the worst pair in l0 groups at once, the rest unchanged
+        cum, nb = pair
+        seen.clear()
+        m(GroupedStats([(g,) for g in range(2 * l0 + 1)],
+                       {"h": np.array([cum] * l0 + [nb] * l0 + [[1, 2, 3]])}))
+        (got, a, b, s), = seen
+        joint = sum(float(np.max(np.abs(np.log(_pf_law(got[g], a, b, s)
+                                                / _pf_law(got[l0 + g], a, b, s)))))
+                    for g in range(l0))
+        assert joint <= float(m.map((l0, l0, 1))) * (1 + 1e-12)
+        assert joint >= float(m.map((l0, l0, 1))) * (1 - 1e-12)

@@ -144,3 +144,50 @@ def test_float_gaussian_map_covers_the_lattice_rounding_it_performs(m: int, size
     d_in = sqrt_up(m * r * r)  # ≥ the exact L2 distance √m·r
     assert mech.map(d_in) >= attained
     assert rho_of(mech.event(d_in)) >= attained
+
+
+def test_unsized_float_vectors_accepted_are_within_the_charged_coordinates() -> None:
+    """The map of an unsized float vector charges the lattice allowance (5/4)·2^k for some
+    number m of coordinates: read m back from ``map(1) = (1 + m·(5/4)·2^k)/b`` (not from the
+    constant) and check that a vector of m coordinates is released and one of m + 1 refused,
+    by the release and by the batch path: any longer vector would gain rounding the map does
+    not cover."""
+    mech = dp.m.make_laplace(dp.VectorDomain(dp.AtomDomain(float)), dp.L1Distance(), 2.0)
+    k, b = mech.params["lattice_exponent"], mech.params["scale"]
+    charged = (mech.map(1) * b - 1) / (Fraction(5, 4) * Fraction(2) ** k)
+    assert charged.denominator == 1 and charged > 1
+    m = int(charged)
+    assert len(mech([0.5] * m)) == m
+    assert mech.batch_map([0.5] * m, 2).shape == (2, m)  # type: ignore[misc]
+    with pytest.raises(dp.errors.InvalidParameter, match="exceeds"):
+        mech([0.5] * (m + 1))
+    with pytest.raises(dp.errors.InvalidParameter, match="exceeds"):
+        mech.batch_map([0.5] * (m + 1), 2)  # type: ignore[misc]
+
+
+ALLOWANCE = Fraction(5, 4) / 2**20  # documented bound on the lattice allowance / scale
+
+
+@pytest.mark.parametrize("m", [None, 1, 2, 3, 1000, 5000])
+@pytest.mark.parametrize("scale", [Fraction(1, 3), Fraction(2), Fraction(10**6)])
+def test_lattice_allowance_stays_within_its_documented_share_of_the_scale(
+        m: int | None, scale: Fraction) -> None:
+    """The map's excess over the real-valued mechanism's is the lattice allowance, kept within
+    ``[¼, 1]·(5/4)·2^-20`` of the scale (``_additive.mechanism_exponent``): Laplace (L1,
+    ``map(1) − 1/b``) and Gaussian (L2, ``√(2ρ)·σ − 1``, compared by squaring: exact).  ``None``:
+    an unsized vector; 1: a scalar.  An exponent that ignores how many coordinates L1 charges
+    (√m instead of m) overshoots the upper end at m ≥ 3."""
+    if m == 1:
+        dom: dp.Domain = dp.AtomDomain(float)
+        lap_met, gau_met = dp.AbsoluteDistance(), dp.AbsoluteDistance()
+    else:
+        dom = dp.VectorDomain(dp.AtomDomain(float), size=m)
+        lap_met, gau_met = dp.L1Distance(), dp.L2Distance()
+    lap = dp.m.make_laplace(dom, lap_met, scale)
+    excess = lap.map(1) - 1 / lap.params["scale"]
+    assert ALLOWANCE / 4 <= excess <= ALLOWANCE
+    gau = dp.m.make_gaussian(dom, gau_met, scale)
+    sigma = gau.params["scale"]
+    two_rho_s2 = 2 * gau.map(1) * sigma * sigma  # = (1 + excess·σ)² (rounded up)
+    assert two_rho_s2 <= (1 + ALLOWANCE * sigma) ** 2
+    assert two_rho_s2 >= (1 + ALLOWANCE / 4 * sigma) ** 2
