@@ -385,3 +385,21 @@ def test_a_release_over_the_session_budget_charges_nothing_anywhere(tmp_path: Pa
     assert sess.spent == first
     assert Ledger(path).remaining("t") == 10 - first
     assert len(Ledger(path).history("t")) == 1
+
+
+def test_each_certificate_shows_the_running_session_total_by_hand() -> None:
+    """Three releases of a grouped count (G = 2, R = 3: Laplace scale G·R/ε, so each charge is
+    exactly the asked ε): every certificate's session total is the sum of the charges so far,
+    its release total and charge are that release's own, and all equal the session's numbers."""
+    sess = dp.Session(table(), "uid", budget=dp.PureDP(1), _source=InsecureSeededSource(4))
+    q = sess.query().group_by("g", keys=KEYS).agg(dp.count()).bound_contributions(2, 3)
+    running = Fraction(0)
+    for eps in (Fraction(1, 4), Fraction(1, 8), Fraction(1, 2)):
+        c = q.release(dp.PureDP(eps)).certificate
+        running += eps
+        assert Fraction(c["measurements"][0]["scale"]) == Fraction(2 * 3) / eps
+        assert Fraction(c["charged_exact"]) == eps
+        assert Fraction(c["release_total"]["epsilon"]["exact"]) == eps
+        assert Fraction(c["session"]["spent_total"]["epsilon"]["exact"]) == running
+        assert sess.spent == running
+    assert running == Fraction(7, 8) and sess.remaining == Fraction(1, 8)
