@@ -274,3 +274,39 @@ def test_an_epsilon_only_approx_ledger_refuses_the_smallest_further_charge(tmp_p
     led.charge("d", PureEvent(Fraction(1, 2)))
     with pytest.raises(BudgetExceeded):
         led.charge("d", PureEvent(Fraction(1, 10**6)))
+
+
+def test_an_independent_replay_of_the_hash_chain_matches_every_row_and_the_head(
+        tmp_path: Path) -> None:
+    """Replay the chain of ``docs/proofs/ledger.md`` from the raw SQLite rows with hashlib
+    (h₀ = the budget row's hash, h_i = SHA256(h_{i−1}, id, name, amount, note, time, event,
+    batch, stated), each part as its repr followed by 0x1F): every stored hash must be the
+    replayed one, and :meth:`Ledger.head` the last of them -- so each charge's hash commits to
+    the whole history before it, not only to the budget row."""
+    import hashlib
+
+    def sha(*parts: object) -> str:
+        h = hashlib.sha256()
+        for p in parts:
+            h.update(repr(p).encode("utf-8") + b"\x1f")
+        return h.hexdigest()
+
+    led = _ledger(tmp_path)
+    led.create("d", dp.ZCDP(1))
+    for i in range(4):
+        led.spend("d", dp.ZCDP(Fraction(1, 10 + i)), note=f"q{i}")
+    con = sqlite3.connect(led.path)
+    name, measure, total, created, h = con.execute(
+        "SELECT name, measure, total, created, hash FROM datasets").fetchone()
+    assert h == sha(name, measure, total, created)
+    rows = con.execute("SELECT id, dataset, amount, note, time, hash, event, batch, stated "
+                       "FROM spends ORDER BY id").fetchall()
+    con.close()
+    assert len(rows) == 4
+    heads = []
+    for sid, ds, amount, note, t, stored, event, batch, stated in rows:
+        h = sha(h, sid, ds, amount, note, t, event, batch, stated)
+        assert stored == h, f"charge id={sid} is not chained to the charge before it"
+        heads.append(h)
+    assert len(set(heads)) == 4
+    assert led.head("d") == (heads[-1], 4)

@@ -63,3 +63,34 @@ def test_zcdp_session_events_carry_rho(tmp_path: Path) -> None:
     (h,) = Ledger(str(tmp_path / "l.sqlite")).history("d")
     assert sess.spent == h.amount and float(sess.spent) <= 0.25
     assert dp.accounting.ZCDPAccountant().compose(h.event).rho == h.amount
+
+
+def test_a_session_limit_below_the_ledgers_refuses_before_the_ledger_is_charged(
+        tmp_path: Path) -> None:
+    """Replay the ledger against the session: a session whose own budget is smaller than the
+    ledger's refuses the release that would overspend *it* -- and the ledger, replayed charge
+    by charge, holds exactly the releases the session admitted (nothing for the refused one,
+    although the ledger alone could pay for it)."""
+    import warnings
+
+    from dpcert.frame.ledger import BudgetMismatchWarning
+
+    path = str(tmp_path / "l.sqlite")
+    Ledger(path).create("d", dp.PureDP(1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BudgetMismatchWarning)  # 1/4 < the ledger's 1
+        sess = dp.Session(DF, budget=dp.PureDP(Fraction(1, 4)), ledger=path, dataset="d",
+                          _source=InsecureSeededSource(2))
+    q = sess.query().agg(dp.count())
+    admitted = []
+    for eps in (Fraction(1, 10), Fraction(1, 10), Fraction(1, 10), Fraction(1, 20)):
+        try:
+            q.release(dp.PureDP(eps))
+            admitted.append(eps)
+        except BudgetExceeded:
+            pass
+    assert admitted == [Fraction(1, 10), Fraction(1, 10), Fraction(1, 20)]  # the third: 3/10
+    history = Ledger(path).history("d")
+    assert [s.amount for s in history] == admitted
+    assert sess.spent == sum(admitted) == Fraction(1, 4)
+    assert Ledger(path).remaining("d") == 1 - sum(admitted)

@@ -100,3 +100,23 @@ def test_binary_search() -> None:
     assert dp.binary_search(lambda n: n * n <= 50, (0, 100), T=int) == 7
     with pytest.raises(errors.InvalidParameter):
         dp.binary_search(lambda x: True, (0.0, 1.0))
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 5])
+def test_a_resized_sum_chain_covers_the_outputs_of_real_neighbours(d: int) -> None:
+    """Chaining carries each step's map into the next: resize (d_out = d_in) → change-one sum
+    (d·(U − L)) → discrete Laplace.  On neighbours d records apart that both stay below the
+    size (padding is deterministic), the sums differ by exactly 9d, and the chain's exact law
+    (two discrete Laplace laws 9d apart: max log-ratio 9d/s) must be covered by its map."""
+    space = (dp.VectorDomain(dp.AtomDomain(int, bounds=(0, 9))), dp.SymmetricDistance())
+    t = space >> dp.t.then_resize(8, constant=0) >> dp.t.then_sum()
+    x, y = [5, 6], [5, 6] + [9] * d
+    gap = abs(int(t(x)) - int(t(y)))
+    assert gap == 9 * d
+    assert t.map(d) >= gap
+    s = 4
+    m = t >> dp.m.then_laplace(s)
+    grid = list(range(-400, 400))
+    worst = max(abs(-abs(v - int(t(x))) + abs(v - int(t(y)))) / s for v in grid)
+    assert worst == Fraction(gap, s)
+    assert m.map(d) >= worst

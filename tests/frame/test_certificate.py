@@ -3,8 +3,10 @@ are the session's and the ledger's own numbers, not the release's or the asked b
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -49,3 +51,27 @@ def test_certificate_totals_equal_the_session_and_the_ledger(tmp_path: Path) -> 
     assert Ledger(path).remaining("t") == 10 - Fraction(3, 2) - m1 - m2
     assert sess.spent == m1 + m2 and sess.basic_spent == m1 + m2
     assert r2.certificate["ledger"]["chain_head"] == Ledger(path).head("t")[0]
+
+
+@pytest.mark.parametrize("budget", [dp.PureDP(Fraction(1, 2)), dp.ZCDP(Fraction(1, 3))])
+def test_a_real_release_certificate_checks_and_a_shortened_one_does_not(budget: Any) -> None:
+    """The certificate a release hands out re-derives (``dpcert.frame.certify``) to exactly the
+    charge the session took (charged == compiled map ≤ budget); dropping a step -- the last
+    (the noise), the first (the contribution bound) or one in the middle -- or adding one
+    makes it fail, although every step left is intact."""
+    from dpcert.frame.certify import check_certificate
+
+    sess = dp.Session(_table(), "uid", budget=dp.PureDP(1) if isinstance(budget, dp.PureDP)
+                      else dp.ZCDP(1), _source=InsecureSeededSource(2))
+    q = (sess.query().group_by("g", keys=[0, 1, 2, 3])
+         .agg(dp.count(), dp.sum("x", (0, 50))).bound_contributions(1, 2))
+    cert = json.loads(json.dumps(q.release(budget).certificate))
+    res = check_certificate(cert)
+    assert res.ok, res.messages
+    assert res.charged == sess.spent == Fraction(cert["charged_exact"])
+    assert budget.compare(res.charged, budget.require_value())
+    steps = cert["steps"]
+    assert len(steps) >= 3
+    for cut in (steps[:-1], steps[1:], steps[:1] + steps[2:], [*steps, steps[-1]]):
+        bad = check_certificate(dict(cert, steps=cut))
+        assert not bad.ok, len(cut)

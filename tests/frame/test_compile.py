@@ -183,3 +183,29 @@ def test_private_keys_threshold_by_hand(G: int, R: int) -> None:
     assert got_eps == eps
     assert float(G * tail(tau - R)) <= float(got_delta) <= float(asked)
     assert abs(float(got_delta) / float(G * tail(tau - R)) - 1) < 1e-6
+
+
+@pytest.mark.parametrize(("wc", "ws"), [(1, 3), (2, 1), (1, 1)])
+@pytest.mark.parametrize("budget", [PureDP(1), ZCDP(Fraction(1, 2))])
+def test_weighted_split_by_hand(wc: int, ws: int, budget: Any) -> None:
+    """Per-component noise against numbers computed by hand from the weights, and the charge
+    (the compiled map) equal to the budget: a count (sensitivity G·R in L1, √G·R in L2) and
+    a sum on [−2, 10] (a row moves it by max(|L|, |U|) = 10) with weights wc : ws.  Laplace:
+    scale = sensitivity / (ε·w/W); Gaussian: σ = sensitivity / √(2ρ·w/W)."""
+    G, R = 2, 2
+    p = plan(Count().weighted(wc), Sum("x", (-2.0, 10.0)).weighted(ws), G=G, R=R)
+    m = compile_plan(p, budget, schema=SCHEMA, backend=None)
+    scales = {k: Fraction(v) for k, v in m.params["scales"].items()}
+    share_c, share_s = Fraction(wc, wc + ws), Fraction(ws, wc + ws)
+    if isinstance(budget, PureDP):
+        assert scales["count"] == Fraction(G * R) / share_c
+        assert scales["sum:x[-2.0,10.0]"] == Fraction(G * R * 10) / share_s
+        assert m.map(1) == 1  # charged == compiled map == budget: the shares add up to ε
+        return
+    rho = Fraction(1, 2)
+    for key, l2, share in (("count", G**0.5 * R, share_c),
+                           ("sum:x[-2.0,10.0]", G**0.5 * R * 10, share_s)):
+        sigma = l2 / (2 * float(rho * share)) ** 0.5
+        assert sigma <= float(scales[key]) <= sigma * (1 + 1e-9), key  # rounded up only
+    charged = m.map(1)
+    assert charged <= rho and float(charged) >= float(rho) * (1 - 1e-9)

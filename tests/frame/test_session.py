@@ -385,3 +385,59 @@ def test_a_release_over_the_session_budget_charges_nothing_anywhere(tmp_path: Pa
     assert sess.spent == first
     assert Ledger(path).remaining("t") == 10 - first
     assert len(Ledger(path).history("t")) == 1
+
+
+def test_each_certificate_shows_the_running_session_total_by_hand() -> None:
+    """Three releases of a grouped count (G = 2, R = 3: Laplace scale G·R/ε, so each charge is
+    exactly the asked ε): every certificate's session total is the sum of the charges so far,
+    its release total and charge are that release's own, and all equal the session's numbers."""
+    sess = dp.Session(table(), "uid", budget=dp.PureDP(1), _source=InsecureSeededSource(4))
+    q = sess.query().group_by("g", keys=KEYS).agg(dp.count()).bound_contributions(2, 3)
+    running = Fraction(0)
+    for eps in (Fraction(1, 4), Fraction(1, 8), Fraction(1, 2)):
+        c = q.release(dp.PureDP(eps)).certificate
+        running += eps
+        assert Fraction(c["measurements"][0]["scale"]) == Fraction(2 * 3) / eps
+        assert Fraction(c["charged_exact"]) == eps
+        assert Fraction(c["release_total"]["epsilon"]["exact"]) == eps
+        assert Fraction(c["session"]["spent_total"]["epsilon"]["exact"]) == running
+        assert sess.spent == running
+    assert running == Fraction(7, 8) and sess.remaining == Fraction(1, 8)
+
+
+@pytest.mark.parametrize("budget", [dp.PureDP(1), dp.ApproxDP(Fraction(1, 2), Fraction(1, 10**6)),
+                                    dp.ZCDP(Fraction(1, 2))])
+def test_released_noise_scales_by_hand(budget: dp.Measure) -> None:
+    """A released grouped count and sum (weights 1 : 3, G = 2 groups and R = 3 rows per unit,
+    sum on [0, 100]): the certificate's per-statistic noise is the hand-computed calibration --
+    Laplace scale = sensitivity / (ε·w/W) with L1 sensitivities G·R and G·R·100; Gaussian
+    σ = sensitivity / √(2ρ·w/W) with L2 sensitivities √G·R and √G·R·100 (rounded up only) --
+    and the session is charged exactly the compiled map, within the budget.  (The same numbers
+    are checked on the compiled plan in ``test_compile.py``; this is the release path.)"""
+    G, R = 2, 3
+    sess = dp.Session(table(), "uid", budget=budget, _source=InsecureSeededSource(6))
+    q = (sess.query().group_by("g", keys=KEYS)
+         .agg(dp.count(), dp.sum("x", (0, 100)).weighted(3)).bound_contributions(G, R))
+    c = q.release(budget).certificate
+    scales = {x["statistic"]: Fraction(x["scale"]) for x in c["measurements"]}
+    assert len(scales) == 2
+    (count_key,) = [k for k in scales if k == "count"]
+    (sum_key,) = [k for k in scales if k != "count"]
+    if isinstance(budget, dp.ApproxDP):  # public keys: Laplace noise, no δ spent
+        total = Fraction(budget.require_value()[0])
+        assert scales[count_key] == Fraction(G * R) / (total / 4)
+        assert scales[sum_key] == Fraction(G * R * 100) / (total * 3 / 4)
+        assert sess.spent == tuple(Fraction(v) for v in c["charged_exact"]) == (total, 0)
+        return
+    total = Fraction(budget.require_value())
+    if isinstance(budget, dp.PureDP):
+        assert scales[count_key] == Fraction(G * R) / (total / 4)
+        assert scales[sum_key] == Fraction(G * R * 100) / (total * 3 / 4)
+        assert sess.spent == Fraction(c["charged_exact"]) == total
+        return
+    for key, l2, share in ((count_key, G**0.5 * R, Fraction(1, 4)),
+                           (sum_key, G**0.5 * R * 100, Fraction(3, 4))):
+        sigma = l2 / (2 * float(total * share)) ** 0.5
+        assert sigma <= float(scales[key]) <= sigma * (1 + 1e-9), key
+    assert sess.spent == Fraction(c["charged_exact"]) <= total
+    assert float(sess.spent) >= float(total) * (1 - 1e-9)
