@@ -125,6 +125,16 @@ def test_group_by_public_keys_missing_get_zero(memory_ops: Any) -> None:
     assert chain.map(1) == (1, 2, 2)
 
 
+def test_group_by_map_is_the_identity_at_every_distance(memory_ops: Any) -> None:
+    """make_group_by only aggregates: a unit's rows stay in the same groups, so the group
+    distance (units u, groups l0, rows per group l∞) passes through unchanged at any d."""
+    dom = FrameDomain(SCHEMA, memory_ops.schema, bounds=(("g",), 3, 2))
+    t = make_group_by(dom, GroupDistance(), ("g",), KEYS, SPECS, backend=memory_ops)
+    for d in [(0, 0, 0), (1, 1, 1), (2, 3, 2), (5, 15, 10), (10**6, 3 * 10**6, 2 * 10**6)]:
+        assert t.map(d) == d
+    assert t.check((2, 3, 2), (2, 3, 2)) and not t.check((2, 3, 2), (2, 3, 1))
+
+
 def test_group_by_keys_are_cast_strictly_and_distinct(memory_ops: Any) -> None:
     dom = FrameDomain((("k", "int"),), memory_ops.schema, bounds=(("k",), 1, 1))
     with pytest.raises(InvalidParameter, match=r"keys\[1\]\[0\]=1.5 does not convert"):
