@@ -192,20 +192,21 @@ class SparkBackend:
         enc = {c: _encoded(F, c, schema[c]) for c in cols}
         hp = F.xxhash64(k1, k2, *(enc[c] for c in keys))
         hr = F.xxhash64(k1, k2, *(enc[c] for c in keys), *(enc[c] for c in spec.value_columns))
-        # "c asc nulls last" as two ascending keys (is-null flag, value), so the same columns
-        # can be the row window's *partition* keys (always ascending, nulls first) and the one
-        # sort serves both windows
-        flags = {f"#n{i}": F.col(_q(c)).isNull() for i, c in enumerate(cols)}
-        by_keys = [k for c in spec.by for k in (F.col(f"`#n{cols.index(c)}`"), F.col(_q(c)))]
-        val_keys = [k for c in spec.value_columns
-                    for k in (F.col(f"`#n{cols.index(c)}`"), F.col(_q(c)))]
+        # every window is partitioned by the unit alone: one sort serves all three, and a
+        # later filter on a group column (public keys) cannot be pushed between the windows
+        # (it would split the plan into two sorts)
+        by_keys = [F.col(_q(c)).asc_nulls_last() for c in spec.by]
+        val_keys = [F.col(_q(c)).asc_nulls_last() for c in spec.value_columns]
         unit = F.col(_q(spec.unit))
         w_pair = Window.partitionBy(unit).orderBy(F.col("`#hp`"), *by_keys)
-        w_row = Window.partitionBy(unit, F.col("`#hp`"), *by_keys).orderBy(F.col("`#hr`"),
-                                                                             *val_keys)
-        ranked = df.withColumns({"#hp": hp, "#hr": hr, **flags}).withColumns({
-            "#g": F.dense_rank().over(w_pair), "#r": F.row_number().over(w_row)})
-        keep = (F.col("`#g`") <= spec.max_groups) & (F.col("`#r`") <= spec.max_rows_per_group)
+        w_row = Window.partitionBy(unit).orderBy(F.col("`#hp`"), *by_keys, F.col("`#hr`"),
+                                                 *val_keys)
+        # the row's place in its pair: its place in the unit minus that of the pair's first row
+        ranked = df.withColumns({"#hp": hp, "#hr": hr}).withColumns({
+            "#g": F.dense_rank().over(w_pair), "#f": F.rank().over(w_pair),
+            "#r": F.row_number().over(w_row)})
+        keep = ((F.col("`#g`") <= spec.max_groups)
+                & (F.col("`#r`") - F.col("`#f`") < spec.max_rows_per_group))
         return ranked.filter(keep).select([F.col(_q(c)) for c in cols])
 
     def group_stats(self, data: Any, by: Sequence[str], keys: Sequence[tuple[Any, ...]] | None,
