@@ -4,23 +4,29 @@ Runs on classic ``pyspark.sql.DataFrame`` and on Spark Connect DataFrames alike:
 ``SparkContext``, no Python UDF.  Only the per-group integer statistics (K rows) are collected.
 
 Bounding is the rule of :mod:`dpcert.backends.polars` computed with Spark's own ``xxhash64``
-(bit-identical to :mod:`dpcert.backends._hash`): one shuffle by the unit and *one* sort by
-``(u, h(u,g), g, h(u,g,v), v)``, read by two window functions::
+(bit-identical to :mod:`dpcert.backends._hash`): one shuffle by the unit and *one* exact sort by
+``(h(u), u, h(u,g), g, h(u,g,v), v)`` (groups and values ascending, nulls last), read by three
+window functions, all partitioned by the unit (``h(u)`` first, a function of ``u``)::
 
-    pair_rank = dense_rank()   over (partition by u          order by h(u,g), g)
-    row       = row_number()   over (partition by u, h(u,g), g  order by h(u,g,v), v)
-    keep      = pair_rank <= max_groups and row <= max_rows_per_group
+    pair_rank  = dense_rank()  over (partition by h(u), u  order by h(u,g), g)
+    pair_start = rank()        over (partition by h(u), u  order by h(u,g), g)
+    row        = row_number()  over (partition by h(u), u  order by h(u,g), g, h(u,g,v), v)
+    keep       = pair_rank <= max_groups and row - pair_start < max_rows_per_group
 
-"``c`` ascending, nulls last" is spelled as the two ascending keys ``(c is null, c)``, so the
-group columns can be the row window's partition keys (which Spark sorts ascending, nulls first)
-and the one sort serves both windows; Spark adds a ``WindowGroupLimit`` for ``row <= R``.
-(Aggregating ``(unit, group)`` pairs first and joining back only the pairs over ``R`` rows was
-measured slower: with many groups per unit the pair table is as large as the data, and the join
-adds two more shuffles.)  Fixed-point values use ``rint`` (``Math.rint``: half to even, exact; the
-``bround`` function goes through ``BigDecimal``, about three times slower here) and are summed as
-two ``try_sum`` of longs, exact below 2**33 rows per group (``decimal(38,0)`` beyond).
-Datetime keys are hashed and grouped as microseconds since the epoch
-(:mod:`dpcert.backends._hash`).
+``row - pair_start`` is the row's place in its ``(u, g)`` pair (``rank`` is the unit place of
+the pair's first row).  With no window partitioned by a group column, a later filter on the group
+(public keys) cannot be pushed between the windows, which would cost a second sort.  Before the
+shuffle, each map task radix-sorts its rows by one packed long (top bits of ``h(u)``, then of
+``h(u,g)``): a speed hint only, so that the reduce side's exact sort merges nearly sorted runs
+(an always-true ``spark_partition_id() >= 0`` filter keeps the optimizer from dropping it).  The
+hashes are computed after the shuffle, so only ``(u, g, v)`` cross it.  (Aggregating
+``(unit, group)`` pairs first and joining back the pairs over ``R`` rows was measured slower: the
+pair table is as large as the data and the join adds two shuffles.)
+
+Fixed-point values use ``rint`` (``Math.rint``: half to even, exact; the ``bround`` function goes
+through ``BigDecimal``, about three times slower here) and are summed as two ``try_sum`` of
+longs, exact below 2**33 rows per group (``decimal(38,0)`` beyond).  Datetime keys are hashed
+and grouped as microseconds since the epoch (:mod:`dpcert.backends._hash`).
 
 Examples
 --------
@@ -204,8 +210,12 @@ class SparkBackend:
         hint = (hu.bitwiseAND(F.lit(-(1 << _HINT_BITS)))
                 .bitwiseOR(F.shiftrightunsigned(hp, 64 - _HINT_BITS)
                            .bitwiseXOR(F.lit(1 << (_HINT_BITS - 1)))))
-        shuffled = (df.sortWithinPartitions(hint).filter(F.spark_partition_id() >= 0)
-                    .repartition(unit))
+        hinted = df.sortWithinPartitions(hint).filter(F.spark_partition_id() >= 0)
+        if schema[spec.unit] == "float":  # Spark wraps a float window key in a NaN/-0.0
+            # normaliser that no repartition by the column matches: shuffle by h(u) instead
+            shuffled = hinted.withColumn("#hu", hu).repartition(F.col("`#hu`"))
+        else:
+            shuffled = hinted.repartition(unit)
         # every window is partitioned by the unit alone (with h(u), a function of it, first
         # as the sort's cheap prefix): one sort serves all three, and a later filter on a
         # group column (public keys) cannot be pushed between the windows (two sorts)
@@ -216,7 +226,9 @@ class SparkBackend:
         w_row = Window.partitionBy(*part).orderBy(F.col("`#hp`"), *by_keys, F.col("`#hr`"),
                                                   *val_keys)
         # the row's place in its pair: its place in the unit minus that of the pair's first row
-        ranked = shuffled.withColumns({"#hu": hu, "#hp": hp, "#hr": hr}).withColumns({
+        if schema[spec.unit] != "float":
+            shuffled = shuffled.withColumn("#hu", hu)
+        ranked = shuffled.withColumns({"#hp": hp, "#hr": hr}).withColumns({
             "#g": F.dense_rank().over(w_pair), "#f": F.rank().over(w_pair),
             "#r": F.row_number().over(w_row)})
         keep = ((F.col("`#g`") <= spec.max_groups)
