@@ -306,3 +306,25 @@ def test_a_compiled_release_runs_on_spark(spark: Any) -> None:
                                                value_columns=("v",))), ["g"], keys,
         [StatSpec("n", "count")])
     same(stats_s, stats_p)
+
+
+def test_bounding_plan_has_one_shuffle_and_one_exact_sort(spark: Any) -> None:
+    """The plan shape the speed depends on (issue 14): one shuffle by the unit, the map-side
+    hint sort and *one* exact sort read by all windows, even with a public-key filter on a
+    group column on top (a window partitioned by the group would let that filter in between
+    the windows and cost a second sort)."""
+    from pyspark.sql import functions as F
+
+    from dpcert.backends.spark import SparkBackend
+
+    sdf = to_spark(spark, data(200, seed=2))
+    for unit in ("u", "k"):  # a float unit (Spark normalises it as a window key) and a long one
+        bound = SparkBackend().keyed_bound(sdf, BoundSpec(unit, ("g",), 2, 1, key=KEY,
+                                                          value_columns=("v",)))
+        plan = bound.filter(F.col("g").isin(["g1é", "g2é"]))._jdf.queryExecution() \
+            .executedPlan().toString()
+        assert plan.count("Exchange ") == 1, plan
+        assert plan.count("Sort [") == 2, plan
+        # printed top-down: the exact sort above the shuffle, the hint sort below it
+        assert plan.index("Sort [") < plan.index("Exchange ") < plan.rindex("Sort ["), plan
+        assert plan.count("Window [") == 2, plan

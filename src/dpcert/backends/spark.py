@@ -4,23 +4,29 @@ Runs on classic ``pyspark.sql.DataFrame`` and on Spark Connect DataFrames alike:
 ``SparkContext``, no Python UDF.  Only the per-group integer statistics (K rows) are collected.
 
 Bounding is the rule of :mod:`dpcert.backends.polars` computed with Spark's own ``xxhash64``
-(bit-identical to :mod:`dpcert.backends._hash`): one shuffle by the unit and *one* sort by
-``(u, h(u,g), g, h(u,g,v), v)``, read by two window functions::
+(bit-identical to :mod:`dpcert.backends._hash`): one shuffle by the unit and *one* exact sort by
+``(h(u), u, h(u,g), g, h(u,g,v), v)`` (groups and values ascending, nulls last), read by three
+window functions, all partitioned by the unit (``h(u)`` first, a function of ``u``)::
 
-    pair_rank = dense_rank()   over (partition by u          order by h(u,g), g)
-    row       = row_number()   over (partition by u, h(u,g), g  order by h(u,g,v), v)
-    keep      = pair_rank <= max_groups and row <= max_rows_per_group
+    pair_rank  = dense_rank()  over (partition by h(u), u  order by h(u,g), g)
+    pair_start = rank()        over (partition by h(u), u  order by h(u,g), g)
+    row        = row_number()  over (partition by h(u), u  order by h(u,g), g, h(u,g,v), v)
+    keep       = pair_rank <= max_groups and row - pair_start < max_rows_per_group
 
-"``c`` ascending, nulls last" is spelled as the two ascending keys ``(c is null, c)``, so the
-group columns can be the row window's partition keys (which Spark sorts ascending, nulls first)
-and the one sort serves both windows; Spark adds a ``WindowGroupLimit`` for ``row <= R``.
-(Aggregating ``(unit, group)`` pairs first and joining back only the pairs over ``R`` rows was
-measured slower: with many groups per unit the pair table is as large as the data, and the join
-adds two more shuffles.)  Fixed-point values use ``rint`` (``Math.rint``: half to even, exact; the
-``bround`` function goes through ``BigDecimal``, about three times slower here) and are summed as
-two ``try_sum`` of longs, exact below 2**33 rows per group (``decimal(38,0)`` beyond).
-Datetime keys are hashed and grouped as microseconds since the epoch
-(:mod:`dpcert.backends._hash`).
+``row - pair_start`` is the row's place in its ``(u, g)`` pair (``rank`` is the unit place of
+the pair's first row).  With no window partitioned by a group column, a later filter on the group
+(public keys) cannot be pushed between the windows, which would cost a second sort.  Before the
+shuffle, each map task radix-sorts its rows by one packed long (top bits of ``h(u)``, then of
+``h(u,g)``): a speed hint only, so that the reduce side's exact sort merges nearly sorted runs
+(an always-true ``spark_partition_id() >= 0`` filter keeps the optimizer from dropping it).  The
+hashes are computed after the shuffle, so only ``(u, g, v)`` cross it.  (Aggregating
+``(unit, group)`` pairs first and joining back the pairs over ``R`` rows was measured slower: the
+pair table is as large as the data and the join adds two shuffles.)
+
+Fixed-point values use ``rint`` (``Math.rint``: half to even, exact; the ``bround`` function goes
+through ``BigDecimal``, about three times slower here) and are summed as two ``try_sum`` of
+longs, exact below 2**33 rows per group (``decimal(38,0)`` beyond).  Datetime keys are hashed
+and grouped as microseconds since the epoch (:mod:`dpcert.backends._hash`).
 
 Examples
 --------
@@ -51,6 +57,8 @@ __all__ = ["SparkBackend", "local_session", "read_table"]
 #: gives null and the group's sums are recomputed as ``decimal(38,0)``.
 _SPLIT = 30
 _LOW = (1 << _SPLIT) - 1
+#: Bits of h(u, g) in the map-side sort hint (the rest: the top bits of h(u)).
+_HINT_BITS = 24
 _EPOCH = dt.datetime(1970, 1, 1)
 _EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _US = dt.timedelta(microseconds=1)
@@ -190,22 +198,41 @@ class SparkBackend:
             return df
         k1, k2 = (F.lit(k).cast("bigint") for k in _hash.key_longs(spec.key))
         enc = {c: _encoded(F, c, schema[c]) for c in cols}
+        hu = F.xxhash64(k1, k2, enc[spec.unit])
         hp = F.xxhash64(k1, k2, *(enc[c] for c in keys))
         hr = F.xxhash64(k1, k2, *(enc[c] for c in keys), *(enc[c] for c in spec.value_columns))
-        # "c asc nulls last" as two ascending keys (is-null flag, value), so the same columns
-        # can be the row window's *partition* keys (always ascending, nulls first) and the one
-        # sort serves both windows
-        flags = {f"#n{i}": F.col(_q(c)).isNull() for i, c in enumerate(cols)}
-        by_keys = [k for c in spec.by for k in (F.col(f"`#n{cols.index(c)}`"), F.col(_q(c)))]
-        val_keys = [k for c in spec.value_columns
-                    for k in (F.col(f"`#n{cols.index(c)}`"), F.col(_q(c)))]
         unit = F.col(_q(spec.unit))
-        w_pair = Window.partitionBy(unit).orderBy(F.col("`#hp`"), *by_keys)
-        w_row = Window.partitionBy(unit, F.col("`#hp`"), *by_keys).orderBy(F.col("`#hr`"),
-                                                                             *val_keys)
-        ranked = df.withColumns({"#hp": hp, "#hr": hr, **flags}).withColumns({
-            "#g": F.dense_rank().over(w_pair), "#r": F.row_number().over(w_row)})
-        keep = (F.col("`#g`") <= spec.max_groups) & (F.col("`#r`") <= spec.max_rows_per_group)
+        # Map side, a speed hint only: a radix sort on one packed long (top bits of h(u), then
+        # of h(u,g)) makes every map output block a run in nearly the windows' order, so the
+        # reduce side's sort only merges runs.  Nothing depends on it: the windows sort
+        # exactly.  The always-true non-deterministic filter keeps Spark's optimizer from
+        # dropping this sort (EliminateSorts), and only (u, g, v) cross the shuffle.
+        hint = (hu.bitwiseAND(F.lit(-(1 << _HINT_BITS)))
+                .bitwiseOR(F.shiftrightunsigned(hp, 64 - _HINT_BITS)
+                           .bitwiseXOR(F.lit(1 << (_HINT_BITS - 1)))))
+        hinted = df.sortWithinPartitions(hint).filter(F.spark_partition_id() >= 0)
+        if schema[spec.unit] == "float":  # Spark wraps a float window key in a NaN/-0.0
+            # normaliser that no repartition by the column matches: shuffle by h(u) instead
+            shuffled = hinted.withColumn("#hu", hu).repartition(F.col("`#hu`"))
+        else:
+            shuffled = hinted.repartition(unit)
+        # every window is partitioned by the unit alone (with h(u), a function of it, first
+        # as the sort's cheap prefix): one sort serves all three, and a later filter on a
+        # group column (public keys) cannot be pushed between the windows (two sorts)
+        by_keys = [F.col(_q(c)).asc_nulls_last() for c in spec.by]
+        val_keys = [F.col(_q(c)).asc_nulls_last() for c in spec.value_columns]
+        part = [F.col("`#hu`"), unit]
+        w_pair = Window.partitionBy(*part).orderBy(F.col("`#hp`"), *by_keys)
+        w_row = Window.partitionBy(*part).orderBy(F.col("`#hp`"), *by_keys, F.col("`#hr`"),
+                                                  *val_keys)
+        # the row's place in its pair: its place in the unit minus that of the pair's first row
+        if schema[spec.unit] != "float":
+            shuffled = shuffled.withColumn("#hu", hu)
+        ranked = shuffled.withColumns({"#hp": hp, "#hr": hr}).withColumns({
+            "#g": F.dense_rank().over(w_pair), "#f": F.rank().over(w_pair),
+            "#r": F.row_number().over(w_row)})
+        keep = ((F.col("`#g`") <= spec.max_groups)
+                & (F.col("`#r`") - F.col("`#f`") < spec.max_rows_per_group))
         return ranked.filter(keep).select([F.col(_q(c)) for c in cols])
 
     def group_stats(self, data: Any, by: Sequence[str], keys: Sequence[tuple[Any, ...]] | None,
