@@ -14,11 +14,12 @@ Which statistics are tried:
   (exponent, lowest bit) cells — the float-lattice holes detector; for discrete outputs the
   empirical log-ratio histogram.
 * k-D outputs: each coordinate (k ≤ 32), with sentinel-aware grids; for float rows the sum of
-  the coordinates (fixed, nothing fitted); the log-ratio histogram for
-  discrete outputs, and for other outputs a histogram over binned rows (atoms apart, a few
-  quantile bins per coordinate) when they fall in few cells; an additive (naive-Bayes) score
-  over coordinates and sentinel flags and one over consecutive differences; a logistic score
-  over coordinates and sentinel flags (DP-Sniper's classifier).
+  the coordinates (fixed, nothing fitted) and the count of coordinates above their medians
+  (also searched again on a wide batch of their own, :mod:`dpcert.audit.screen`); the
+  log-ratio histogram for discrete outputs, and for other outputs a histogram over binned
+  rows (atoms apart, a few quantile bins per coordinate) when they fall in few cells; an
+  additive (naive-Bayes) score over coordinates and sentinel flags and one over consecutive
+  differences; a logistic score over coordinates and sentinel flags (DP-Sniper's classifier).
 
 Examples
 --------
@@ -47,6 +48,7 @@ from dpcert.audit.events import (
     Event,
     Identity,
     RowSum,
+    fit_above_count,
     fit_histogram,
     predicted_bound,
     search_intervals,
@@ -73,6 +75,9 @@ Progress = Callable[[str], None]
 
 #: Share of a time budget the search may use (planned by the auditor, enforced here).
 SEARCH_SHARE = 0.4
+#: Share of the search's time left to the wide screen of cheap statistics (numeric vector
+#: outputs; see dpcert.audit.screen).
+WIDE_SHARE = 0.3
 #: Pairs searched again on a full batch after a screening of all pairs.
 FINALISTS = 2
 #: Fewest search draws per input of each pair.
@@ -228,6 +233,9 @@ def _select(a: Array, b: Array, pair: int, *, n_estimate: int, z: float, delta: 
         # numeric rows: the fixed sum of coordinates (see RowSum), on the whole batch
         total = RowSum()
         add(total, total(a), total(b))
+        # and the count of coordinates above their medians (see AboveCount): the clipped sum
+        above = fit_above_count(a, b)
+        add(above, above(a), above(b))
     if hist is not None and hist.keys.size > 2:
         add(hist, hist(va), hist(vb), rays_only=True)
     if hist is not None and hist.keys.size <= MAX_EXACT_VALUES:
@@ -302,8 +310,9 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
     drawn = 0
     searched = 0
     # the search may use its share of the budget (and a little more), never the whole of it
-    stop = (None if plan.deadline is None
-            else t_start + SEARCH_SHARE * (plan.deadline - t_start))
+    end = (None if plan.deadline is None
+           else t_start + SEARCH_SHARE * (plan.deadline - t_start))
+    stop = end
     screen = len(pair_list) > FINALISTS
     finals = min(FINALISTS, len(pair_list)) if screen else 0
     n_first = max(MIN_SEARCH, plan.n_search // 4) if screen else plan.n_search
@@ -339,6 +348,12 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
         (m1, t1), (m2, t2) = times
         rate = max(plan.per_draw, (t2 - t1) / (2 * (m2 - m1)) if m2 > m1 else t2 / (2 * m2))
         fixed = max(0.0, t2 - 2 * m2 * rate)
+    wide = any(isinstance(c.event.statistic, RowSum) for c in found)
+    if wide and stop is not None:
+        # cheap statistics apply (numeric vector outputs): leave WIDE_SHARE of the search's
+        # time to the wide screen (dpcert.audit.screen)
+        now = time.perf_counter()
+        stop = now + (1.0 - WIDE_SHARE) * (stop - now)
     best: dict[int, float] = {}
     screened = 0   # the largest screening batch: a finalist's search must be larger
     for i in range(len(pair_list)):
@@ -365,7 +380,32 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
                 progress(f"search: pair {i + 1} again, {m:,} draws per input")
             found += _search_one(sampler, pair_list, i, m, plan, enc, z, delta)
             drawn += 2 * m
+    if any(isinstance(c.event.statistic, RowSum) for c in found):
+        got, rows = _wide(sampler, pair_list, found, plan, enc, z, delta, end)
+        found += got
+        drawn += 2 * rows
     return found, drawn, searched
+
+
+def _wide(sampler: Sampler, pair_list: list[tuple[Any, Any]], found: list[Candidate],
+          plan: Any, enc: OutputEncoder, z: float, delta: float, end: float | None
+          ) -> tuple[list[Candidate], int]:
+    """The wide screen (:mod:`dpcert.audit.screen`) of the best pair found so far, until
+    ``end``; its ladder is kept only when its best event beats the pair's others."""
+    from dpcert.audit.screen import WIDE_MAX_ROWS, wide_screen  # (it imports this module)
+
+    ranked = [c for c in found if not c.ladder]
+    if not ranked:
+        return [], 0
+    best = max(ranked, key=lambda c: c.predicted)
+    rows = WIDE_MAX_ROWS if end is not None else min(WIDE_MAX_ROWS, 2 * plan.n_search)
+    x, xp = pair_list[best.pair]
+    got, rows = wide_screen(sampler, x, xp, best.pair, rows=rows, chunk=plan.chunk,
+                            deadline=end, n_estimate=plan.n_estimate, z=z, delta=delta, enc=enc)
+    top = max((c.predicted for c in got if not c.ladder), default=-math.inf)
+    if top <= best.predicted:
+        got = [c for c in got if not c.ladder]
+    return got, rows
 
 
 def choose(found: list[Candidate], k: int, ladder: int = 0) -> list[Candidate]:
