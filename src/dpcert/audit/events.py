@@ -131,7 +131,7 @@ class RowSum:
 
 @dataclass(frozen=True, eq=False)
 class AboveCount:
-    """How many coordinates of each output row are at least their ``cuts`` (NaN never is).
+    """How many finite coordinates of each output row are at least their ``cuts``.
 
     The cuts are fitted on the search batch (the pooled per-coordinate medians, see
     :func:`fit_above_count`) and then fixed.  When every coordinate moves a little between
@@ -158,7 +158,8 @@ class AboveCount:
         v = np.asarray(y, dtype=np.float64)
         if v.ndim == 1:
             v = v[:, None]
-        out: Array = np.count_nonzero(v >= self.cuts[None, :], axis=1).astype(np.float64)
+        out: Array = np.count_nonzero((v >= self.cuts[None, :]) & np.isfinite(v),
+                                      axis=1).astype(np.float64)
         return out
 
     def describe(self) -> str:

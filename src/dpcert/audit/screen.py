@@ -60,7 +60,8 @@ def _statistics(ya: Array, yb: Array) -> list[Any]:
     if ya.ndim != 2 or ya.shape[1] < 2 or not is_float_valued(ya[:1000]):
         return []
     stats: list[Any] = [RowSum(), fit_above_count(ya, yb)]
-    summary = fit_summary(fit_feature_map(np.concatenate([ya, yb])))
+    both = np.concatenate([ya, yb])
+    summary = fit_summary(fit_feature_map(both), both)
     if summary is not None:
         stats.append(summary)
     return stats
