@@ -396,10 +396,10 @@ def _wide(sampler: Sampler, pair_list: list[tuple[Any, Any]], found: list[Candid
     """The wide screen (:mod:`dpcert.audit.screen`) until ``end``.  With more than
     :data:`FINALISTS` pairs, every pair is first screened on :data:`WIDE_FIRST` of the time
     (rare strong events, invisible in the search batch, decide which pair is best: SVT Alg. 3's
-    ``e^{0.24}`` event of probability 0.2 % on the half-half pair); then the :data:`FINALISTS`
-    best pairs (by the screen, else by the search) share the rest.  A screen's ladder is kept
-    only when its best event beats every event found before it.  Returns the candidates and
-    the draws per input."""
+    ``e^{0.24}`` event of probability 0.2 % on the half-half pair; those screens only rank the
+    pairs); then the :data:`FINALISTS` best pairs (by the screen, else by the search) share
+    the rest.  A screen's ladder is kept only when its best event beats every event found
+    before it.  Returns the candidates and the draws per input."""
     from dpcert.audit.screen import WIDE_MAX_ROWS, wide_screen  # (it imports this module)
 
     ranked = sorted((c for c in found if not c.ladder), key=lambda c: c.predicted,
@@ -410,8 +410,10 @@ def _wide(sampler: Sampler, pair_list: list[tuple[Any, Any]], found: list[Candid
     out: list[Candidate] = []
     drawn = 0
 
-    def run(pairs: list[int], until: float | None, rows: int, ladders: bool) -> None:
+    def run(pairs: list[int], until: float | None, rows: int, keep: bool
+            ) -> list[Candidate]:
         nonlocal best, drawn
+        seen: list[Candidate] = []
         for j, i in enumerate(pairs):
             stop = (None if until is None else
                     time.perf_counter() + (until - time.perf_counter()) / (len(pairs) - j))
@@ -420,21 +422,28 @@ def _wide(sampler: Sampler, pair_list: list[tuple[Any, Any]], found: list[Candid
                                  deadline=stop, n_estimate=plan.n_estimate, z=z, delta=delta,
                                  enc=enc)
             drawn += m
+            seen += got
+            if not keep:
+                continue
             top = max((c.predicted for c in got if not c.ladder), default=-math.inf)
-            if top <= best or not ladders:
+            if top <= best:
                 got = [c for c in got if not c.ladder]
             best = max(best, top)
             out.extend(got)
+        return seen
 
     rows = WIDE_MAX_ROWS if end is not None else min(WIDE_MAX_ROWS, 2 * plan.n_search)
     order = list(dict.fromkeys(c.pair for c in ranked))
     if len(pair_list) > FINALISTS:
         first = (None if end is None
                  else time.perf_counter() + WIDE_FIRST * (end - time.perf_counter()))
-        run(list(range(len(pair_list))), first, max(1, rows // (2 * len(pair_list))), False)
-        if out:
-            screened = sorted(out, key=lambda c: c.predicted, reverse=True)
-            order = list(dict.fromkeys([c.pair for c in screened] + order))
+        # (its small screens only rank the pairs: their events are not kept, so a lucky
+        # quadrant of a 4 000-row screen cannot reach estimation)
+        seen = run(list(range(len(pair_list))), first, max(1, rows // (2 * len(pair_list))),
+                   False)
+        screened = sorted((c for c in seen if not c.ladder), key=lambda c: c.predicted,
+                          reverse=True)
+        order = list(dict.fromkeys([c.pair for c in screened] + order))
     run(order[:FINALISTS], end, rows, True)
     return out, drawn
 
