@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcert.audit.candidates import HOLDOUT, Candidate, _ladder
 from dpcert.audit.events import (
     SEARCH_Z,
     Event,
@@ -45,12 +46,14 @@ from dpcert.audit.events import (
 from dpcert.audit.features import fit_feature_map, fit_summary, is_float_valued
 from dpcert.audit.outputs import OutputEncoder, Sampler
 from dpcert.audit.quadrants import Quadrant, search_quadrants
-from dpcert.audit.search import HOLDOUT, WIDE_SHARE, Candidate, _ladder
 
 __all__ = ["WIDE_MAX_ROWS", "WIDE_SHARE", "wide_screen"]
 
 Array = np.ndarray[Any, Any]
 
+#: Share of the search's time left to the wide screen of cheap statistics (numeric vector
+#: outputs).
+WIDE_SHARE = 0.3
 #: Most rows per input of a wide screen (its statistics take ≤ 8 numbers per row).
 WIDE_MAX_ROWS = 1_500_000
 

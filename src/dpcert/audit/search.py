@@ -36,11 +36,11 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from dpcert.audit.candidates import HOLDOUT, LADDER_TAILS, Candidate, _ladder
 from dpcert.audit.classifier import fit_logistic
 from dpcert.audit.events import (
     SEARCH_Z,
@@ -65,9 +65,11 @@ from dpcert.audit.features import (
 )
 from dpcert.audit.outputs import OutputEncoder, Sampler
 from dpcert.audit.quadrants import search_quadrants
+from dpcert.audit.screen import WIDE_MAX_ROWS, WIDE_SHARE, wide_screen
 from dpcert.errors import InvalidParameter
 
-__all__ = ["Candidate", "choose", "draw", "rescore", "run_search", "search_pair"]
+__all__ = ["HOLDOUT", "LADDER_TAILS", "Candidate", "choose", "draw", "rescore", "run_search",
+           "search_pair"]
 
 Array = np.ndarray[Any, Any]
 #: Called with one line of progress text.
@@ -75,9 +77,6 @@ Progress = Callable[[str], None]
 
 #: Share of a time budget the search may use (planned by the auditor, enforced here).
 SEARCH_SHARE = 0.4
-#: Share of the search's time left to the wide screen of cheap statistics (numeric vector
-#: outputs; see dpcert.audit.screen).
-WIDE_SHARE = 0.3
 #: Share of the wide screen's time spent screening every pair (when there are more than
 #: FINALISTS of them) before the best ones are screened on the rest.
 WIDE_FIRST = 0.35
@@ -101,50 +100,6 @@ MAX_COORDINATES = 32
 MAX_EXACT_VALUES = 64
 #: Most training rows per input for the additive and logistic scores.
 MAX_FIT_ROWS = 50_000
-#: Share of each search batch held out to re-score the selected events.
-HOLDOUT = 1.0 / 3.0
-#: Tail probabilities (under the favoured input) of the nested rays sent to estimation beside
-#: the best event (see ``_ladder``).
-LADDER_TAILS = (0.1, 0.03, 0.01, 0.003)
-
-
-@dataclass(frozen=True, eq=False)
-class Candidate:
-    """An event to estimate: pair index, event, direction and the bound the search predicts."""
-
-    pair: int
-    event: Event
-    forward: bool
-    predicted: float
-    ladder: bool = False
-
-
-def _ladder(best: Candidate, ha: Array, hb: Array) -> list[Candidate]:
-    """Smaller rays of ``best``'s statistic, nested inside its event: thresholds at the
-    :data:`LADDER_TAILS` quantiles (of the held-out outputs of the favoured input) beyond its
-    own.  The search cannot tell a strong event of probability 0.5 % from a weak one of 20 %
-    on 10⁵ draws; the estimation batch of 10⁶–10⁷ can, so a few nested rays go to it."""
-    low, high = float(best.event.low), float(best.event.high)
-    upper = math.isinf(high) and not math.isinf(low)
-    lower = math.isinf(low) and not math.isinf(high)
-    if not (upper or lower):
-        return []
-    s = best.event.statistic(ha if best.forward else hb)
-    s = s[np.isfinite(s)]
-    if s.size == 0:
-        return []
-    tails = np.array(LADDER_TAILS)
-    cuts = np.quantile(s, 1.0 - tails if upper else tails)
-    out = []
-    for t in np.unique(cuts):
-        t = float(t)
-        if (upper and t > low) or (lower and t < high):
-            ev = Event(best.event.statistic, t, math.inf) if upper else \
-                Event(best.event.statistic, -math.inf, t)
-            out.append(Candidate(best.pair, ev, best.forward, best.predicted, True))
-    return out
-
-
 def search_pair(a: Array, b: Array, pair: int, *, n_estimate: int, z: float, delta: float,
                 screening: bool = False) -> list[Candidate]:
     """Candidate events for outputs ``a`` of ``M(x)`` and ``b`` of ``M(x')`` (search batch).
@@ -400,8 +355,6 @@ def _wide(sampler: Sampler, pair_list: list[tuple[Any, Any]], found: list[Candid
     pairs); then the :data:`FINALISTS` best pairs (by the screen, else by the search) share
     the rest.  A screen's ladder is kept only when its best event beats every event found
     before it.  Returns the candidates and the draws per input."""
-    from dpcert.audit.screen import WIDE_MAX_ROWS, wide_screen  # (it imports this module)
-
     ranked = sorted((c for c in found if not c.ladder), key=lambda c: c.predicted,
                     reverse=True)
     if not ranked:
