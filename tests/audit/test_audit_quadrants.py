@@ -128,3 +128,24 @@ def test_union_bound_covers_every_estimated_event(monkeypatch) -> None:  # type:
     seen.clear()
     r = auditor.audit(laplace, claimed=1.0, samples=50_000, candidates=2, ladder=0, seed=8)
     assert seen == [2] and r.candidates <= 2
+
+
+def test_summary_counts_a_discrete_block_by_level_and_leaves_an_empty_sum_out() -> None:
+    # an SVT Alg. 3 block (sentinels, answers) beside an Alg. 4 block (codes 1, 0, -1), as in
+    # DP-Sniper's SVT34Parallel: the codes are counted level by level, not summed with answers
+    s = SentinelSummary((-1000.0,), discrete=(2, 3), levels=(-1.0, 0.0, 1.0))
+    y = np.array([[-1000.0, 7.5, 1.0, -1.0], [-1000.0, -1000.0, 0.0, 0.0]])
+    out = s(y)
+    assert out[0].tolist() == [1.0, 1.0, 0.0, 1.0, 7.5]
+    assert out[1, :4].tolist() == [2.0, 0.0, 2.0, 0.0] and np.isnan(out[1, 4])
+    # a quadrant on the sum never takes in a row with no answer (sum NaN, not 0)
+    q = Quadrant(s, 0, 4, 1.0, True, 10.0, False)
+    assert q(y).tolist() == [1.0, 0.0]
+    rng = np.random.default_rng(3)
+    mixed = np.column_stack([rng.normal(0, 1, (4_000, 2)), rng.integers(-1, 2, (4_000, 2))])
+    mixed[::3, :2] = -1000.0
+    fitted = fit_summary(fit_feature_map(mixed), mixed)
+    assert fitted is not None and fitted.discrete == (2, 3)
+    assert fitted.levels == (-1.0, 0.0, 1.0) and "3 levels of 2 discrete" in fitted.describe()
+    assert fit_summary(fit_feature_map(mixed)) is not None   # without data: no levels
+    assert fit_summary(fit_feature_map(mixed)).discrete == ()  # type: ignore[union-attr]

@@ -39,8 +39,10 @@ __all__ = [
     "HistogramScore",
     "Identity",
     "IntervalChoice",
+    "AboveCount",
     "RowSum",
     "Statistic",
+    "fit_above_count",
     "fit_histogram",
     "predicted_bound",
     "row_hash",
@@ -125,6 +127,58 @@ class RowSum:
 
     def describe(self) -> str:
         return "sum of the coordinates"
+
+
+@dataclass(frozen=True, eq=False)
+class AboveCount:
+    """How many finite coordinates of each output row are at least their ``cuts``.
+
+    The cuts are fitted on the search batch (the pooled per-coordinate medians, see
+    :func:`fit_above_count`) and then fixed.  When every coordinate moves a little between
+    ``x`` and ``x'`` under noise much wider than the move (parallel composition of Laplace
+    mechanisms: 20 runs of ``Laplace(x, 200)`` on ``x ∈ {0, 1}``), the exact log likelihood
+    ratio is ``Σ_j (|y_j − x'| − |y_j − x|)/b``, a sum of *clipped* coordinates, which is
+    ``Σ_j sign(y_j − ½)/b`` up to draws inside the unit interval: a count of coordinates above
+    the middle.  Its ray ``count ≥ 15`` has log-ratio 0.054 at probability 2 %, where the
+    raw sum's best ray of the same probability has about 0.03 (the sum is dominated by the
+    largest noise draws, which carry no information).  A Neyman–Pearson argument
+    (Neyman & Pearson 1933); DP-Sniper (Bichsel et al., S&P 2021) reaches 0.035 on this
+    mechanism with a linear classifier.
+
+    Examples
+    --------
+    >>> c = AboveCount(np.array([0.0, 10.0]))
+    >>> c(np.array([[1.0, 10.0], [-1.0, 3.0], [np.nan, 11.0]])).tolist()
+    [2.0, 0.0, 1.0]
+    """
+
+    cuts: Array
+
+    def __call__(self, y: Array) -> Array:
+        v = np.asarray(y, dtype=np.float64)
+        if v.ndim == 1:
+            v = v[:, None]
+        out: Array = np.count_nonzero((v >= self.cuts[None, :]) & np.isfinite(v),
+                                      axis=1).astype(np.float64)
+        return out
+
+    def describe(self) -> str:
+        return f"count of the {self.cuts.size} coordinates at or above their search medians"
+
+
+def fit_above_count(a: Array, b: Array) -> AboveCount:
+    """The :class:`AboveCount` at the per-coordinate medians of search outputs ``a`` and ``b``
+    pooled (NaN-aware; a column with no finite value gets a cut of +inf: never counted)."""
+    pooled = np.concatenate([np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)])
+    if pooled.ndim == 1:
+        pooled = pooled[:, None]
+    pooled = pooled[:: max(1, pooled.shape[0] // GRID_SAMPLE)]
+    finite = np.where(np.isfinite(pooled), pooled, np.nan)
+    ok = np.isfinite(finite).any(axis=0)
+    cuts = np.full(pooled.shape[1], np.inf)
+    if ok.any():
+        cuts[ok] = np.nanmedian(finite[:, ok], axis=0)
+    return AboveCount(cuts)
 
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)

@@ -126,17 +126,31 @@ def fit_feature_map(y: Array, *, differences: bool = False) -> FeatureMap:
 
 @dataclass(frozen=True, eq=False)
 class SentinelSummary:
-    """Per output row: how many coordinates hold each sentinel value, and the sum of the
-    numeric (non-sentinel) coordinates.
+    """Per output row: how many coordinates hold each sentinel value, how many *discrete*
+    coordinates hold each of their levels, and the sum of the other (numeric) coordinates
+    (NaN when there is none).
 
     Outputs that mix atoms and numbers, such as SVT Alg. 3 (``-1000`` for each ⊥ before the
     first ⊤, its noisy answer, ``-2000`` after), have their likelihood ratio mostly in a few
     pooled quantities: how many ⊥ came first and how large the answer was.  Pooled over
     coordinates, each cell of (counts, sum) is seen far more often in a search batch than any
     one row pattern, so an additive score or histogram over them is estimated well where one
-    over the raw rows is noise."""
+    over the raw rows is noise.  Outputs that concatenate such a block with a discrete one
+    (two mechanisms run in parallel, as DP-Sniper's ``SVT34Parallel``: Alg. 3 beside Alg. 4's
+    ⊤/⊥/abort codes) get the discrete block's level counts as features of their own, kept out
+    of the numeric sum, so that a quadrant event can be a conjunction of one event on each
+    block (their likelihood ratios multiply).
+
+    Examples
+    --------
+    >>> s = SentinelSummary((-1000.0,), discrete=(2,), levels=(0.0, 1.0))
+    >>> s(np.array([[-1000.0, 3.5, 1.0], [2.0, 3.0, 0.0], [-1000.0, -1000.0, 1.0]])).tolist()
+    [[1.0, 0.0, 1.0, 3.5], [0.0, 1.0, 0.0, 5.0], [2.0, 0.0, 1.0, nan]]
+    """
 
     values: tuple[float, ...]
+    discrete: tuple[int, ...] = ()
+    levels: tuple[float, ...] = ()
 
     def __call__(self, y: Array) -> Array:
         y = np.asarray(y, dtype=np.float64)
@@ -144,22 +158,57 @@ class SentinelSummary:
             y = y[:, None]
         cols = []
         numeric = np.isfinite(y)
+        numeric[:, list(self.discrete)] = False
+        rest = numeric.copy()
         for v in self.values:
-            hit = y == v
+            hit = (y == v) & rest
             numeric &= ~hit
             cols.append(hit.sum(axis=1).astype(np.float64))
-        cols.append(np.where(numeric, y, 0.0).sum(axis=1))
+        if self.discrete:
+            d = y[:, list(self.discrete)]
+            cols += [(d == v).sum(axis=1).astype(np.float64) for v in self.levels]
+        total = np.where(numeric, y, 0.0).sum(axis=1)
+        # NaN (in no threshold event) when no coordinate is numeric: "first ⊤ late and a low
+        # answer" must not take in the rows with no answer at all, whose sum would be 0
+        total[~numeric.any(axis=1)] = np.nan
+        cols.append(total)
         return np.column_stack(cols)
 
     def describe(self) -> str:
-        return (f"counts of {len(self.values)} sentinel values and the sum of the other "
-                "coordinates")
+        levels = (f", counts of {len(self.levels)} levels of {len(self.discrete)} discrete "
+                  "coordinates" if self.discrete else "")
+        return (f"counts of {len(self.values)} sentinel values{levels} and the sum of the "
+                "other coordinates")
 
 
-def fit_summary(features: FeatureMap) -> SentinelSummary | None:
-    """The :class:`SentinelSummary` over the sentinels a feature map found (None if none)."""
+#: Most distinct values of a coordinate counted level by level in the sentinel summary.
+SUMMARY_LEVELS = 4
+
+
+def fit_summary(features: FeatureMap, y: Array | None = None) -> SentinelSummary | None:
+    """The :class:`SentinelSummary` over the sentinels a feature map found (None if none).
+
+    With training outputs ``y``, coordinates with at most :data:`SUMMARY_LEVELS` distinct
+    values (a discrete block beside the sentinel one) are counted level by level."""
     values = tuple(sorted({v for _, v in features.sentinels}))
-    return SentinelSummary(values) if values else None
+    if not values:
+        return None
+    if y is None:
+        return SentinelSummary(values)
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim == 1:
+        y = y[:, None]
+    y = y[:: max(1, y.shape[0] // 50_000)]
+    discrete: list[int] = []
+    levels: set[float] = set()
+    for j in range(y.shape[1]):
+        u = np.unique(y[:, j])
+        if u.size <= SUMMARY_LEVELS and np.isfinite(u).all():
+            discrete.append(j)
+            levels.update(float(v) for v in u)
+    if not discrete or len(levels) > SUMMARY_LEVELS or len(discrete) == y.shape[1]:
+        return SentinelSummary(values)
+    return SentinelSummary(values, tuple(discrete), tuple(sorted(levels)))
 
 
 @dataclass(frozen=True, eq=False)

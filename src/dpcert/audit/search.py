@@ -14,11 +14,12 @@ Which statistics are tried:
   (exponent, lowest bit) cells — the float-lattice holes detector; for discrete outputs the
   empirical log-ratio histogram.
 * k-D outputs: each coordinate (k ≤ 32), with sentinel-aware grids; for float rows the sum of
-  the coordinates (fixed, nothing fitted); the log-ratio histogram for
-  discrete outputs, and for other outputs a histogram over binned rows (atoms apart, a few
-  quantile bins per coordinate) when they fall in few cells; an additive (naive-Bayes) score
-  over coordinates and sentinel flags and one over consecutive differences; a logistic score
-  over coordinates and sentinel flags (DP-Sniper's classifier).
+  the coordinates (fixed, nothing fitted) and the count of coordinates above their medians
+  (also searched again on a wide batch of their own, :mod:`dpcert.audit.screen`); the
+  log-ratio histogram for discrete outputs, and for other outputs a histogram over binned
+  rows (atoms apart, a few quantile bins per coordinate) when they fall in few cells; an
+  additive (naive-Bayes) score over coordinates and sentinel flags and one over consecutive
+  differences; a logistic score over coordinates and sentinel flags (DP-Sniper's classifier).
 
 Examples
 --------
@@ -35,11 +36,11 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from dpcert.audit.candidates import HOLDOUT, LADDER_TAILS, Candidate, _ladder
 from dpcert.audit.classifier import fit_logistic
 from dpcert.audit.events import (
     SEARCH_Z,
@@ -47,6 +48,7 @@ from dpcert.audit.events import (
     Event,
     Identity,
     RowSum,
+    fit_above_count,
     fit_histogram,
     predicted_bound,
     search_intervals,
@@ -63,9 +65,11 @@ from dpcert.audit.features import (
 )
 from dpcert.audit.outputs import OutputEncoder, Sampler
 from dpcert.audit.quadrants import search_quadrants
+from dpcert.audit.screen import WIDE_MAX_ROWS, WIDE_SHARE, wide_screen
 from dpcert.errors import InvalidParameter
 
-__all__ = ["Candidate", "choose", "draw", "rescore", "run_search", "search_pair"]
+__all__ = ["HOLDOUT", "LADDER_TAILS", "Candidate", "choose", "draw", "rescore", "run_search",
+           "search_pair"]
 
 Array = np.ndarray[Any, Any]
 #: Called with one line of progress text.
@@ -73,6 +77,9 @@ Progress = Callable[[str], None]
 
 #: Share of a time budget the search may use (planned by the auditor, enforced here).
 SEARCH_SHARE = 0.4
+#: Share of the wide screen's time spent screening every pair (when there are more than
+#: FINALISTS of them) before the best ones are screened on the rest.
+WIDE_FIRST = 0.35
 #: Pairs searched again on a full batch after a screening of all pairs.
 FINALISTS = 2
 #: Fewest search draws per input of each pair.
@@ -93,50 +100,6 @@ MAX_COORDINATES = 32
 MAX_EXACT_VALUES = 64
 #: Most training rows per input for the additive and logistic scores.
 MAX_FIT_ROWS = 50_000
-#: Share of each search batch held out to re-score the selected events.
-HOLDOUT = 1.0 / 3.0
-#: Tail probabilities (under the favoured input) of the nested rays sent to estimation beside
-#: the best event (see ``_ladder``).
-LADDER_TAILS = (0.1, 0.03, 0.01, 0.003)
-
-
-@dataclass(frozen=True, eq=False)
-class Candidate:
-    """An event to estimate: pair index, event, direction and the bound the search predicts."""
-
-    pair: int
-    event: Event
-    forward: bool
-    predicted: float
-    ladder: bool = False
-
-
-def _ladder(best: Candidate, ha: Array, hb: Array) -> list[Candidate]:
-    """Smaller rays of ``best``'s statistic, nested inside its event: thresholds at the
-    :data:`LADDER_TAILS` quantiles (of the held-out outputs of the favoured input) beyond its
-    own.  The search cannot tell a strong event of probability 0.5 % from a weak one of 20 %
-    on 10⁵ draws; the estimation batch of 10⁶–10⁷ can, so a few nested rays go to it."""
-    low, high = float(best.event.low), float(best.event.high)
-    upper = math.isinf(high) and not math.isinf(low)
-    lower = math.isinf(low) and not math.isinf(high)
-    if not (upper or lower):
-        return []
-    s = best.event.statistic(ha if best.forward else hb)
-    s = s[np.isfinite(s)]
-    if s.size == 0:
-        return []
-    tails = np.array(LADDER_TAILS)
-    cuts = np.quantile(s, 1.0 - tails if upper else tails)
-    out = []
-    for t in np.unique(cuts):
-        t = float(t)
-        if (upper and t > low) or (lower and t < high):
-            ev = Event(best.event.statistic, t, math.inf) if upper else \
-                Event(best.event.statistic, -math.inf, t)
-            out.append(Candidate(best.pair, ev, best.forward, best.predicted, True))
-    return out
-
-
 def search_pair(a: Array, b: Array, pair: int, *, n_estimate: int, z: float, delta: float,
                 screening: bool = False) -> list[Candidate]:
     """Candidate events for outputs ``a`` of ``M(x)`` and ``b`` of ``M(x')`` (search batch).
@@ -228,6 +191,9 @@ def _select(a: Array, b: Array, pair: int, *, n_estimate: int, z: float, delta: 
         # numeric rows: the fixed sum of coordinates (see RowSum), on the whole batch
         total = RowSum()
         add(total, total(a), total(b))
+        # and the count of coordinates above their medians (see AboveCount): the clipped sum
+        above = fit_above_count(a, b)
+        add(above, above(a), above(b))
     if hist is not None and hist.keys.size > 2:
         add(hist, hist(va), hist(vb), rays_only=True)
     if hist is not None and hist.keys.size <= MAX_EXACT_VALUES:
@@ -242,7 +208,7 @@ def _select(a: Array, b: Array, pair: int, *, n_estimate: int, z: float, delta: 
     fm = fit_feature_map(np.concatenate([ta, tb]))
     nb = fit_additive(ta, tb, fm)
     add(nb, nb(va), nb(vb), rays_only=True)
-    summary = fit_summary(fm)
+    summary = fit_summary(fm, np.concatenate([ta, tb]))
     if summary is not None:
         ns = fit_additive(ta, tb, summary)
         add(ns, ns(va), ns(vb), rays_only=True)
@@ -302,8 +268,9 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
     drawn = 0
     searched = 0
     # the search may use its share of the budget (and a little more), never the whole of it
-    stop = (None if plan.deadline is None
-            else t_start + SEARCH_SHARE * (plan.deadline - t_start))
+    end = (None if plan.deadline is None
+           else t_start + SEARCH_SHARE * (plan.deadline - t_start))
+    stop = end
     screen = len(pair_list) > FINALISTS
     finals = min(FINALISTS, len(pair_list)) if screen else 0
     n_first = max(MIN_SEARCH, plan.n_search // 4) if screen else plan.n_search
@@ -339,6 +306,12 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
         (m1, t1), (m2, t2) = times
         rate = max(plan.per_draw, (t2 - t1) / (2 * (m2 - m1)) if m2 > m1 else t2 / (2 * m2))
         fixed = max(0.0, t2 - 2 * m2 * rate)
+    wide = any(isinstance(c.event.statistic, RowSum) for c in found)
+    if wide and stop is not None:
+        # cheap statistics apply (numeric vector outputs): leave WIDE_SHARE of the search's
+        # time to the wide screen (dpcert.audit.screen)
+        now = time.perf_counter()
+        stop = now + (1.0 - WIDE_SHARE) * (stop - now)
     best: dict[int, float] = {}
     screened = 0   # the largest screening batch: a finalist's search must be larger
     for i in range(len(pair_list)):
@@ -365,7 +338,67 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
                 progress(f"search: pair {i + 1} again, {m:,} draws per input")
             found += _search_one(sampler, pair_list, i, m, plan, enc, z, delta)
             drawn += 2 * m
+    if any(isinstance(c.event.statistic, RowSum) for c in found):
+        got, rows = _wide(sampler, pair_list, found, plan, enc, z, delta, end)
+        found += got
+        drawn += 2 * rows
     return found, drawn, searched
+
+
+def _wide(sampler: Sampler, pair_list: list[tuple[Any, Any]], found: list[Candidate],
+          plan: Any, enc: OutputEncoder, z: float, delta: float, end: float | None
+          ) -> tuple[list[Candidate], int]:
+    """The wide screen (:mod:`dpcert.audit.screen`) until ``end``.  With more than
+    :data:`FINALISTS` pairs, every pair is first screened on :data:`WIDE_FIRST` of the time
+    (rare strong events, invisible in the search batch, decide which pair is best: SVT Alg. 3's
+    ``e^{0.24}`` event of probability 0.2 % on the half-half pair; those screens only rank the
+    pairs); then the :data:`FINALISTS` best pairs (by the screen, else by the search) share
+    the rest.  A screen's ladder is kept only when its best event beats every event found
+    before it.  Returns the candidates and the draws per input."""
+    ranked = sorted((c for c in found if not c.ladder), key=lambda c: c.predicted,
+                    reverse=True)
+    if not ranked:
+        return [], 0
+    best = ranked[0].predicted
+    out: list[Candidate] = []
+    drawn = 0
+
+    def run(pairs: list[int], until: float | None, rows: int, keep: bool
+            ) -> list[Candidate]:
+        nonlocal best, drawn
+        seen: list[Candidate] = []
+        for j, i in enumerate(pairs):
+            stop = (None if until is None else
+                    time.perf_counter() + (until - time.perf_counter()) / (len(pairs) - j))
+            x, xp = pair_list[i]
+            got, m = wide_screen(sampler, x, xp, i, rows=rows, chunk=plan.chunk,
+                                 deadline=stop, n_estimate=plan.n_estimate, z=z, delta=delta,
+                                 enc=enc)
+            drawn += m
+            seen += got
+            if not keep:
+                continue
+            top = max((c.predicted for c in got if not c.ladder), default=-math.inf)
+            if top <= best:
+                got = [c for c in got if not c.ladder]
+            best = max(best, top)
+            out.extend(got)
+        return seen
+
+    rows = WIDE_MAX_ROWS if end is not None else min(WIDE_MAX_ROWS, 2 * plan.n_search)
+    order = list(dict.fromkeys(c.pair for c in ranked))
+    if len(pair_list) > FINALISTS:
+        first = (None if end is None
+                 else time.perf_counter() + WIDE_FIRST * (end - time.perf_counter()))
+        # (its small screens only rank the pairs: their events are not kept, so a lucky
+        # quadrant of a 4 000-row screen cannot reach estimation)
+        seen = run(list(range(len(pair_list))), first, max(1, rows // (2 * len(pair_list))),
+                   False)
+        screened = sorted((c for c in seen if not c.ladder), key=lambda c: c.predicted,
+                          reverse=True)
+        order = list(dict.fromkeys([c.pair for c in screened] + order))
+    run(order[:FINALISTS], end, rows, True)
+    return out, drawn
 
 
 def choose(found: list[Candidate], k: int, ladder: int = 0) -> list[Candidate]:

@@ -1,0 +1,69 @@
+"""Candidate events handed from the search to the estimation, and the ladder of nested rays.
+
+Shared by :mod:`dpcert.audit.search` and :mod:`dpcert.audit.screen` (the wide screen).
+
+Examples
+--------
+>>> import numpy as np
+>>> from dpcert.audit.events import Event, Identity
+>>> best = Candidate(0, Event(Identity(), 0.0, np.inf), True, 0.5)
+>>> [c.event.describe() for c in _ladder(best, np.arange(1000.0), np.arange(1000.0))][:2]
+['output ≥ 899.1', 'output ≥ 969.03']
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpcert.audit.events import Event
+
+__all__ = ["HOLDOUT", "LADDER_TAILS", "Candidate"]
+
+Array = np.ndarray[Any, Any]
+
+#: Share of each search batch held out to re-score the selected events.
+HOLDOUT = 1.0 / 3.0
+#: Tail probabilities (under the favoured input) of the nested rays sent to estimation beside
+#: the best event (see ``_ladder``).
+LADDER_TAILS = (0.1, 0.03, 0.01, 0.003)
+
+
+@dataclass(frozen=True, eq=False)
+class Candidate:
+    """An event to estimate: pair index, event, direction and the bound the search predicts."""
+
+    pair: int
+    event: Event
+    forward: bool
+    predicted: float
+    ladder: bool = False
+
+
+def _ladder(best: Candidate, ha: Array, hb: Array) -> list[Candidate]:
+    """Smaller rays of ``best``'s statistic, nested inside its event: thresholds at the
+    :data:`LADDER_TAILS` quantiles (of the held-out outputs of the favoured input) beyond its
+    own.  The search cannot tell a strong event of probability 0.5 % from a weak one of 20 %
+    on 10⁵ draws; the estimation batch of 10⁶–10⁷ can, so a few nested rays go to it."""
+    low, high = float(best.event.low), float(best.event.high)
+    upper = math.isinf(high) and not math.isinf(low)
+    lower = math.isinf(low) and not math.isinf(high)
+    if not (upper or lower):
+        return []
+    s = best.event.statistic(ha if best.forward else hb)
+    s = s[np.isfinite(s)]
+    if s.size == 0:
+        return []
+    tails = np.array(LADDER_TAILS)
+    cuts = np.quantile(s, 1.0 - tails if upper else tails)
+    out = []
+    for t in np.unique(cuts):
+        t = float(t)
+        if (upper and t > low) or (lower and t < high):
+            ev = Event(best.event.statistic, t, math.inf) if upper else \
+                Event(best.event.statistic, -math.inf, t)
+            out.append(Candidate(best.pair, ev, best.forward, best.predicted, True))
+    return out
