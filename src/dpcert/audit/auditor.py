@@ -144,6 +144,8 @@ class AuditResult:
     explanation
         Why the bound is what it is when it is 0 (too few draws, what would help), or a note
         when the audit stopped at its deadline; empty otherwise.
+    estimate_draws
+        Draws per input of each chosen pair in the estimation phase (the ``n`` of the bounds).
     """
 
     mechanism: str
@@ -161,6 +163,7 @@ class AuditResult:
     pairs_searched: int
     curve: tuple[tuple[float, float], ...] = ()
     explanation: str = ""
+    estimate_draws: int = 0
 
     @property
     def verdict(self) -> str:
@@ -192,7 +195,8 @@ class AuditResult:
                 "samples": self.samples, "seconds": self.seconds,
                 "confidence": self.confidence, "candidates": self.candidates,
                 "pairs_searched": self.pairs_searched,
-                "curve": [list(p) for p in self.curve], "explanation": self.explanation}
+                "curve": [list(p) for p in self.curve], "explanation": self.explanation,
+                "estimate_draws": self.estimate_draws}
 
 
 def _finite(v: float) -> float | None:
@@ -472,4 +476,5 @@ def audit(mechanism: Any, pairs: Sequence[Any] | None = None, *, claimed: Any = 
         pairs_searched=searched,
         curve=curve,
         explanation=_explain(eps_lower, n, samples, z, chosen, counts_best),
+        estimate_draws=n,
     )
