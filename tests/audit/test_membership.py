@@ -15,7 +15,7 @@ from dpcert.audit import auditor, membership
 from dpcert.audit.auditor import audit
 from dpcert.audit.classifier import fit_logistic
 from dpcert.audit.events import Coordinate, Event, Identity, RowSum, fit_histogram
-from dpcert.audit.features import fit_additive, fit_feature_map, fit_summary
+from dpcert.audit.features import Composed, FloatCell, fit_additive, fit_feature_map, fit_summary
 from dpcert.audit.membership import Membership, _bins
 
 _spec = importlib.util.spec_from_file_location("audit_subjects", Path(__file__).with_name(
@@ -71,6 +71,12 @@ def test_chunks_the_codes_cannot_hold_go_the_direct_way() -> None:
            np.array([[-0.0, 1.0], [1.0, 1.0]]),       # -0.0 decodes as 0.0
            np.array([[np.nan, 1.0], [1.0, 1.0]])]     # NaN
     m = _check(events, [y, *odd, y])
+    assert m.coded_rows == 3 + 2 + 3     # the range widens to [0, 2] once
+    late = [np.array([[0.0, 1.0], [1.0, 1.0]]), np.array([[-1.0, 1.0], [1.0, 0.0]]),
+            np.array([[-1.0, 0.0], [0.0, 0.0]])]
+    m = _check(events, late)          # SVT's abort value -1 first seen in the second chunk
+    assert m.coded_rows == 6
+    m = _check(events, [np.array([[np.nan, 1.0]]), y, odd[1], y])   # NaN first: no range yet
     assert m.coded_rows == 6
     _check(events, [np.array([[0.5, 1.0]]), y])       # no code book from a non-integer start
 
@@ -133,3 +139,47 @@ def test_audit_counts_are_those_of_the_direct_route(name: str,
     assert len(counts) == 2 and len(counts[0]) >= 4 and sum(counts[0]) > 0
     assert counts[0] == counts[1]
     assert fast.epsilon_lower == slow.epsilon_lower
+
+
+def test_logistic_fast_path_equals_the_masked_formula() -> None:
+    rng = np.random.default_rng(9)
+    a = rng.laplace(0.0, 3.0, (5_000, 6))
+    b = rng.laplace(0.5, 3.0, (5_000, 6))
+    a[::40, 1] = np.nan    # an indicator column in the fit
+    model = fit_logistic(a, b)
+    y = rng.laplace(0.2, 3.0, (20_000, 6))
+
+    def masked(v: np.ndarray) -> np.ndarray:   # the general formula, masks and all
+        d = model.mean.size
+        w = model.weights[:d] / model.scale
+        finite = np.isfinite(v)
+        out = (np.einsum("ij,j->i", np.where(finite, v, 0.0), w)
+               - np.einsum("ij,j->i", finite.astype(np.float64), model.mean * w) + model.bias)
+        out += np.einsum("ij,j->i", (~finite[:, model.indicator_columns]).astype(np.float64),
+                         model.weights[d:])
+        return out
+
+    assert model.indicator_columns.size == 1
+    assert np.array_equal(model.decision(y), masked(y))          # fast path
+    y[::7, 1] = np.nan
+    y[::11, 4] = np.inf
+    assert np.array_equal(model.decision(y), masked(y))          # general path
+
+
+def test_histogram_slot_tables_equal_the_binary_search() -> None:
+    rng = np.random.default_rng(12)
+    a = rng.integers(0, 40, (20_000, 2)).astype(float)
+    b = rng.integers(3, 43, (20_000, 2)).astype(float)
+    hist = fit_histogram(a, b, 5_000)
+    assert hist is not None and hist.keys.size > 1_000
+    y = np.concatenate([a[:5_000], b[:5_000], rng.integers(-5, 50, (5_000, 2)).astype(float),
+                        [[np.nan, 1.0], [-0.0, 3.0]]])
+    assert membership._table(hist) is not None
+    assert np.array_equal(membership._score(hist, y).view(np.uint64), hist(y).view(np.uint64))
+    cell = FloatCell()
+    x = rng.laplace(0.0, 10.0, 20_000)
+    cells = fit_histogram(cell(x[:10_000]), cell(x[10_000:] + 1.0), 2_000)
+    assert cells is not None
+    stat = Composed(cell, cells)
+    z = np.concatenate([x, x + 1.0, [0.0, -0.0, np.inf, np.nan]])
+    assert np.array_equal(membership._score(stat, z).view(np.uint64), stat(z).view(np.uint64))

@@ -256,7 +256,7 @@ def _resolve_pairs(mechanism: Any, pairs: Sequence[Any] | None, input_size: int 
 
 
 def _plan(sampler: Sampler, x: Any, enc: OutputEncoder, samples: int | None,
-          seconds: float | None, n_pairs: int, k: int, t_start: float) -> _Plan:
+          seconds: float | None, n_pairs: int, t_start: float) -> _Plan:
     """Draws per input for the search and estimation phases, from a timing pilot.
 
     The pilot's outputs are not looked at (only its duration and output width)."""
@@ -291,7 +291,11 @@ def _plan(sampler: Sampler, x: Any, enc: OutputEncoder, samples: int | None,
     searches = n_pairs if n_pairs <= FINALISTS else FINALISTS + n_pairs / 4
     want = PLANNED_SHARE * SEARCH_SHARE * budget / (2 * searches * per_draw)
     n_search = int(min(max(want, MIN_SEARCH), cap_search))
-    want = (1.0 - SEARCH_SHARE) * draws / (2 * min(k, n_pairs))
+    # the estimation draws both inputs of the chosen pairs; the candidates come from the best
+    # pair first (search.choose), so one pair almost always: planning for k pairs made the
+    # search plan for a batch k× smaller than the one measured, and so favour larger, weaker
+    # events than the estimation could confirm
+    want = (1.0 - SEARCH_SHARE) * draws / 2
     n_est = int(max(1_000, min(want, MAX_SAMPLES if samples is None else samples)))
     return _Plan(n_search, n_est, chunk, per_draw, t_start + budget)
 
@@ -388,7 +392,7 @@ def audit(mechanism: Any, pairs: Sequence[Any] | None = None, *, claimed: Any = 
                else mechanism)
     pair_list = _resolve_pairs(mechanism, pairs, input_size, sensitivity, adjacency)
     enc = OutputEncoder()
-    plan = _plan(sampler, pair_list[0][0], enc, samples, seconds, len(pair_list), k, t_start)
+    plan = _plan(sampler, pair_list[0][0], enc, samples, seconds, len(pair_list), t_start)
     if search_samples is not None:
         plan.n_search = check_int(search_samples, "search_samples", minimum=100)
     delta = claim.delta if claim is not None else 0.0

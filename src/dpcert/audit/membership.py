@@ -17,6 +17,9 @@ of an additive score) cost more than drawing the outputs.  :class:`Membership` a
   (values failing the check, and NaN, get the exact binary search); the per-feature table
   values are then summed in the same order as the statistic itself, so scores are equal bit
   for bit.
+* **Histogram scores** (:class:`~dpcert.audit.events.HistogramScore`, alone or over a feature
+  map): the binary search of each row's hash among the fitted keys becomes one lookup in a
+  collision-free slot table (a bit slice of the 64-bit key; unmatched hashes score 0 as before).
 * Everything else: the statistic itself, computed once per chunk for all events sharing it.
 
 The events are fixed before the estimation batch is drawn and this only changes how their
@@ -40,8 +43,8 @@ from typing import Any
 
 import numpy as np
 
-from dpcert.audit.events import Event
-from dpcert.audit.features import AdditiveScore
+from dpcert.audit.events import Event, HistogramScore, row_hash
+from dpcert.audit.features import AdditiveScore, Composed
 
 __all__ = ["Membership"]
 
@@ -51,6 +54,10 @@ Array = np.ndarray[Any, Any]
 MAX_CODES = 1 << 22
 #: Cells of the uniform grid that guesses a feature's bin.
 GRID_CELLS = 4096
+#: Most code books built for one set of events (a wider range of values needs a new one).
+MAX_SETUPS = 4
+#: Largest slot table (2^bits entries) of a histogram score's keys.
+MAX_SLOT_BITS = 20
 #: Features with at most this many bin edges are binned by comparisons (as the score does).
 FEW_EDGES = 4
 
@@ -98,7 +105,55 @@ def _direct(y: Array, events: Sequence[Event]) -> list[Array]:
 def _score(stat: Any, y: Array) -> Array:
     if type(stat) is AdditiveScore:
         return _additive(stat, y)
+    if type(stat) is HistogramScore:
+        return _histogram(stat, y)
+    if type(stat) is Composed and type(stat.outer) is HistogramScore:
+        return _histogram(stat.outer, stat.inner(y))
     out: Array = stat(y)
+    return out
+
+
+_TABLES: dict[int, tuple[HistogramScore, tuple[int, int, Array, Array] | None]] = {}
+
+
+def _table(stat: HistogramScore) -> tuple[int, int, Array, Array] | None:
+    """A collision-free slot table for the score's keys: ``slot = (key >> shift) & mask``,
+    with each key and its score in its slot (and the first key in the empty ones: a key
+    landing in an empty slot is never equal to it, since that key has a slot of its own)."""
+    got = _TABLES.get(id(stat))
+    if got is not None and got[0] is stat:
+        return got[1]
+    keys, found = stat.keys, None
+    need = max(4, int(keys.size - 1).bit_length() + 2)
+    for bits in range(need, MAX_SLOT_BITS + 1):
+        mask = np.uint64((1 << bits) - 1)
+        for shift in range(0, 64 - bits + 1, 4):
+            slots = ((keys >> np.uint64(shift)) & mask).astype(np.intp)
+            if np.unique(slots).size == keys.size:
+                table_keys = np.full(1 << bits, keys[0], dtype=np.uint64)
+                table_scores = np.full(1 << bits, stat.scores[0], dtype=np.float64)
+                table_keys[slots] = keys
+                table_scores[slots] = stat.scores
+                found = (shift, bits, table_keys, table_scores)
+                break
+        if found is not None:
+            break
+    if len(_TABLES) > 256:
+        _TABLES.clear()
+    _TABLES[id(stat)] = (stat, found)
+    return found
+
+
+def _histogram(stat: HistogramScore, y: Array) -> Array:
+    """``stat(y)``, the binary search over the keys replaced by a slot table lookup."""
+    table = _table(stat) if stat.keys.size else None
+    if table is None:
+        out: Array = stat(y)
+        return out
+    shift, bits, table_keys, table_scores = table
+    h = row_hash(y)
+    slot = ((h >> np.uint64(shift)) & np.uint64((1 << bits) - 1)).astype(np.intp)
+    out = np.where(table_keys[slot] == h, table_scores[slot], 0.0)
     return out
 
 
@@ -160,15 +215,23 @@ class Membership:
     def __init__(self, events: Sequence[Event]) -> None:
         self.events = list(events)
         self._codes: _Codes | None = None
-        self._tried = False
+        self._range: tuple[float, float] | None = None
+        self._setups = 0
         self.coded_rows = 0
         self.distinct_codes = 0
 
     def _setup(self, y2: Array) -> None:
-        self._tried = True
+        """A code book for the values seen so far and in ``y2``, if they are few integers."""
+        self._setups += 1
+        self._codes = None
         with np.errstate(invalid="ignore"):
             lo, hi = float(y2.min()), float(y2.max())
-        if not (np.isfinite(lo) and np.isfinite(hi)) or lo != np.rint(lo) or lo < -128:
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            return
+        if self._range is not None:
+            lo, hi = min(lo, self._range[0]), max(hi, self._range[1])
+        self._range = (lo, hi)
+        if lo != np.rint(lo) or lo < -128:
             return
         base = int(hi - lo) + 1
         width = y2.shape[1]
@@ -181,10 +244,19 @@ class Membership:
         if not self.events or y.shape[0] == 0:
             return _direct(y, self.events)
         y2 = y if y.ndim == 2 else y[:, None]
-        if not self._tried:
-            self._setup(y2)
+        if self._range is None and self._setups < MAX_SETUPS:
+            self._setup(y2)      # (again while no chunk had a finite range)
         book = self._codes
         codes = None if book is None else book.codes(y2)
+        if codes is None and self._range is not None and self._setups < MAX_SETUPS:
+            with np.errstate(invalid="ignore"):
+                lo, hi = float(y2.min()), float(y2.max())
+            if lo < self._range[0] or hi > self._range[1]:
+                # a value outside the range seen so far (SVT's abort code first seen late): a
+                # new book over the widened range (its tables refill from the rows)
+                self._setup(y2)
+                book = self._codes
+                codes = None if book is None else book.codes(y2)
         if book is None or codes is None:
             return _direct(y, self.events)
         fresh = np.flatnonzero(~book.known[codes])
