@@ -3,7 +3,9 @@
 Draws alternate between the two inputs of each chosen pair chunk by chunk, so when the deadline
 stops the phase (it is checked between chunks, on the wall clock only, never on the counts)
 every input has the same number ``n`` of draws.  Each event's membership bits are kept (packed,
-1 bit per draw), so counts over any prefix of the draws are available afterwards.
+1 bit per draw), so counts over any prefix of the draws are available afterwards.  They are
+computed by :class:`~dpcert.audit.membership.Membership` (code tables, grid bins, slot tables:
+the same bits as the events' own ``contains``, at a fraction of the cost).
 
 Two ways to turn counts into a bound:
 
