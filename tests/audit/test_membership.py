@@ -78,6 +78,10 @@ def test_chunks_the_codes_cannot_hold_go_the_direct_way() -> None:
     assert m.coded_rows == 6
     m = _check(events, [np.array([[np.nan, 1.0]]), y, odd[1], y])   # NaN first: no range yet
     assert m.coded_rows == 6
+    m = _check(events, [np.ones((2, 2)), y, y])      # a constant first chunk: no book yet
+    assert m.coded_rows == 6
+    m = _check(events, [np.full((2, 2), 0.5), y])    # fractions: the direct way for good
+    assert m.coded_rows == 0
     _check(events, [np.array([[0.5, 1.0]]), y])       # no code book from a non-integer start
 
 

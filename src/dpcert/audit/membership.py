@@ -231,12 +231,14 @@ class Membership:
         if self._range is not None:
             lo, hi = min(lo, self._range[0]), max(hi, self._range[1])
         self._range = (lo, hi)
-        if lo != np.rint(lo) or lo < -128:
-            return
         base = int(hi - lo) + 1
         width = y2.shape[1]
-        if base < 2 or hi > 127 or width * np.log2(base) > np.log2(MAX_CODES):
+        if (lo != np.rint(lo) or lo < -128 or hi > 127
+                or width * np.log2(base) > np.log2(MAX_CODES)):
+            self._setups = MAX_SETUPS    # not few integers: the direct route from now on
             return
+        if base < 2:
+            return                       # one value so far: a book once a second one shows
         self._codes = _Codes(lo, base, width, len(self.events))
 
     def __call__(self, y: Array) -> list[Array]:
