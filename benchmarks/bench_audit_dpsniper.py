@@ -10,6 +10,8 @@ are DP-Sniper's (tests/audit/subjects.py).  Confidence defaults to DP-Sniper's 0
         [--confidence 0.9] [--budget-fraction 0.1] [--json out.json]
 
 Each seed seeds the mechanisms' own NumPy generators; the auditor's search is deterministic.
+``draws/input`` is the estimation phase's draws per input of each chosen pair (the ``n`` of the
+final bounds), per seed.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ def run_one(s: Any, seed: int, confidence: float, fraction: float, cap: float
     return {"mechanism": s.name, "seed": seed, "claimed": s.claimed, "private": s.private,
             "epsilon_lower": r.epsilon_lower, "seconds": secs, "budget": budget,
             "samples": r.samples, "verdict": r.verdict,
+            "estimate_draws": getattr(r, "estimate_draws", r.witness.n if r.witness else 0),
             "dpsniper_epsilon": ref[0] if ref else None,
             "dpsniper_seconds": ref[1] if ref else None,
             "witness": r.witness.describe() if r.witness else r.explanation}
@@ -76,7 +79,7 @@ def main() -> None:
     print(f"confidence {args.confidence:g}; budget {args.budget_fraction:g} × DP-Sniper's "
           f"search time; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"{'mechanism':19s} {'claim':>6s} {'DP-Sniper ε≥':>12s} {'dpcert ε≥ (seeds)':>26s} "
-          f"{'≥?':>3s} {'DP-Sniper s':>11s} {'dpcert s':>9s} verdict")
+          f"{'≥?':>3s} {'DP-Sniper s':>11s} {'dpcert s':>9s} {'draws/input':>18s} verdict")
     for s in subjects().SUBJECTS:
         if args.only and s.name not in args.only:
             continue
@@ -88,9 +91,12 @@ def main() -> None:
         ok = "-" if ref is None else ("yes" if min(lows) >= ref[0] else "NO")
         eps = " ".join(f"{v:.4f}" for v in lows)
         verdicts = ",".join(sorted({r["verdict"] for r in res}))
+        draws = " ".join(f"{r['estimate_draws'] / 1e6:.1f}M" for r in res)
         print(f"{s.name:19s} {s.claimed:6.3g} {ref[0] if ref else float('nan'):12.4f} "
               f"{eps:>26s} {ok:>3s} {ref[1] if ref else float('nan'):11.1f} "
-              f"{max(r['seconds'] for r in res):9.1f} {verdicts}", flush=True)
+              f"{max(r['seconds'] for r in res):9.1f} "
+              f"{draws:>18s} "
+              f"{verdicts}", flush=True)
     print(f"load average at the end {os.getloadavg()[0]:.1f}")
     if args.json is not None:
         args.json.write_text(json.dumps(rows, indent=1))

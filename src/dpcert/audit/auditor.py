@@ -144,6 +144,8 @@ class AuditResult:
     explanation
         Why the bound is what it is when it is 0 (too few draws, what would help), or a note
         when the audit stopped at its deadline; empty otherwise.
+    estimate_draws
+        Draws per input of each chosen pair in the estimation phase (the ``n`` of the bounds).
     """
 
     mechanism: str
@@ -161,6 +163,7 @@ class AuditResult:
     pairs_searched: int
     curve: tuple[tuple[float, float], ...] = ()
     explanation: str = ""
+    estimate_draws: int = 0
 
     @property
     def verdict(self) -> str:
@@ -192,7 +195,8 @@ class AuditResult:
                 "samples": self.samples, "seconds": self.seconds,
                 "confidence": self.confidence, "candidates": self.candidates,
                 "pairs_searched": self.pairs_searched,
-                "curve": [list(p) for p in self.curve], "explanation": self.explanation}
+                "curve": [list(p) for p in self.curve], "explanation": self.explanation,
+                "estimate_draws": self.estimate_draws}
 
 
 def _finite(v: float) -> float | None:
@@ -252,7 +256,7 @@ def _resolve_pairs(mechanism: Any, pairs: Sequence[Any] | None, input_size: int 
 
 
 def _plan(sampler: Sampler, x: Any, enc: OutputEncoder, samples: int | None,
-          seconds: float | None, n_pairs: int, k: int, t_start: float) -> _Plan:
+          seconds: float | None, n_pairs: int, t_start: float) -> _Plan:
     """Draws per input for the search and estimation phases, from a timing pilot.
 
     The pilot's outputs are not looked at (only its duration and output width)."""
@@ -287,7 +291,11 @@ def _plan(sampler: Sampler, x: Any, enc: OutputEncoder, samples: int | None,
     searches = n_pairs if n_pairs <= FINALISTS else FINALISTS + n_pairs / 4
     want = PLANNED_SHARE * SEARCH_SHARE * budget / (2 * searches * per_draw)
     n_search = int(min(max(want, MIN_SEARCH), cap_search))
-    want = (1.0 - SEARCH_SHARE) * draws / (2 * min(k, n_pairs))
+    # the estimation draws both inputs of the chosen pairs; the candidates come from the best
+    # pair first (search.choose), so one pair almost always: planning for k pairs made the
+    # search plan for a batch k× smaller than the one measured, and so favour larger, weaker
+    # events than the estimation could confirm
+    want = (1.0 - SEARCH_SHARE) * draws / 2
     n_est = int(max(1_000, min(want, MAX_SAMPLES if samples is None else samples)))
     return _Plan(n_search, n_est, chunk, per_draw, t_start + budget)
 
@@ -384,7 +392,7 @@ def audit(mechanism: Any, pairs: Sequence[Any] | None = None, *, claimed: Any = 
                else mechanism)
     pair_list = _resolve_pairs(mechanism, pairs, input_size, sensitivity, adjacency)
     enc = OutputEncoder()
-    plan = _plan(sampler, pair_list[0][0], enc, samples, seconds, len(pair_list), k, t_start)
+    plan = _plan(sampler, pair_list[0][0], enc, samples, seconds, len(pair_list), t_start)
     if search_samples is not None:
         plan.n_search = check_int(search_samples, "search_samples", minimum=100)
     delta = claim.delta if claim is not None else 0.0
@@ -472,4 +480,5 @@ def audit(mechanism: Any, pairs: Sequence[Any] | None = None, *, claimed: Any = 
         pairs_searched=searched,
         curve=curve,
         explanation=_explain(eps_lower, n, samples, z, chosen, counts_best),
+        estimate_draws=n,
     )

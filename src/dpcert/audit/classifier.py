@@ -78,6 +78,15 @@ class LogisticScore:
         # an output's score never depends on the other outputs of its batch)
         d = self.mean.size
         w = self.weights[:d] / self.scale
+        fast: Array = np.einsum("ij,j->i", raw, w)
+        if np.isfinite(fast).all():
+            # every value finite (a non-finite one makes its row's sum inf or NaN, even at
+            # weight 0): the general formula below with its masks folded away; the constant is
+            # the same einsum on a row of ones, so the scores are equal to the general ones
+            shift = np.einsum("ij,j->i", np.ones((1, d)), self.mean * w)[0]
+            fast -= shift
+            fast += self.bias
+            return fast
         finite = np.isfinite(raw)
         out: Array = (np.einsum("ij,j->i", np.where(finite, raw, 0.0), w)
                       - np.einsum("ij,j->i", finite.astype(np.float64), self.mean * w)
