@@ -29,6 +29,9 @@ EXPECTED: dict[str, tuple[str, object]] = {
     "noisy_sum": ("PROVED", "all"),
     "noisy_max": ("PROVED", "all"),
     "noisy_max_expo": ("PROVED", "all"),
+    "noisy_max_gap": ("PROVED", "all"),  # free-gap argmax rule: prophecy D = M' − M
+    "noisy_max_gap_monotone": ("PROVED", "all"),
+    "noisy_max_gap_bad": ("REFUTED", 2),  # Lap(1/eps) without monotonicity
     "svt": ("PROVED", "all"),
     "svt_c2": ("PROVED", "all"),
     "svt_monotone": ("PROVED", "all"),

@@ -54,6 +54,7 @@ from dpcert.verify.obligations import (
 from dpcert.verify.potential import potential_bound
 from dpcert.verify.relexec import Unsupported
 from dpcert.verify.slots import PHASE_TEXT, Search
+from dpcert.verify.topgap import TopGapProof, prove_top_gap
 
 __all__ = ["AllSizesProof", "claim_poly", "prove_all_sizes"]
 
@@ -142,6 +143,11 @@ def prove_all_sizes(prog: Program, deadline: float) -> AllSizesProof | str:
     except Unsupported as e:
         return f"outside the all-sizes fragment: {e}"
     adj = prog.adjacency[prog.inputs[0].name]
+    tg = prove_top_gap(prog, sh, deadline)  # a released argmax and its gap (free gap)
+    if isinstance(tg, TopGapProof):
+        return AllSizesProof(tg.text, tg.invariant, tg.shifts, tg.cost)
+    if isinstance(tg, str):  # the rule applies (an argmax and its gap) but fails
+        return tg
     argmax = argmax_var(prog, sh)
     kinds: list[str | None] = ["one"] if adj.mode == "one" else [None]
     if argmax is not None and adj.mode == "all":
