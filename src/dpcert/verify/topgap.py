@@ -202,7 +202,7 @@ def prove_top_gap(prog: Program, sh: LoopShape, deadline: float) -> TopGapProof 
     if not (pv.valid(rng, base) and pv.valid([*rng, inv], step)):
         return "free-gap argmax: the ghost maxima's invariant does not hold"
     # exit: run 2 (non-winners v + Δ, winner v_w − Δ_w + D + Δ_w) has the same argmax and gap
-    tw, mm, mp, dd = [*z3.Reals("T⟨1⟩ M M'")[:3], z3.Real("D")]
+    tw, mm, mp, dd = (z3.Real(x) for x in ("T⟨1⟩", "M", "M'", "D"))
     t2 = tw + dd
     hyp = [tw > mm, dd == mp - mm]
     if not pv.valid(hyp, z3.And(t2 > mp, t2 - mp == tw - mm)):
