@@ -169,10 +169,39 @@ def _simulation(pv: Prover, b: str, t: str, u: str) -> tuple[Any, Any, Fraction,
 def prove_top_gap(prog: Program, sh: LoopShape, deadline: float) -> TopGapProof | str | None:
     """The free-gap argmax proof, a reason why it failed, or ``None`` when it does not apply.
 
+    Parameters
+    ----------
+    prog, sh
+        The program and its loop shape (:func:`dpcert.verify.loopshape.loop_shape`).
+    deadline
+        A :func:`time.monotonic` value.
+
+    Returns
+    -------
+    TopGapProof | str | None
+        The checked proof; the reason when the program releases an argmax and a gap but a
+        check fails (e.g. the cost exceeds the claim); ``None`` when the rule does not apply.
+
     Raises
     ------
     TimeoutError
-        When ``deadline`` (a :func:`time.monotonic` value) passes.
+        When ``deadline`` passes.
+
+    Examples
+    --------
+    >>> import time
+    >>> from dpcert.verify import parse_program
+    >>> from dpcert.verify.loopshape import loop_shape
+    >>> src = ("input q : real[n]; adjacent q : all in [-1, 1]; param eps > 0; claim eps;"
+    ...        " best := 0; bq := 0; sq := 0; for i in 0 .. n { x := q[i] + lap(2 / eps);"
+    ...        " if (i == 0 || x > bq) { sq := bq; best := i; bq := x; }"
+    ...        " else { if (i == 1 || x > sq) { sq := x; } } } return best, bq - sq;")
+    >>> prog = parse_program(src)
+    >>> prove_top_gap(prog, loop_shape(prog), time.monotonic() + 60).cost
+    'eps'
+    >>> bad = parse_program(src.replace("lap(2 / eps)", "lap(1 / eps)"))
+    >>> prove_top_gap(bad, loop_shape(bad), time.monotonic() + 60)
+    'free-gap argmax: the aligned cost 2·eps (shift ≤ 2) may exceed the claim eps'
     """
     argmax = argmax_var(prog, sh)
     adj = prog.adjacency[prog.inputs[0].name]
