@@ -91,3 +91,11 @@ def test_broken_gap_is_refuted_with_an_exact_witness() -> None:
     r = verify(PROGRAMS / "noisy_max_gap_bad.dp")
     assert r.verdict == "REFUTED" and r.witness is not None and r.witness.n == 2
     assert r.witness.loss > 1.5  # Lap(1/eps) gap with a shift of 2: loss up to 2·eps
+
+
+def test_bounded_mode_uses_the_free_gap_rule() -> None:
+    # the per-size templates cannot align a released gap at n = 3; the rule covers every n
+    r = verify(PROGRAMS / "noisy_max_gap.dp", n=3)
+    assert r.verdict == "PROVED" and r.sizes == "all" and r.bounded_n is None
+    assert r.proof is not None and "free-gap argmax" in r.proof
+    assert verify(PROGRAMS / "noisy_max_gap_bad.dp", n=2).verdict == "REFUTED"

@@ -56,7 +56,7 @@ from dpcert.verify.relexec import Unsupported
 from dpcert.verify.slots import PHASE_TEXT, Search
 from dpcert.verify.topgap import TopGapProof, prove_top_gap
 
-__all__ = ["AllSizesProof", "claim_poly", "prove_all_sizes"]
+__all__ = ["AllSizesProof", "claim_poly", "prove_all_sizes", "prove_free_gap"]
 
 #: Largest sum of candidate ranks tried (0 = all shifts 0).
 MAX_RANK = 6
@@ -126,6 +126,25 @@ def _by_rank_sum(sizes: list[int], most: int) -> Any:
                 yield (r, *rest)
     for t in range(most + 1):
         yield from gen(0, t)
+
+
+def prove_free_gap(prog: Program, deadline: float) -> AllSizesProof | None:
+    """The free-gap argmax rule alone (cheap): an all-sizes proof, or ``None``.
+
+    Raises
+    ------
+    TimeoutError
+        When ``deadline`` (a :func:`time.monotonic` value) passes.
+    """
+    if not prog.size_names:
+        return None
+    try:
+        sh = loop_shape(prog)
+    except Unsupported:
+        return None
+    tg = prove_top_gap(prog, sh, deadline)
+    return AllSizesProof(tg.text, tg.invariant, tg.shifts, tg.cost) \
+        if isinstance(tg, TopGapProof) else None
 
 
 def prove_all_sizes(prog: Program, deadline: float) -> AllSizesProof | str:
