@@ -133,7 +133,9 @@ def verify(source_or_path: str | os.PathLike[str], n: int | None = None,
     n
         ``None`` (default): try a proof for *every* size first (inductive loop invariants),
         then bounded proofs up to size 5 and refutations at growing sizes up to 8.  An integer:
-        proofs for every size 1..n only, refutations at the smallest size up to n.
+        proofs for every size 1..n only, refutations at the smallest size up to n (a program
+        released as an argmax and its gap is first tried with the free-gap rule, whose proof
+        covers every size: ``sizes == "all"``).
     smt_out
         A directory to write the SMT-LIB side conditions of a bounded proof to.
     timeout
