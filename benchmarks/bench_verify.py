@@ -5,8 +5,8 @@
 No peer runs here (CheckDP / ShadowDP are C/Java toolchains outside this machine); the figures
 are dpcert's own, from one run. Target: every target program PROVED for all n in ≤ 10 s.
 Figures of 2026-11-23 (shared 2-core machine, ``nice -n 10``): every target PROVED for all n
-(noisy max with gap included, 0.95 s), the slowest smart_sum in 3.1 s; all 34 examples in
-41.0 s (table in docs/verifier.md).
+(noisy max with gap included, 1.5 s), the slowest smart_sum in 4.0 s; all 36 examples in
+46.6 s (table in docs/verifier.md).
 """
 
 from __future__ import annotations
