@@ -4,8 +4,9 @@
 
 No peer runs here (CheckDP / ShadowDP are C/Java toolchains outside this machine); the figures
 are dpcert's own, from one run. Target: every target program PROVED for all n in ≤ 10 s.
-Figures of 2026-11-23 (shared 2-core machine, ``nice -n 10``): every target PROVED for all n,
-the slowest smart_sum in 4.0 s; all 31 examples in 50.0 s (table in docs/verifier.md).
+Figures of 2026-11-23 (shared 2-core machine, ``nice -n 10``): every target PROVED for all n
+(noisy max with gap included, 1.5 s), the slowest smart_sum in 4.0 s; all 36 examples in
+46.6 s (table in docs/verifier.md).
 """
 
 from __future__ import annotations

@@ -29,6 +29,9 @@ EXPECTED: dict[str, tuple[str, object]] = {
     "noisy_sum": ("PROVED", "all"),
     "noisy_max": ("PROVED", "all"),
     "noisy_max_expo": ("PROVED", "all"),
+    "noisy_max_gap": ("PROVED", "all"),  # free-gap argmax rule: prophecy D = M' − M
+    "noisy_max_gap_monotone": ("PROVED", "all"),
+    "noisy_max_gap_bad": ("REFUTED", 2),  # Lap(1/eps) without monotonicity
     "svt": ("PROVED", "all"),
     "svt_c2": ("PROVED", "all"),
     "svt_monotone": ("PROVED", "all"),
@@ -46,6 +49,8 @@ EXPECTED: dict[str, tuple[str, object]] = {
     "gaussian": ("PROVED", "all"),
     "gaussian_sum": ("PROVED", "all"),  # μ² = Σ s²/σ² bounded by induction
     "gaussian_histogram": ("PROVED", "all"),
+    "gaussian_sum_clip": ("PROVED", "all"),  # branches on the data only
+    "gaussian_sum_clip_bad": ("UNKNOWN", 5),  # not proved; the Gaussian refuter needs one path
     "gaussian_vector_bad": ("REFUTED", 2),  # μ² = n/16 grows with n
     "gaussian_bad_sigma": ("REFUTED", "all"),  # δ(ε) too large: proven-enclosure witness
     "gaussian_sum_bad_sensitivity": ("REFUTED", 1),  # sensitivity 2 calibrated as 1

@@ -83,6 +83,16 @@ def test_gaussian_sum_bounds_mu_squared_by_induction() -> None:
     assert "(1, 1/1000000)-DP for every size" in p.text
 
 
+def test_gaussian_sum_clipped_by_data_branches() -> None:
+    # branches on the data only: each run's path and state are functions of its input, so the
+    # shift of the final sample is a function of (x, x'); the clip bounds it by 1, not 2
+    p = _prove("gaussian_sum_clip")
+    assert isinstance(p, AllSizesProof) and "≤ 1/25 at exit" in p.cost
+    assert "s⟨2⟩ − s⟨1⟩ ≤ 1" in p.invariant
+    bad = _prove("gaussian_sum_clip_bad")
+    assert isinstance(bad, str) and "μ² ≤ 4/25" in bad
+
+
 @pytest.mark.parametrize("name", ["dummysum_fresh_bad", "noisy_max_value", "svt_no_query_noise",
                                   "histogram_bad_scale", "svt_never_halts", "bad_gap_svt",
                                   "smart_sum_bad", "gaussian_vector_bad"])

@@ -124,10 +124,11 @@ def prove_gaussian(prog: Program, n: int) -> str | tuple[str, float]:
 def gauss_cost_bound(se: Search, pairs: list[Any], inv: list[tuple[str, Any]]) -> str:
     """All sizes, Gaussian noise: ``μ² = Σ s²/σ² ≤ α + β·v`` by induction, then δ_μ(ε) ≤ δ.
 
-    Fragment: every sample is Gaussian with a numeric σ, no block branches (one path each), the
-    loop guard is ``i < n`` alone (a fixed number of iterations) and the claim is numeric.
-    Without branches the program is linear in data and noise, so run 2's state minus run 1's
-    is noise-free and every shift s is a function of (x, x') alone: the
+    Fragment: every sample is Gaussian with a numeric σ, branches test noise-free conditions
+    only, no numeric variable carried around the loop holds noise, every shift is noise-free,
+    the loop guard is ``i < n`` alone (a fixed number of iterations) and the claim is numeric.
+    Then each run's path and state are functions of its input, so every shift s is a function
+    of (x, x') alone: the
     released values on x' are those on x with the noise vector moved by a fixed s, a
     post-processing of N(0, Σ) against N(s, Σ), i.e. μ-GDP with μ² = Σ sⱼ²/σⱼ².  Each
     iteration adds at most β to μ² per increment of a counter ([i > p] for one changed element,
@@ -139,9 +140,21 @@ def gauss_cost_bound(se: Search, pairs: list[Any], inv: list[tuple[str, Any]]) -
     pv, z3 = se.pv, se.z3
     if any(k != "gauss" for k, _b, _l in pv.site_info.values()):
         raise Fail("Gaussian noise mixed with other noise")
-    if any(len(p1s) != 1 for _b, _ph, p1s, _p2 in se.blocks) or pv.sh.guard_rest is not None:
-        raise Fail("a program with Gaussian noise must not branch (one path per block, a loop "
-                   "`for i in 0 .. n` without a further guard)")
+    if pv.sh.guard_rest is not None:
+        raise Fail("a program with Gaussian noise needs a loop `for i in 0 .. n` without a "
+                   "further guard")
+    for blk, _ph, p1s, p2s in se.blocks:
+        for p in p1s + p2s:
+            if any(c.noisy for c in p.cons):
+                raise Fail("a program with Gaussian noise may branch on the data only (a "
+                           "branch tests noise)")
+            if blk != "post" and any(pv.names(p.env[v]) & pv.noise_vars
+                                     for v in pv.numeric if v in p.env):
+                raise Fail("a program with Gaussian noise must not keep noise in a variable "
+                           "carried around the loop")
+    for _blk, _ph, _p1, _p2, sig, _cons in pairs:
+        if any(pv.names(val) & pv.noise_vars for _s, val in sig):
+            raise Fail("a Gaussian shift depends on the noise")
     eps = public_poly(pv.prog.claim, pv.prog)
     assert pv.prog.claim_delta is not None  # Prover refuses gauss without it
     delta = public_poly(pv.prog.claim_delta, pv.prog)

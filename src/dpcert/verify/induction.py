@@ -54,8 +54,9 @@ from dpcert.verify.obligations import (
 from dpcert.verify.potential import potential_bound
 from dpcert.verify.relexec import Unsupported
 from dpcert.verify.slots import PHASE_TEXT, Search
+from dpcert.verify.topgap import TopGapProof, prove_top_gap
 
-__all__ = ["AllSizesProof", "claim_poly", "prove_all_sizes"]
+__all__ = ["AllSizesProof", "claim_poly", "prove_all_sizes", "prove_free_gap"]
 
 #: Largest sum of candidate ranks tried (0 = all shifts 0).
 MAX_RANK = 6
@@ -127,6 +128,25 @@ def _by_rank_sum(sizes: list[int], most: int) -> Any:
         yield from gen(0, t)
 
 
+def prove_free_gap(prog: Program, deadline: float) -> AllSizesProof | None:
+    """The free-gap argmax rule alone (cheap): an all-sizes proof, or ``None``.
+
+    Raises
+    ------
+    TimeoutError
+        When ``deadline`` (a :func:`time.monotonic` value) passes.
+    """
+    if not prog.size_names:
+        return None
+    try:
+        sh = loop_shape(prog)
+    except Unsupported:
+        return None
+    tg = prove_top_gap(prog, sh, deadline)
+    return AllSizesProof(tg.text, tg.invariant, tg.shifts, tg.cost) \
+        if isinstance(tg, TopGapProof) else None
+
+
 def prove_all_sizes(prog: Program, deadline: float) -> AllSizesProof | str:
     """An inductive proof for every size, or the reason why none was found.
 
@@ -142,6 +162,11 @@ def prove_all_sizes(prog: Program, deadline: float) -> AllSizesProof | str:
     except Unsupported as e:
         return f"outside the all-sizes fragment: {e}"
     adj = prog.adjacency[prog.inputs[0].name]
+    tg = prove_top_gap(prog, sh, deadline)  # a released argmax and its gap (free gap)
+    if isinstance(tg, TopGapProof):
+        return AllSizesProof(tg.text, tg.invariant, tg.shifts, tg.cost)
+    if isinstance(tg, str):  # the rule applies (an argmax and its gap) but fails
+        return tg
     argmax = argmax_var(prog, sh)
     kinds: list[str | None] = ["one"] if adj.mode == "one" else [None]
     if argmax is not None and adj.mode == "all":
