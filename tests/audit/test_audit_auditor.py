@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
 from fractions import Fraction
-from pathlib import Path
 
+import audit_subjects as subjects  # registered by tests/audit/conftest.py
 import numpy as np
 import pytest
 
@@ -17,13 +15,6 @@ from dpcert._numbers import round_up
 from dpcert.audit import audit, one_at_a_time, resolve_claim
 from dpcert.combinators.conversions import zcdp_epsilon
 from dpcert.errors import InvalidParameter
-
-_spec = importlib.util.spec_from_file_location("audit_subjects", Path(__file__).with_name(
-    "subjects.py"))
-assert _spec is not None and _spec.loader is not None
-subjects = importlib.util.module_from_spec(_spec)
-sys.modules["audit_subjects"] = subjects
-_spec.loader.exec_module(subjects)
 
 
 def _run(name: str, seed: int, samples: int, **kw):  # type: ignore[no-untyped-def]

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
+import audit_subjects as subjects  # registered by tests/audit/conftest.py
 import numpy as np
 import pytest
 
@@ -17,13 +15,6 @@ from dpcert.audit.classifier import fit_logistic
 from dpcert.audit.events import Coordinate, Event, Identity, RowSum, fit_histogram
 from dpcert.audit.features import Composed, FloatCell, fit_additive, fit_feature_map, fit_summary
 from dpcert.audit.membership import Membership, _bins
-
-_spec = importlib.util.spec_from_file_location("audit_subjects", Path(__file__).with_name(
-    "subjects.py"))
-assert _spec is not None and _spec.loader is not None
-subjects = importlib.util.module_from_spec(_spec)
-sys.modules["audit_subjects"] = subjects
-_spec.loader.exec_module(subjects)
 
 
 def _check(events: list[Event], chunks: list[np.ndarray]) -> Membership:

@@ -7,20 +7,11 @@ seed, same draws, same outputs bit for bit, so the distributions are the same.""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
+import audit_subjects as subjects  # registered by tests/audit/conftest.py
 import numpy as np
 import pytest
-
-_spec = importlib.util.spec_from_file_location("audit_subjects", Path(__file__).with_name(
-    "subjects.py"))
-assert _spec is not None and _spec.loader is not None
-subjects = importlib.util.module_from_spec(_spec)
-sys.modules["audit_subjects"] = subjects
-_spec.loader.exec_module(subjects)
 
 H, EPS = subjects.H, subjects.EPS
 
