@@ -7,8 +7,10 @@ in its own process (peak memory is that process tree's, JVM included):
 
 * ``spark_unit_group``: plain Spark ``groupBy(uid, g).count()`` (executed, written to ``noop``);
 * ``spark_group``: plain Spark ``groupBy(g)`` count + sum, collected (no DP, no bounding);
-* ``dpcert_spark``: :class:`dpcert.backends.spark.SparkBackend` keyed bounding + exact grouped
-  statistics, noise on the driver;
+* ``dpcert_spark``: :class:`dpcert.backends.spark.SparkBackend` keyed bounding (the default,
+  ``bounding="arrow"``: one shuffle by the unit, the NumPy rule on each partition's Arrow
+  batches) + exact grouped statistics, noise on the driver;
+* ``dpcert_spark_sql``: the same with ``bounding="sql"`` (Spark window functions only);
 * ``dpcert_polars``: the same with :class:`dpcert.backends.polars.PolarsBackend`;
 * ``tumult``: Tumult Analytics 0.21 on the same Spark (``--tumult-python``, its own venv, via
   ``../shared/bench-peers/bench_tumult_spark.py``).
@@ -157,7 +159,9 @@ def worker(lib: str, path: str, reps: int, master: str) -> dict[str, Any]:
             elif lib == "spark_group":
                 df.groupBy("g").agg(F.count(F.lit(1)), F.sum("v")).collect()
             elif lib == "dpcert_spark":
-                _release(SparkBackend(), df)
+                _release(SparkBackend("arrow"), df)
+            elif lib == "dpcert_spark_sql":
+                _release(SparkBackend("sql"), df)
             else:
                 raise SystemExit(f"unknown lib {lib}")
             times.append(time.perf_counter() - t)
@@ -207,7 +211,8 @@ def main() -> None:
         paths[n] = root / f"rows_{n}"
         if not paths[n].exists():
             generate(n, paths[n])
-    libs = ["spark_group", "spark_unit_group", "dpcert_spark", "dpcert_polars"]
+    libs = ["spark_group", "spark_unit_group", "dpcert_spark", "dpcert_spark_sql",
+            "dpcert_polars"]
     results: dict[int, dict[str, dict[str, Any]]] = {n: {} for n in sizes}
     for n in sizes:
         for lib in libs:

@@ -88,11 +88,13 @@ def test_spark_xxhash64_equals_numpy(spark: Any) -> None:
     assert [got[i] for i in range(len(rows))] == [int(x) for x in mine]
 
 
-@pytest.mark.parametrize(("G", "R"), [(2, 1), (5, 3)])
-def test_polars_and_spark_give_identical_statistics(spark: Any, G: int, R: int) -> None:
+@pytest.mark.parametrize(("G", "R", "how"), [(2, 1, "arrow"), (5, 3, "arrow"), (2, 1, "sql"),
+                                            (5, 3, "sql")])
+def test_polars_and_spark_give_identical_statistics(spark: Any, G: int, R: int,
+                                                    how: str) -> None:
     from dpcert.backends.spark import SparkBackend
 
-    sp = SparkBackend()
+    sp = SparkBackend(how)
     df = data(seed=G)
     bound = BoundSpec("u", ("g",), G, R, key=KEY, value_columns=("v",))
     keys = [(f"g{i}é",) for i in range(45)] + [(None,)]
@@ -105,7 +107,8 @@ def test_polars_and_spark_give_identical_statistics(spark: Any, G: int, R: int) 
     same(a2, b2)
 
 
-def test_heavy_pairs_value_ties_and_group_limits(spark: Any, monkeypatch: Any) -> None:
+@pytest.mark.parametrize("how", ["arrow", "sql"])
+def test_heavy_pairs_value_ties_and_group_limits(spark: Any, monkeypatch: Any, how: str) -> None:
     """Pairs with more than R rows (with tied values), units with exactly G and with more than G
     groups, negative fixed-point values; and the decimal fallback when a long sum overflows."""
     from pyspark.sql import functions as F
@@ -126,7 +129,7 @@ def test_heavy_pairs_value_ties_and_group_limits(spark: Any, monkeypatch: Any) -
     st = [StatSpec("n", "count"), StatSpec("s", "fixed_sum", "v", lo, hi, exponent=-3),
           StatSpec("q", "fixed_sum_sq", "v", lo, hi, exponent=0),
           StatSpec("m", "at_most", "v", lo, hi, candidates=(-40, 0, 8, 99))]
-    sp = SparkBackend()
+    sp = SparkBackend(how)
     keys = [(i,) for i in range(9)]
     bound = BoundSpec("u", ("g",), G, R, key=KEY, value_columns=("v",))
     a = PL.group_stats(PL.keyed_bound(df, bound), ["g"], keys, st)
@@ -309,22 +312,52 @@ def test_a_compiled_release_runs_on_spark(spark: Any) -> None:
 
 
 def test_bounding_plan_has_one_shuffle_and_one_exact_sort(spark: Any) -> None:
-    """The plan shape the speed depends on (issue 14): one shuffle by the unit, the map-side
-    hint sort and *one* exact sort read by all windows, even with a public-key filter on a
-    group column on top (a window partitioned by the group would let that filter in between
-    the windows and cost a second sort)."""
+    """The plan shape the speed depends on (issue 14), SQL bounding: one shuffle by the unit,
+    the map-side hint sort and *one* exact sort read by all windows, even with a public-key
+    filter on a group column on top (a window partitioned by the group would let that filter in
+    between the windows and cost a second sort).  Arrow bounding: one shuffle, no sort, one
+    Arrow map, and the filter stays above it."""
     from pyspark.sql import functions as F
 
     from dpcert.backends.spark import SparkBackend
 
     sdf = to_spark(spark, data(200, seed=2))
     for unit in ("u", "k"):  # a float unit (Spark normalises it as a window key) and a long one
-        bound = SparkBackend().keyed_bound(sdf, BoundSpec(unit, ("g",), 2, 1, key=KEY,
-                                                          value_columns=("v",)))
-        plan = bound.filter(F.col("g").isin(["g1é", "g2é"]))._jdf.queryExecution() \
-            .executedPlan().toString()
+        spec = BoundSpec(unit, ("g",), 2, 1, key=KEY, value_columns=("v",))
+
+        def plan_of(how: str, spec: BoundSpec = spec) -> str:
+            bound = SparkBackend(how).keyed_bound(sdf, spec)
+            return str(bound.filter(F.col("g").isin(["g1é", "g2é"]))._jdf.queryExecution()
+                       .executedPlan().toString())
+
+        plan = plan_of("sql")
         assert plan.count("Exchange ") == 1, plan
         assert plan.count("Sort [") == 2, plan
         # printed top-down: the exact sort above the shuffle, the hint sort below it
         assert plan.index("Sort [") < plan.index("Exchange ") < plan.rindex("Sort ["), plan
         assert plan.count("Window [") == 2, plan
+        plan = plan_of("arrow")
+        assert plan.count("Exchange ") == 1 and "Sort [" not in plan, plan
+        assert plan.count("MapInArrow") == 1, plan
+        # printed top-down: the key filter above the Arrow map, the shuffle below it
+        assert plan.index("Filter ") < plan.index("MapInArrow") < plan.index("Exchange "), plan
+
+
+def test_bounding_mode_is_checked_and_read_from_the_session(spark: Any) -> None:
+    from dpcert.backends.spark import BOUNDING_CONF, SparkBackend
+
+    with pytest.raises(InvalidParameter, match="bounding='rows'"):
+        SparkBackend("rows")
+    sdf = to_spark(spark, data(50, seed=3))
+    spec = BoundSpec("k", ("g",), 2, 1, key=KEY, value_columns=("v",))
+    try:
+        spark.conf.set(BOUNDING_CONF, "sql")
+        assert "Window" in SparkBackend().keyed_bound(sdf, spec)._jdf.queryExecution() \
+            .executedPlan().toString()
+        spark.conf.set(BOUNDING_CONF, "fast")
+        with pytest.raises(InvalidParameter, match=r"spark\.dpcert\.bounding='fast'"):
+            SparkBackend().keyed_bound(sdf, spec)
+    finally:
+        spark.conf.unset(BOUNDING_CONF)
+    assert "MapInArrow" in SparkBackend().keyed_bound(sdf, spec)._jdf.queryExecution() \
+        .executedPlan().toString()

@@ -33,7 +33,7 @@ from dpcert.backends._polars_types import _canonical, _logical
 from dpcert.backends.base import BoundSpec, GroupedStats, StatSpec
 from dpcert.errors import InvalidParameter
 
-__all__ = ["PolarsBackend", "to_lazy"]
+__all__ = ["PolarsBackend", "keep_mask", "to_lazy"]
 
 _SPLIT = 24  # low-bit width of the two-part integer sums
 #: Rows sorted in one packed-key sort; larger frames are bounded in unit-disjoint parts.
@@ -235,6 +235,29 @@ def _bound_part(df: pl.DataFrame, spec: BoundSpec, seed: int) -> np.ndarray[Any,
     return out
 
 
+def keep_mask(df: pl.DataFrame, spec: BoundSpec) -> np.ndarray[Any, Any]:
+    """Keep-mask of the keyed bounding rule on ``df``: its unit, group and value columns already
+    canonical (:func:`_canonical`), and *every* row of each of its units in ``df`` (the rule is a
+    function of one unit's rows and the key, so any split of the units gives the same rows).
+
+    Shared by :meth:`PolarsBackend.keyed_bound` and the Spark backend's Arrow bounding, which runs
+    it on each partition of a shuffle by the unit: the two backends keep the same rows by
+    construction.
+    """
+    assert spec.unit is not None
+    seed = _hash.key_seed(spec.key)
+    if df.height <= _PART_ROWS:
+        return _bound_part(df, spec, seed)
+    hu = _hash.hash_series(df[spec.unit], seed)
+    n_parts = -(-df.height // _PART_ROWS) * 2
+    part = (hu >> np.uint64(32)) % np.uint64(n_parts)  # a unit never straddles two parts
+    keep = np.zeros(df.height, dtype=bool)
+    for i in range(n_parts):
+        rows = np.nonzero(part == i)[0]
+        keep[rows] = _bound_part(df[rows], spec, seed)
+    return keep
+
+
 def _repair(df: pl.DataFrame, spec: BoundSpec, seed: int, perm: np.ndarray[Any, Any],
             bad: np.ndarray[Any, Any], block_new: np.ndarray[Any, Any],
             unit_new: np.ndarray[Any, Any], pair_new: np.ndarray[Any, Any]) -> None:
@@ -374,17 +397,7 @@ class PolarsBackend:
                         for c in cols]).collect()
         if spec.unit is None or df.height == 0:
             return df
-        seed = _hash.key_seed(spec.key)
-        if df.height <= _PART_ROWS:
-            return df.filter(pl.Series(_bound_part(df, spec, seed)))
-        hu = _hash.hash_series(df[spec.unit], seed)
-        n_parts = -(-df.height // _PART_ROWS) * 2
-        part = (hu >> np.uint64(32)) % np.uint64(n_parts)  # a unit never straddles two parts
-        keep = np.zeros(df.height, dtype=bool)
-        for i in range(n_parts):
-            rows = np.nonzero(part == i)[0]
-            keep[rows] = _bound_part(df[rows], spec, seed)
-        return df.filter(pl.Series(keep))
+        return df.filter(pl.Series(keep_mask(df, spec)))
 
     def group_stats(self, data: Any, by: Sequence[str], keys: Sequence[tuple[Any, ...]] | None,
                     specs: Sequence[StatSpec]) -> GroupedStats:
