@@ -267,6 +267,18 @@ def test_a_failing_job_is_a_typed_error_without_data(spark: Any) -> None:
     assert secret not in str(e.value)
 
 
+def test_executors_without_dpcert_get_a_fixed_hint() -> None:
+    from dpcert.backends.spark import _run
+
+    def fail() -> None:
+        raise RuntimeError("Traceback ... ModuleNotFoundError: No module named 'dpcert' ... "
+                           "row=s3cr3t")
+
+    with pytest.raises(ReleaseFailed, match="install dpcert\\[spark\\] there") as e:
+        _run("grouped statistics", fail)
+    assert "s3cr3t" not in str(e.value)
+
+
 @pytest.mark.filterwarnings("ignore")
 def test_sql_grammar_without_spark() -> None:
     from dpcert.backends.spark_expr import parse_column_text, parse_sql

@@ -156,8 +156,11 @@ def _run(what: str, thunk: Any) -> Any:
     except Exception as e:  # Py4JJavaError, SparkConnectGrpcException, AnalysisException ...
         cond = getattr(e, "getCondition", None) or getattr(e, "getErrorClass", None)
         code = cond() if callable(cond) else None
+        # a fixed hint, never the message itself (it may quote data)
+        hint = (f"; the executors' Python cannot import dpcert: install dpcert[spark] there "
+                f"or set {BOUNDING_CONF}=sql" if "No module named 'dpcert'" in str(e) else "")
         raise ReleaseFailed(f"Spark failed while computing {what}: {type(e).__name__}"
-                            f"{f' ({code})' if code else ''}") from None
+                            f"{f' ({code})' if code else ''}{hint}") from None
 
 
 class SparkBackend:
