@@ -42,6 +42,7 @@ import numpy as np
 
 from dpcert.audit.candidates import HOLDOUT, LADDER_TAILS, Candidate, _ladder
 from dpcert.audit.classifier import fit_logistic
+from dpcert.audit.dscreen import discrete_screen, few_valued
 from dpcert.audit.events import (
     SEARCH_Z,
     Coordinate,
@@ -82,6 +83,12 @@ SEARCH_SHARE = 0.4
 WIDE_FIRST = 0.35
 #: Pairs searched again on a full batch after a screening of all pairs.
 FINALISTS = 2
+#: Draws per input that decide whether a mechanism is few-valued (the discrete screen).
+PROBE = 2_000
+#: Share of the search's time the discrete screen uses (the rest goes to the estimation).
+DISCRETE_SHARE = 0.5
+#: Most draws per input of one pair in one round of the discrete screen.
+DISCRETE_MAX_ROWS = 50_000_000
 #: Fewest search draws per input of each pair.
 MIN_SEARCH = 500
 #: Draws per input of the larger of the two small first searches that measure the search's
@@ -306,6 +313,17 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
         (m1, t1), (m2, t2) = times
         rate = max(plan.per_draw, (t2 - t1) / (2 * (m2 - m1)) if m2 > m1 else t2 / (2 * m2))
         fixed = max(0.0, t2 - 2 * m2 * rate)
+    if (stop is not None and len(pair_list) > 1 and time.perf_counter() < stop
+            and few_valued(draw(sampler, pair_list[0][0], min(PROBE, plan.chunk), enc,
+                                plan.chunk))):
+        # few distinct outputs: the histogram's likelihood-ratio rays are the tests, and their
+        # counts are cheap, so every pair is screened on far larger batches than a search's
+        now = time.perf_counter()
+        got, rows = discrete_screen(sampler, pair_list, rows=DISCRETE_MAX_ROWS,
+                                    chunk=plan.chunk, deadline=now + DISCRETE_SHARE * (stop - now),
+                                    n_estimate=plan.n_estimate, z=z, delta=delta, enc=enc,
+                                    estimate_until=plan.deadline)
+        return found + got, drawn + min(PROBE, plan.chunk) + 2 * rows, len(pair_list)
     wide = any(isinstance(c.event.statistic, RowSum) for c in found)
     if wide and stop is not None:
         # cheap statistics apply (numeric vector outputs): leave WIDE_SHARE of the search's
