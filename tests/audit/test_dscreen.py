@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from dpcert.audit.dscreen import _Counts, _rays, discrete_screen, few_valued
+from dpcert.audit.dscreen import _Counts, _distinct, _rays, discrete_screen, few_valued
+from dpcert.audit.events import row_hash
 
 
 def pairs_mechanism(seed: int) -> tuple[Any, list[tuple[Any, Any]]]:
@@ -83,3 +84,15 @@ def test_few_valued() -> None:
     assert few_valued(rng.integers(0, 3, (1000, 2)).astype(float))  # 9 rows
     assert not few_valued(rng.normal(size=1000))
     assert not few_valued(rng.integers(0, 2, (1000, 20)).astype(float))  # 2^20 rows
+
+
+def test_integer_rows_are_counted_as_the_row_hash_counts_them() -> None:
+    rng = np.random.default_rng(0)
+    for y in [rng.integers(-1, 2, (10_000, 10)).astype(float),        # the bincount route
+              np.where(rng.random((5_000, 3)) < 0.5, -0.0, 1.0),        # −0.0 is 0.0
+              rng.integers(0, 5, 1_000).astype(float),                   # 1-D
+              np.array([[0.5, 1.0]] * 10),                               # not integers
+              np.array([[np.nan, 1.0], [np.nan, 1.0], [2.0, 1.0]])]:     # NaN
+        keys, counts = _distinct(y)
+        want_keys, want_counts = np.unique(row_hash(y), return_counts=True)
+        assert np.array_equal(keys, want_keys) and np.array_equal(counts, want_counts)
