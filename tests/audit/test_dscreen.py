@@ -1,5 +1,5 @@
 """The discrete screen: large batches of counts find the pair with a strong rare event; events
-are re-scored on held-out counts; few-valued outputs are recognised."""
+are re-scored on held-out counts; integer rows are counted exactly."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcert.audit.dscreen import _Counts, _distinct, _rays, discrete_screen, few_valued
+from dpcert.audit.dscreen import _Counts, _distinct, _rays, discrete_screen
 from dpcert.audit.events import row_hash
 
 
@@ -77,13 +77,6 @@ def test_the_deadline_is_kept_and_every_pair_is_ranked() -> None:
                                n_estimate=1_000_000, z=2.2, delta=0.0)
     assert time.perf_counter() - t0 < 0.6 + 0.5   # one chunk at most past it (a loaded CI)
     assert {c.pair for c in found} == set(range(5))
-
-
-def test_few_valued() -> None:
-    rng = np.random.default_rng(0)
-    assert few_valued(rng.integers(0, 3, (1000, 2)).astype(float))  # 9 rows
-    assert not few_valued(rng.normal(size=1000))
-    assert not few_valued(rng.integers(0, 2, (1000, 20)).astype(float))  # 2^20 rows
 
 
 def test_integer_rows_are_counted_as_the_row_hash_counts_them() -> None:

@@ -38,7 +38,7 @@ from dpcert.audit.candidates import Candidate
 from dpcert.audit.events import SEARCH_Z, Event, HistogramScore, predicted_bound, row_hash
 from dpcert.audit.outputs import OutputEncoder, Sampler
 
-__all__ = ["KEEP", "MAX_VALUES", "discrete_screen", "few_valued"]
+__all__ = ["KEEP", "MAX_VALUES", "discrete_screen"]
 
 Array = np.ndarray[Any, Any]
 
@@ -64,11 +64,6 @@ RATE_SHARE = 0.8
 HELD_Z = 0.5
 #: Nested rays (smaller events inside the best ray) handed over as the ladder.
 RUNGS = 3
-
-
-def few_valued(y: Array) -> bool:
-    """Whether the rows of ``y`` take at most :data:`MAX_VALUES` distinct values."""
-    return bool(np.unique(row_hash(y)).size <= MAX_VALUES)
 
 
 def _distinct(y: Array) -> tuple[Array, Array]:

@@ -42,11 +42,12 @@ import numpy as np
 
 from dpcert.audit.candidates import HOLDOUT, LADDER_TAILS, Candidate, _ladder
 from dpcert.audit.classifier import fit_logistic
-from dpcert.audit.dscreen import discrete_screen, few_valued
+from dpcert.audit.dscreen import MAX_VALUES, discrete_screen
 from dpcert.audit.events import (
     SEARCH_Z,
     Coordinate,
     Event,
+    HistogramScore,
     Identity,
     RowSum,
     fit_above_count,
@@ -83,8 +84,6 @@ SEARCH_SHARE = 0.4
 WIDE_FIRST = 0.35
 #: Pairs searched again on a full batch after a screening of all pairs.
 FINALISTS = 2
-#: Draws per input that decide whether a mechanism is few-valued (the discrete screen).
-PROBE = 2_000
 #: Share of the search's time the discrete screen uses (the rest goes to the estimation).
 DISCRETE_SHARE = 0.5
 #: Most draws per input of one pair in one round of the discrete screen.
@@ -313,9 +312,11 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
         (m1, t1), (m2, t2) = times
         rate = max(plan.per_draw, (t2 - t1) / (2 * (m2 - m1)) if m2 > m1 else t2 / (2 * m2))
         fixed = max(0.0, t2 - 2 * m2 * rate)
-    if (stop is not None and len(pair_list) > 1 and time.perf_counter() < stop
-            and few_valued(draw(sampler, pair_list[0][0], min(PROBE, plan.chunk), enc,
-                                plan.chunk))):
+    # few-valued outputs, as the calibration searches saw them (no draw of its own, so other
+    # mechanisms' searches are unchanged)
+    few = any(isinstance(c.event.statistic, HistogramScore)
+              and c.event.statistic.keys.size <= MAX_VALUES for c in found)
+    if stop is not None and len(pair_list) > 1 and time.perf_counter() < stop and few:
         # few distinct outputs: the histogram's likelihood-ratio rays are the tests, and their
         # counts are cheap, so every pair is screened on far larger batches than a search's
         now = time.perf_counter()
@@ -323,7 +324,7 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
                                     chunk=plan.chunk, deadline=now + DISCRETE_SHARE * (stop - now),
                                     n_estimate=plan.n_estimate, z=z, delta=delta, enc=enc,
                                     estimate_until=plan.deadline)
-        return found + got, drawn + min(PROBE, plan.chunk) + 2 * rows, len(pair_list)
+        return found + got, drawn + 2 * rows, len(pair_list)
     wide = any(isinstance(c.event.statistic, RowSum) for c in found)
     if wide and stop is not None:
         # cheap statistics apply (numeric vector outputs): leave WIDE_SHARE of the search's
