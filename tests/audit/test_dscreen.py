@@ -89,3 +89,27 @@ def test_integer_rows_are_counted_as_the_row_hash_counts_them() -> None:
         keys, counts = _distinct(y)
         want_keys, want_counts = np.unique(row_hash(y), return_counts=True)
         assert np.array_equal(keys, want_keys) and np.array_equal(counts, want_counts)
+
+
+def test_an_audit_on_a_clock_screens_few_valued_mechanisms_only(monkeypatch: Any) -> None:
+    from dpcert.audit import search
+    from dpcert.audit.auditor import audit
+
+    calls: list[int] = []
+    real = search.discrete_screen
+
+    def spy(*args: Any, **kw: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(search, "discrete_screen", spy)
+    mech, pl = pairs_mechanism(2)
+    r = audit(mech, pl, claimed=0.2, seconds=2.0, seed=2)
+    assert calls == [1] and r.epsilon_lower > 0.0
+    rng = np.random.default_rng(3)
+
+    def laplace(x: float, n: int) -> np.ndarray:
+        return float(x) + np.rint(rng.laplace(0.0, 1.0, n) * 2**20) / 2**20
+
+    audit(laplace, [(0.0, 1.0), (0.0, -1.0)], claimed=1.0, seconds=1.0, seed=3)
+    assert calls == [1]   # continuous outputs: the search as before
