@@ -104,7 +104,12 @@ def test_an_audit_on_a_clock_screens_few_valued_mechanisms_only(monkeypatch: Any
 
     monkeypatch.setattr(search, "discrete_screen", spy)
     mech, pl = pairs_mechanism(2)
-    r = audit(mech, pl, claimed=0.2, seconds=2.0, seed=2)
+    noise = np.random.default_rng(4)
+
+    def three(x: Any, n: int) -> np.ndarray:  # three output values (two are too few for it)
+        return mech(x, n) + (noise.random(n) < 0.3)
+
+    r = audit(three, pl, claimed=0.2, seconds=2.0, seed=2)
     assert calls == [1] and r.epsilon_lower > 0.0
     rng = np.random.default_rng(3)
 
