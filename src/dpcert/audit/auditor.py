@@ -413,13 +413,6 @@ def audit(mechanism: Any, pairs: Sequence[Any] | None = None, *, claimed: Any = 
                                         progress, t_start)
     enc.freeze()
     chosen = choose(found, k, rungs)
-    if chosen:
-        # the union bound runs over the events actually estimated, fixed by the search alone
-        # (fewer than k + rungs when the search offers fewer)
-        m = len(chosen)
-        alpha = (bounds.per_bound_alpha(float(confidence) + 2 * POISSON_FAILURE, m) if use_ratio
-                 else bounds.per_bound_alpha(confidence, 2 * m))
-        z = NormalDist().inv_cdf(1.0 - alpha)
     if plan.deadline is not None:
         # the deadline, checked between chunks, ends the estimation; this only caps it
         plan.n_estimate = MAX_SAMPLES if samples is None else samples
