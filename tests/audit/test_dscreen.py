@@ -118,19 +118,3 @@ def test_an_audit_on_a_clock_screens_few_valued_mechanisms_only(monkeypatch: Any
 
     audit(laplace, [(0.0, 1.0), (0.0, -1.0)], claimed=1.0, seconds=1.0, seed=3)
     assert calls == [1]   # continuous outputs: the search as before
-
-
-def test_choose_estimates_a_close_second_pair_of_a_few_valued_mechanism() -> None:
-    import math as m
-
-    from dpcert.audit.candidates import Candidate
-    from dpcert.audit.events import Event, HistogramScore
-    from dpcert.audit.search import CLOSE, choose
-
-    stat = HistogramScore(np.arange(5, dtype=np.uint64), np.zeros(5))
-    a = Candidate(3, Event(stat, 0.1, m.inf), True, 0.090)
-    a2 = Candidate(3, Event(stat, -m.inf, -0.1), False, 0.010)
-    b = Candidate(7, Event(stat, 0.1, m.inf), True, 0.090 - CLOSE / 2)
-    assert choose([a, a2, b], 2) == [a, b]          # close: both pairs are estimated
-    far = Candidate(7, Event(stat, 0.1, m.inf), True, 0.090 - 2 * CLOSE)
-    assert choose([a, a2, far], 2) == [a, a2]       # not close: the best pair's events

@@ -82,9 +82,6 @@ SEARCH_SHARE = 0.4
 #: Share of the wide screen's time spent screening every pair (when there are more than
 #: FINALISTS of them) before the best ones are screened on the rest.
 WIDE_FIRST = 0.35
-#: Few-valued mechanisms: a second pair whose best event is predicted within this of the best
-#: one is estimated too.
-CLOSE = 0.02
 #: Pairs searched again on a full batch after a screening of all pairs.
 FINALISTS = 2
 #: Share of the search's time the discrete screen uses (the rest goes to the estimation).
@@ -423,11 +420,6 @@ def _wide(sampler: Sampler, pair_list: list[tuple[Any, Any]], found: list[Candid
     return out, drawn
 
 
-def _few_valued(c: Candidate) -> bool:
-    stat = c.event.statistic
-    return isinstance(stat, HistogramScore) and stat.keys.size <= MAX_VALUES
-
-
 def choose(found: list[Candidate], k: int, ladder: int = 0) -> list[Candidate]:
     """The ``k`` best candidates, from the best one's pair first (one estimation batch serves
     them all), at most one per family of statistic while that pair has other families'
@@ -447,16 +439,8 @@ def choose(found: list[Candidate], k: int, ladder: int = 0) -> list[Candidate]:
     # family's strong event; the union bound covers k events whichever they are
     picked: list[Candidate] = []
     seen: set[type] = set()
-    if k > 1 and _few_valued(best):
-        # a few-valued mechanism (the discrete screen): when another pair's best event is
-        # predicted close to the best one, both pairs are estimated (half the draws each) —
-        # ranking a strong rare event against a weak large one needs more draws than the
-        # screen has, and estimating both costs less than keeping the wrong one
-        other = next((c for c in ranked if c.pair != best.pair and _few_valued(c)), None)
-        if other is not None and other.predicted >= best.predicted - CLOSE:
-            picked, seen = [best, other], {type(best.event.statistic)}
     for c in same:
-        if len(picked) < k and type(c.event.statistic) not in seen and c not in picked:
+        if len(picked) < k and type(c.event.statistic) not in seen:
             seen.add(type(c.event.statistic))
             picked.append(c)
     picked += [c for c in order if c not in picked][:k - len(picked)]
