@@ -36,14 +36,13 @@ import numpy as np
 
 from dpcert.audit.candidates import Candidate
 from dpcert.audit.events import SEARCH_Z, Event, HistogramScore, predicted_bound, row_hash
+from dpcert.audit.membership import MAX_CODES  # the same bound on a code book's size
 from dpcert.audit.outputs import OutputEncoder, Sampler
 
 __all__ = ["KEEP", "MAX_VALUES", "discrete_screen"]
 
 Array = np.ndarray[Any, Any]
 
-#: Most integer codes of a row of small integers counted by ``bincount``.
-MAX_CODES = 1 << 22
 #: Outputs with at most this many distinct values are screened by their counts.
 MAX_VALUES = 64
 #: Pairs kept for the second, larger round.
