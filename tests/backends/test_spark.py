@@ -369,6 +369,8 @@ def test_bounding_mode_is_checked_and_read_from_the_session(spark: Any) -> None:
         spark.conf.set(BOUNDING_CONF, "fast")
         with pytest.raises(InvalidParameter, match=r"spark\.dpcert\.bounding='fast'"):
             SparkBackend().keyed_bound(sdf, spec)
+        with pytest.raises(InvalidParameter):   # at the schema: before any charge
+            SparkBackend().schema(sdf)
     finally:
         spark.conf.unset(BOUNDING_CONF)
     assert "MapInArrow" in SparkBackend().keyed_bound(sdf, spec)._jdf.queryExecution() \

@@ -196,8 +196,10 @@ class SparkBackend:
         return str(mode)
 
     def schema(self, data: Any) -> Mapping[str, str]:
-        """Column name → logical type (reads no rows)."""
+        """Column name → logical type (reads no rows); also checks the bounding setting, so a
+        bad ``spark.dpcert.bounding`` is refused before anything is charged."""
         _check_frame(data)
+        self._bounding(data)
         return {f.name: _logical(f.dataType) for f in data.schema.fields}
 
     def check_predicates(self, predicates: Sequence[Any],
