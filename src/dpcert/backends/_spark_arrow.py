@@ -58,7 +58,7 @@ class ArrowBound:
         if not chunks:
             return
         table = pa.Table.from_batches(chunks)
-        df = pl.from_arrow(table)
+        df = pl.from_arrow(table).rechunk()
         assert isinstance(df, pl.DataFrame)
         keys = {c for c in [self.spec.unit, *self.spec.by] if c}
         df = df.select([_canonical(c, df.schema[c]) if c in keys else pl.col(c)
