@@ -12,12 +12,7 @@ ways (``SparkBackend(bounding=...)``, or the session setting ``spark.dpcert.boun
   partition's Arrow batches go through :func:`dpcert.backends.polars.keep_mask`, the Polars
   backend's own NumPy code (one packed-key sort), so both backends keep the same rows by
   construction.  No JVM sort at all; the executors need dpcert (``pip install dpcert[spark]``
-  brings Polars and pyarrow) and hold one partition at a time in memory.  When
-  :meth:`SparkBackend.group_stats` gets exactly such a frame and asks only for counts and
-  fixed-point sums (not datetime groups), it *fuses* the two steps:
-  :class:`dpcert.backends._spark_arrow.ArrowBoundStats` bounds each partition and returns its
-  per-group partial statistics, so that neither the kept rows nor a second aggregation of them
-  cross back to the JVM; Spark sums the partials per group (``try_sum``, as below).
+  brings Polars and pyarrow) and hold one partition at a time in memory.
 * ``"sql"``: Spark SQL only (nothing of dpcert on the executors), with Spark's own ``xxhash64``
   (bit-identical to :mod:`dpcert.backends._hash`): one shuffle by the unit and *one* exact sort
   by ``(h(u), u, h(u,g), g, h(u,g,v), v)`` (groups and values ascending, nulls last), read by
@@ -60,7 +55,6 @@ import os
 import sys
 import tempfile
 import warnings
-import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -259,10 +253,7 @@ class SparkBackend:
         if self._bounding(data) == "arrow":  # whole units per partition, then keep_mask
             from dpcert.backends._spark_arrow import ArrowBound
 
-            shuffled = df.repartition(unit)
-            bounded = shuffled.mapInArrow(ArrowBound(spec), df.schema)
-            _remember_bound(bounded, shuffled, spec)
-            return bounded
+            return df.repartition(unit).mapInArrow(ArrowBound(spec), df.schema)
         k1, k2 = (F.lit(k).cast("bigint") for k in _hash.key_longs(spec.key))
         enc = {c: _encoded(F, c, schema[c]) for c in cols}
         hu = F.xxhash64(k1, k2, enc[spec.unit])
@@ -322,28 +313,23 @@ class SparkBackend:
                          *[F.col(_q(c)) for c in schema if c not in by])
         if enc_public is not None:  # groups outside the public keys never reach the driver
             df = df.filter(_key_filter(F, enc_public, by))
-        split = [i for i, s in enumerate(specs) if s.kind in ("fixed_sum", "fixed_sum_sq")]
-        fused = _fused_stats(F, data, by, schema, specs, enc_public)
-        if fused is not None:
-            grouped = fused
-        else:
-            aggs = [F.count(F.lit(1)).alias("#n")]
-            for i, s in enumerate(specs):
-                if s.kind == "count" or (s.kind == "unit_count" and s.column is None):
-                    aggs.append(F.count(F.lit(1)).alias(f"#{i}"))
-                elif s.kind == "unit_count":
-                    assert s.column is not None
-                    u = _canonical(F, s.column, schema[s.column])
-                    aggs.append((F.count_distinct(u)
-                                 + F.max(F.when(u.isNull(), 1).otherwise(0))).alias(f"#{i}"))
-                elif i in split:
-                    aggs += [F.try_sum(F.shiftright(F.col(f"`#{i}v`"), _SPLIT))
-                             .alias(f"#{i}h"),
-                             F.try_sum(F.col(f"`#{i}v`").bitwiseAND(F.lit(_LOW)))
-                             .alias(f"#{i}l")]
-            fixed = (df.withColumns({f"#{i}v": _fixed_point(F, specs[i]) for i in split})
-                     if split else df)  # (Spark Connect refuses an empty withColumns)
-            grouped = fixed.groupBy(*[F.col(_q(c)) for c in by]).agg(*aggs)
+        aggs, split = [F.count(F.lit(1)).alias("#n")], []
+        for i, s in enumerate(specs):
+            if s.kind == "count" or (s.kind == "unit_count" and s.column is None):
+                aggs.append(F.count(F.lit(1)).alias(f"#{i}"))
+            elif s.kind == "unit_count":
+                assert s.column is not None
+                u = _canonical(F, s.column, schema[s.column])
+                aggs.append((F.count_distinct(u) + F.max(F.when(u.isNull(), 1).otherwise(0)))
+                            .alias(f"#{i}"))
+            elif s.kind in ("fixed_sum", "fixed_sum_sq"):
+                split.append(i)
+                aggs += [F.try_sum(F.shiftright(F.col(f"`#{i}v`"), _SPLIT)).alias(f"#{i}h"),
+                         F.try_sum(F.col(f"`#{i}v`").bitwiseAND(F.lit(_LOW)))
+                         .alias(f"#{i}l")]
+        fixed = (df.withColumns({f"#{i}v": _fixed_point(F, specs[i]) for i in split}) if split
+                 else df)  # (Spark Connect refuses an empty withColumns)
+        grouped = fixed.groupBy(*[F.col(_q(c)) for c in by]).agg(*aggs)
         rows = _run("grouped statistics", lambda: grouped.collect())
         found = {_canon_key(tuple(r[c] for c in by)): r for r in rows}
         if public is not None and enc_public is not None:
@@ -373,61 +359,6 @@ class SparkBackend:
             values[s.name] = (np.asarray(ints, dtype=np.int64) if fits
                               else np.asarray(ints, dtype=object))
         return GroupedStats(list(key_list), values)
-
-
-#: Frames returned by the Arrow bounding: ``id → (weak reference, shuffled input, spec)``,
-#: so that :meth:`SparkBackend.group_stats` on exactly such a frame can fuse the bounding and
-#: the partial statistics into one ``mapInArrow`` (:class:`~dpcert.backends._spark_arrow.
-#: ArrowBoundStats`).  An entry leaves with its frame.
-_BOUND: dict[int, tuple[Any, Any, BoundSpec]] = {}
-
-
-def _remember_bound(bounded: Any, shuffled: Any, spec: BoundSpec) -> None:
-    try:
-        ref = weakref.ref(bounded)
-    except TypeError:  # a DataFrame class without weak references: the generic plan
-        return
-    key = id(bounded)
-    _BOUND[key] = (ref, shuffled, spec)
-    weakref.finalize(bounded, _BOUND.pop, key, None)
-
-
-def _fused_stats(F: Any, data: Any, by: list[str], schema: Mapping[str, str],
-                 specs: Sequence[StatSpec], enc_public: list[tuple[Any, ...]] | None
-                 ) -> Any | None:
-    """The grouped aggregation of :meth:`SparkBackend.group_stats` (same columns) computed from
-    per-partition partial statistics of the Arrow bounding, or ``None`` where it does not apply
-    (``data`` is not a frame of the Arrow bounding, a statistic other than counts and
-    fixed-point sums, a datetime group column).  The key filter runs on the partials."""
-    from dpcert.backends._spark_arrow import FUSED_KINDS, ArrowBoundStats
-
-    entry = _BOUND.get(id(data))
-    if entry is None or entry[0]() is not data:
-        return None
-    _, shuffled, spec = entry
-    if any(s.kind not in FUSED_KINDS or (s.kind == "unit_count" and s.column is not None)
-           for s in specs):
-        return None
-    if any(schema[c] not in ("int", "bool", "float", "str", "date") for c in by):
-        return None
-    from pyspark.sql.types import DoubleType, LongType, StructField, StructType
-
-    stats = tuple((i, s) for i, s in enumerate(specs))
-    fields = [StructField(c, DoubleType() if schema[c] == "float"
-                          else shuffled.schema[c].dataType) for c in by]
-    counts, sums = ["#n"], []  # counts cannot overflow a long; sums may: try_sum flags it
-    for i, s in stats:
-        if s.kind in ("fixed_sum", "fixed_sum_sq"):
-            sums += [f"#{i}h", f"#{i}l"]
-        else:
-            counts.append(f"#{i}")
-    out = StructType(fields + [StructField(n, LongType()) for n in counts + sums])
-    part = shuffled.mapInArrow(ArrowBoundStats(spec, tuple(by), stats), out)
-    if enc_public is not None:
-        part = part.filter(_key_filter(F, enc_public, by))
-    aggs = ([F.sum(F.col(_q(n))).alias(n) for n in counts]
-            + [F.try_sum(F.col(_q(n))).alias(n) for n in sums])
-    return part.groupBy(*[F.col(_q(c)) for c in by]).agg(*aggs)
 
 
 def _api(data: Any) -> tuple[Any, Any]:
