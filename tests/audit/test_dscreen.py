@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from dpcert.audit.dscreen import _Counts, _distinct, _rays, discrete_screen
-from dpcert.audit.events import row_hash
+from dpcert.audit.candidates import Candidate
+from dpcert.audit.dscreen import _Counts, _distinct, _rays, _rescore, discrete_screen
+from dpcert.audit.events import Event, HistogramScore, predicted_bound, row_hash
 
 
 def pairs_mechanism(seed: int) -> tuple[Any, list[tuple[Any, Any]]]:
@@ -39,7 +40,8 @@ def test_large_count_batches_find_the_strong_rare_event() -> None:
     assert best_pair(found) == 4
     top = max((c for c in found if not c.ladder), key=lambda c: c.predicted)
     assert top.forward and 0.03 < top.predicted < 0.1
-    assert drawn == 5 * 600_000 + 3 * 4 * 600_000  # every pair, then the three best, 4× more
+    # every pair, then the three best with 4× more, then the two best again (fixed events)
+    assert drawn == 5 * 600_000 + 3 * 4 * 600_000 + 2 * 4 * 600_000
     # search-sized batches (3·10^4, then 1.2·10^5 draws) see the rare event at about one
     # standard error and rank a weak pair first: the reason for this screen
     mech, pl = pairs_mechanism(5)
@@ -125,3 +127,53 @@ def test_an_audit_on_a_clock_screens_few_valued_mechanisms_only(monkeypatch: Any
 
     audit(laplace, [(0.0, 1.0), (0.0, -1.0)], claimed=1.0, seconds=1.0, seed=3)
     assert calls == [1]   # continuous outputs: the search as before
+
+
+def test_fixed_events_are_rescored_on_the_pooled_counts_as_estimation_would_count_them() -> None:
+    """_rescore's event counts equal Event.contains on the very output rows (both directions,
+    a band, outputs never seen in the fit scoring 0), pooled over all count batches."""
+    rng = np.random.default_rng(8)
+    stat = HistogramScore(np.sort(row_hash(np.array([0.0, 1.0, 2.0, 3.0]))),
+                          np.array([0.7, -0.2, 0.0, 1.5]))
+    ya = [rng.integers(0, 5, 3_000).astype(float) for _ in range(3)]   # 4.0: never scored
+    yb = [rng.integers(0, 5, 2_000).astype(float) for _ in range(2)]
+    a, b = [_Counts() for _ in ya], [_Counts() for _ in yb]
+    for c, y in zip(a + b, ya + yb, strict=True):
+        c.add(y)
+    cands = [Candidate(0, Event(stat, 0.5, math.inf), True, 0.0),
+             Candidate(0, Event(stat, -math.inf, -0.1), False, 0.0),
+             Candidate(0, Event(stat, -0.1, 0.8), True, 0.0, True)]
+    got = _rescore(cands, a, b, n_estimate=10**6, z=2.2, delta=0.0)
+    A, B = np.concatenate(ya), np.concatenate(yb)
+    for c, g in zip(cands, got, strict=True):
+        k1 = float(c.event.contains(A if c.forward else B).sum())
+        k2 = float(c.event.contains(B if c.forward else A).sum())
+        n1, n2 = (A.size, B.size) if c.forward else (B.size, A.size)
+        want = predicted_bound(np.array([k1]), np.array([k2]), n1, n2, 10**6, 2.2, 0.0, 0.5)
+        assert g.event is c.event and g.ladder == c.ladder and g.pair == c.pair
+        assert g.predicted == float(want[0])
+        assert math.isfinite(g.predicted) or k1 == 0
+
+
+def test_the_third_round_rescores_the_two_best_pairs_without_reselecting(monkeypatch: Any
+                                                                          ) -> None:
+    from dpcert.audit import dscreen
+
+    seen: list[tuple[set[int], int, int]] = []
+    real = dscreen._rescore
+
+    def spy(cands: list[Any], a: list[_Counts], b: list[_Counts], **kw: Any) -> Any:
+        seen.append(({c.pair for c in cands}, sum(c.n for c in a), len(cands)))
+        return real(cands, a, b, **kw)
+
+    monkeypatch.setattr(dscreen, "_rescore", spy)
+    mech, pl = pairs_mechanism(5)
+    found, _ = discrete_screen(mech, pl, rows=300_000, chunk=100_000, deadline=None,
+                               n_estimate=40_000_000, z=2.2, delta=0.0)
+    assert len(seen) == 2 and all(len(p) == 1 for p, _, _ in seen)
+    # the second round's held-out third (4·10^5) and the whole third-round batch (1.2·10^6)
+    assert all(1_200_000 + 390_000 < n < 1_200_000 + 410_000 for _, n, _ in seen)
+    for pairs, _, k in seen:
+        (i,) = pairs
+        assert k == len([c for c in found if c.pair == i])  # every event of it, none new
+    assert best_pair(found) == 4

@@ -10,8 +10,10 @@ search kept the wrong pair on some seeds.  This screen spends the search's time 
 instead, by successive halving (Karnin, Koren & Somekh, ICML 2013): every pair gets a first
 batch, the :data:`KEEP` most promising (by their held-out bound) get fresh batches several times
 larger, and each batch's best ray is selected on two thirds of its chunks and re-scored on the
-other third, as :func:`dpcert.audit.search.search_pair` does.  It is part of the search: its
-draws never enter the final bound, and its events are fixed before the estimation batch.
+other third, as :func:`dpcert.audit.search.search_pair` does; a third round draws fresh counts
+for the :data:`FINAL` best pairs and re-scores their (now fixed) events on all of them.  It is
+part of the search: its draws never enter the final bound, and its events are fixed before
+the estimation batch.
 
 Examples
 --------
@@ -63,6 +65,9 @@ RATE_SHARE = 0.8
 HELD_Z = 0.5
 #: Nested rays (smaller events inside the best ray) handed over as the ladder.
 RUNGS = 3
+#: Pairs re-measured in the third round, and that round's share of the time after the first.
+FINAL = 2
+THIRD_SHARE = 0.3
 
 
 def _distinct(y: Array) -> tuple[Array, Array]:
@@ -193,6 +198,32 @@ def _rays(fa: _Counts, fb: _Counts, ha: _Counts, hb: _Counts, pair: int, *, n_es
     return out
 
 
+def _rescore(cands: list[Candidate], a: list[_Counts], b: list[_Counts], *, n_estimate: int,
+             z: float, delta: float) -> list[Candidate]:
+    """``cands`` (fixed events) with predicted bounds from the pooled counts ``a`` (of x) and
+    ``b`` (of x'), all drawn after the events were selected: no selection on them, so the
+    plain :data:`HELD_Z` guard of the held-out ranking applies."""
+    na, nb = sum(c.n for c in a), sum(c.n for c in b)
+    if na == 0 or nb == 0:
+        return cands
+    keys = np.unique(np.concatenate([c.keys for c in (*a, *b)]))
+    ca = sum((c.at(keys) for c in a), np.zeros(keys.size))
+    cb = sum((c.at(keys) for c in b), np.zeros(keys.size))
+    out = []
+    for c in cands:
+        stat = c.event.statistic
+        assert isinstance(stat, HistogramScore)
+        s = _score_keys(stat, keys)
+        m = (s >= c.event.low) & (s <= c.event.high)
+        k1, k2 = (ca, cb) if c.forward else (cb, ca)
+        n1, n2 = (na, nb) if c.forward else (nb, na)
+        pred = float(predicted_bound(np.array([float(k1[m].sum())]),
+                                     np.array([float(k2[m].sum())]), n1, n2, n_estimate, z,
+                                     delta, HELD_Z)[0])
+        out.append(Candidate(c.pair, c.event, c.forward, pred, c.ladder))
+    return out
+
+
 def _score_keys(stat: HistogramScore, hk: Array) -> Array:
     idx = np.minimum(np.searchsorted(stat.keys, hk), max(stat.keys.size - 1, 0))
     out: Array = np.where(stat.keys[idx] == hk, stat.scores[idx], 0.0)
@@ -216,10 +247,13 @@ def discrete_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]], *, rows:
     on held-out counts; the ladder rungs of its best ray are marked ``ladder``) and the draws
     per input."""
     found: list[Candidate] = []
+    held: dict[int, tuple[_Counts, _Counts]] = {}
     drawn = 0
     seconds = 0.0
     start = time.perf_counter()
     first_end = None if deadline is None else start + FIRST_SHARE * (deadline - start)
+    second_end = (None if deadline is None or first_end is None
+                  else first_end + (1.0 - THIRD_SHARE) * (deadline - first_end))
 
     def n_est() -> int:
         if estimate_until is None or deadline is None or seconds <= 0.0:
@@ -243,6 +277,7 @@ def discrete_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]], *, rows:
         best: dict[int, float] = {}
         for i, c in counts.items():
             got = _rays(*c, i, n_estimate=n_est(), z=z, delta=delta)
+            held[i] = (c[2], c[3])
             # a pair's later round supersedes its earlier one (the same events, measured on
             # larger batches): a second copy would only widen the union bound
             found[:] = [f for f in found if f.pair != i] + got
@@ -252,5 +287,24 @@ def discrete_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]], *, rows:
     first = run(list(range(len(pair_list))), first_end, True)
     if len(pair_list) > 1:
         keep = sorted(first, key=lambda i: first[i], reverse=True)[:KEEP]
-        run(keep, deadline, False)
+        second = run(keep, second_end, False)
+        # third round: the FINAL best pairs' events are fixed now, so fresh counts (pooled
+        # with the second round's held-out ones) all go to ranking them, none to selection:
+        # close pairs (SVT1's two best ones on seed 2) are told apart on about twice the draws
+        final = sorted(second, key=lambda i: second[i], reverse=True)[:FINAL]
+        for j, i in enumerate(final if len(final) > 1 else []):
+            t0 = time.perf_counter()
+            if deadline is not None and t0 >= deadline:
+                break
+            until = None if deadline is None else t0 + (deadline - t0) / (len(final) - j)
+            x, xp = pair_list[i]
+            c = _draw(sampler, x, xp, rows=SECOND_ROWS * rows, chunk=chunk, until=until,
+                      enc=enc)
+            drawn += c[0].n + c[2].n
+            seconds += time.perf_counter() - t0
+            mine = [f for f in found if f.pair == i]
+            ha, hb = held[i]
+            found[:] = [f for f in found if f.pair != i] + _rescore(
+                mine, [ha, c[0], c[2]], [hb, c[1], c[3]], n_estimate=n_est(), z=z,
+                delta=delta)
     return found, drawn
