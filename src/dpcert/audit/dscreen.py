@@ -298,8 +298,9 @@ def discrete_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]], *, rows:
                 break
             until = None if deadline is None else t0 + (deadline - t0) / (len(final) - j)
             x, xp = pair_list[i]
-            c = _draw(sampler, x, xp, rows=SECOND_ROWS * rows, chunk=chunk, until=until,
-                      enc=enc)
+            # the second round's cap: the clock with a deadline, SECOND_ROWS × rows without
+            c = _draw(sampler, x, xp, rows=rows if deadline is not None else SECOND_ROWS * rows,
+                      chunk=chunk, until=until, enc=enc)
             drawn += c[0].n + c[2].n
             seconds += time.perf_counter() - t0
             mine = [f for f in found if f.pair == i]
