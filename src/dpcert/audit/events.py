@@ -34,6 +34,7 @@ import numpy as np
 from dpcert.audit.bounds import wilson_lower, wilson_upper
 
 __all__ = [
+    "AllOf",
     "Coordinate",
     "Event",
     "HistogramScore",
@@ -254,6 +255,8 @@ class Event:
         """A human description, e.g. ``output ≥ 1.5`` or ``output == 3``."""
         name = self.statistic.describe()
         lo, hi = float(self.low), float(self.high)
+        if isinstance(self.statistic, AllOf) and lo == 1.0 and math.isinf(hi):
+            return str(name)
         if lo == hi:
             return f"{name} == {lo:g}"
         if math.isinf(lo) and lo < 0:
@@ -261,6 +264,36 @@ class Event:
         if math.isinf(hi) and hi > 0:
             return f"{name} ≥ {lo:g}"
         return f"{lo:g} ≤ {name} ≤ {hi:g}"
+
+
+@dataclass(frozen=True, eq=False)
+class AllOf:
+    """1 where every one of ``events`` holds, else 0: with ``Event(AllOf(...), 1, inf)`` the
+    intersection of fixed events.  On outputs that concatenate independent blocks (mechanisms
+    run in parallel) an event on each block intersects into one whose likelihood ratio is the
+    product of theirs.
+
+    Examples
+    --------
+    >>> e = Event(AllOf((Event(Coordinate(0), 1.0, np.inf), Event(Coordinate(1), -np.inf, 0.0))),
+    ...           1.0, np.inf)
+    >>> e.contains(np.array([[1.0, 0.0], [1.0, 2.0], [0.0, 0.0]])).tolist()
+    [True, False, False]
+    >>> e.describe()
+    '(output[0] ≥ 1) and (output[1] ≤ 0)'
+    """
+
+    events: tuple[Event, ...]
+
+    def __call__(self, y: Array) -> Array:
+        hit = self.events[0].contains(y)
+        for e in self.events[1:]:
+            hit &= e.contains(y)
+        out: Array = hit.astype(np.float64)
+        return out
+
+    def describe(self) -> str:
+        return " and ".join(f"({e.describe()})" for e in self.events)
 
 
 @dataclass(frozen=True)

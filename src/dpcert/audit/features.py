@@ -17,6 +17,10 @@ events on the estimation batch (see :mod:`dpcert.audit.auditor`).
   ``x = 1`` than when ``x = 0``, so some outputs of one input are impossible for the other
   (Mironov, *CCS 2012*: the float-lattice holes of the textbook Laplace mechanism).
 * :class:`Composed`: a statistic applied to another (a histogram over lowest-bit cells).
+* :class:`Pattern`: the atom pattern of a row (which sentinel, or "a number", in each
+  coordinate; the level of each few-valued coordinate), over one block of coordinates: a
+  post-processing of the output with few values, so the discrete machinery applies to outputs
+  that mix atoms with numbers (SVT Alg. 3's ⊤/⊥/abort pattern, Alg. 4's codes beside it).
 
 Examples
 --------
@@ -42,10 +46,12 @@ __all__ = [
     "FeatureMap",
     "FloatCell",
     "LowestBit",
+    "Pattern",
     "SentinelSummary",
     "fit_additive",
     "fit_binned",
     "fit_feature_map",
+    "fit_patterns",
     "fit_summary",
     "is_float_valued",
 ]
@@ -308,6 +314,96 @@ def fit_binned(y: Array, bins: int = 12) -> Binned:
         # an atom a gets the bin [a, next float after a)
         edges.append(np.unique(np.concatenate([atoms, np.nextafter(atoms, np.inf), q])))
     return Binned(tuple(edges))
+
+
+#: Coordinates with at most this many distinct values are *discrete* for :func:`fit_patterns`.
+PATTERN_LEVELS = 8
+
+
+@dataclass(frozen=True, eq=False)
+class Pattern:
+    """Each of ``columns`` replaced by the index of its value among that column's ``atoms``
+    (``len(atoms)`` for any other value, NaN included): the ⊤/⊥/abort pattern of SVT Alg. 3
+    (``-1000``, ``-2000`` and "an answer"), the levels of a few-valued block.  A fixed map of
+    the output, so an event on it is an event on the output; its values are small integers, so
+    the discrete screen (:mod:`dpcert.audit.dscreen`) counts them cheaply.
+
+    Examples
+    --------
+    >>> p = Pattern((1, 2), ((-1000.0,), (-1.0, 0.0, 1.0)))
+    >>> p(np.array([[9.0, -1000.0, 1.0], [9.0, 3.5, -1.0], [9.0, np.nan, 0.0]])).tolist()
+    [[0.0, 2.0], [1.0, 0.0], [1.0, 1.0]]
+    >>> p.describe()
+    'atom pattern of coordinates 1, 2'
+    """
+
+    columns: tuple[int, ...]
+    atoms: tuple[tuple[float, ...], ...]
+
+    def __call__(self, y: Array) -> Array:
+        y = np.asarray(y, dtype=np.float64)
+        if y.ndim == 1:
+            y = y[:, None]
+        out = np.empty((y.shape[0], len(self.columns)))
+        for k, (j, atoms) in enumerate(zip(self.columns, self.atoms, strict=True)):
+            col, cls = y[:, j], out[:, k]
+            cls.fill(float(len(atoms)))
+            for i, v in enumerate(atoms):
+                np.copyto(cls, float(i), where=col == v)
+        return out
+
+    def describe(self) -> str:
+        cols = self.columns
+        run = len(cols) > 2 and cols == tuple(range(cols[0], cols[-1] + 1))
+        where = f"{cols[0]}–{cols[-1]}" if run else ", ".join(str(j) for j in cols)
+        return f"atom pattern of coordinate{'s' if len(cols) > 1 else ''} {where}"
+
+
+def fit_patterns(y: Array) -> list[Pattern]:
+    """Atom patterns of training outputs ``y`` (2-D), one per block: the *mixed* coordinates
+    (atoms beside other values) and, when the output also has other coordinates, the
+    *discrete* ones (2 to :data:`PATTERN_LEVELS` integer values: a small batch of a mixed
+    coordinate can have few values too, but its numbers are not integers).  Two
+    blocks apart because outputs that concatenate independent mechanisms (DP-Sniper's
+    ``SVT34Parallel``) have few patterns per block but many in all.  Outputs that are all
+    discrete get none (their histogram is the pattern)."""
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim != 2 or y.shape[0] == 0:
+        return []
+    y = y[:: max(1, y.shape[0] // 50_000)]
+    discrete: dict[int, tuple[float, ...]] = {}
+    mixed: dict[int, tuple[float, ...]] = {}
+    plain = 0
+    for j in range(y.shape[1]):
+        col = y[:, j]
+        u = np.unique(col)
+        if u.size <= PATTERN_LEVELS and np.isfinite(u).all() and np.array_equal(u, np.rint(u)):
+            discrete[j] = tuple(float(v) for v in u)
+            continue
+        # atoms: values of at least SENTINEL_SHARE of the rows (a column's numeric part can
+        # have few distinct values in a small batch: SVT's rare early answers)
+        vals, counts = np.unique(col[np.isfinite(col)], return_counts=True)
+        top = np.argsort(counts)[::-1][:MAX_SENTINELS]
+        sent = sorted(float(vals[i]) for i in top
+                      if counts[i] >= max(SENTINEL_SHARE * col.size, 5.0))
+        if sent:
+            mixed[j] = tuple(sent)
+        else:
+            plain += 1
+    # a few-valued coordinate whose values are all atoms of mixed ones is mixed too (SVT Alg.
+    # 3's last answers: only ⊥ and abort codes in a small batch)
+    atoms = {v for a in mixed.values() for v in a}
+    for j in [j for j, u in discrete.items() if atoms and set(u) <= atoms]:
+        mixed[j] = tuple(sorted(atoms))
+        del discrete[j]
+    mixed = dict(sorted(mixed.items()))
+    discrete = {j: u for j, u in discrete.items() if len(u) >= 2}
+    out = []
+    if mixed:
+        out.append(Pattern(tuple(mixed), tuple(mixed.values())))
+    if discrete and (mixed or plain):
+        out.append(Pattern(tuple(discrete), tuple(discrete.values())))
+    return out
 
 
 @dataclass(frozen=True)

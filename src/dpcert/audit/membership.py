@@ -20,6 +20,7 @@ of an additive score) cost more than drawing the outputs.  :class:`Membership` a
 * **Histogram scores** (:class:`~dpcert.audit.events.HistogramScore`, alone or over a feature
   map): the binary search of each row's hash among the fitted keys becomes one lookup in a
   collision-free slot table (a bit slice of the 64-bit key; unmatched hashes score 0 as before).
+* Intersections (:class:`~dpcert.audit.events.AllOf`): each event by its own route.
 * Everything else: the statistic itself, computed once per chunk for all events sharing it.
 
 The events are fixed before the estimation batch is drawn and this only changes how their
@@ -43,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcert.audit.events import Event, HistogramScore, row_hash
+from dpcert.audit.events import AllOf, Event, HistogramScore, row_hash
 from dpcert.audit.features import AdditiveScore, Composed
 
 __all__ = ["Membership"]
@@ -103,6 +104,13 @@ def _direct(y: Array, events: Sequence[Event]) -> list[Array]:
 
 
 def _score(stat: Any, y: Array) -> Array:
+    if type(stat) is AllOf:
+        # each event by its own cheapest route (the same bits as AllOf's own contains)
+        hit = np.ones(y.shape[0], dtype=bool)
+        for e in stat.events:
+            s = _score(e.statistic, y)
+            hit &= (s >= e.low) & (s <= e.high)
+        return hit.astype(np.float64)
     if type(stat) is AdditiveScore:
         return _additive(stat, y)
     if type(stat) is HistogramScore:

@@ -19,7 +19,10 @@ Which statistics are tried:
   log-ratio histogram for discrete outputs, and for other outputs a histogram over binned
   rows (atoms apart, a few quantile bins per coordinate) when they fall in few cells; an
   additive (naive-Bayes) score over coordinates and sentinel flags and one over consecutive
-  differences; a logistic score over coordinates and sentinel flags (DP-Sniper's classifier).
+  differences; a logistic score over coordinates and sentinel flags (DP-Sniper's classifier);
+  for outputs that mix atoms with numbers, the log-ratio histogram of each block's atom
+  pattern (:class:`~dpcert.audit.features.Pattern`; screened on large batches with the
+  blocks' intersection, :mod:`dpcert.audit.pscreen`, when it has few values).
 
 Examples
 --------
@@ -59,13 +62,16 @@ from dpcert.audit.features import (
     Composed,
     FloatCell,
     LowestBit,
+    Pattern,
     fit_additive,
     fit_binned,
     fit_feature_map,
+    fit_patterns,
     fit_summary,
     is_float_valued,
 )
 from dpcert.audit.outputs import OutputEncoder, Sampler
+from dpcert.audit.pscreen import pattern_screen
 from dpcert.audit.quadrants import search_quadrants
 from dpcert.audit.screen import WIDE_MAX_ROWS, WIDE_SHARE, wide_screen
 from dpcert.errors import InvalidParameter
@@ -205,6 +211,13 @@ def _select(a: Array, b: Array, pair: int, *, n_estimate: int, z: float, delta: 
     if hist is not None and hist.keys.size <= MAX_EXACT_VALUES:
         return out   # the histogram score is already the likelihood ratio
     if hist is None:
+        # the atom pattern of each block (a few-valued function of the output): its
+        # likelihood-ratio rays, as for a discrete output
+        for pat in fit_patterns(ta):
+            cells = fit_histogram(pat(ta), pat(tb), max_cells)
+            if cells is not None and cells.keys.size > 1:
+                stat = Composed(pat, cells)
+                add(stat, stat(va), stat(vb), rays_only=True)
         binned = fit_binned(np.concatenate([ta[:MAX_FIT_ROWS], tb[:MAX_FIT_ROWS]]))
         cells = fit_histogram(binned(ta), binned(tb), max_cells)
         if cells is not None:
@@ -325,6 +338,18 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
                                     n_estimate=plan.n_estimate, z=z, delta=delta, enc=enc,
                                     estimate_until=plan.deadline)
         return found + got, drawn + 2 * rows, len(pair_list)
+    patterns = _few_patterns(found)
+    if stop is not None and len(pair_list) > 1 and time.perf_counter() < stop and patterns:
+        # outputs with a few-valued atom pattern per block (SVT Alg. 3's ⊤/⊥/abort, a block
+        # of ⊤/⊥ codes beside it): the pattern screen for DISCRETE_SHARE of the search's
+        # time, then the search goes on with the rest
+        now = time.perf_counter()
+        got, rows = pattern_screen(sampler, pair_list, patterns, rows=DISCRETE_MAX_ROWS,
+                                   chunk=plan.chunk, deadline=now + DISCRETE_SHARE * (stop - now),
+                                   n_estimate=plan.n_estimate, z=z, delta=delta, enc=enc,
+                                   estimate_until=plan.deadline)
+        found += got
+        drawn += 2 * rows
     wide = any(isinstance(c.event.statistic, RowSum) for c in found)
     if wide and stop is not None:
         # cheap statistics apply (numeric vector outputs): leave WIDE_SHARE of the search's
@@ -362,6 +387,19 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
         found += got
         drawn += 2 * rows
     return found, drawn, searched
+
+
+def _few_patterns(found: list[Candidate]) -> list[Pattern]:
+    """The atom patterns (one per block, as the last search fitted them) whose histograms
+    had at most :data:`~dpcert.audit.dscreen.MAX_VALUES` values."""
+    got: dict[tuple[Any, ...], Pattern] = {}
+    for c in found:
+        stat = c.event.statistic
+        if (isinstance(stat, Composed) and isinstance(stat.inner, Pattern)
+                and isinstance(stat.outer, HistogramScore)
+                and stat.outer.keys.size <= MAX_VALUES):
+            got[(stat.inner.columns, stat.inner.atoms)] = stat.inner
+    return list(got.values())
 
 
 def _wide(sampler: Sampler, pair_list: list[tuple[Any, Any]], found: list[Candidate],
