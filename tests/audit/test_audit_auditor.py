@@ -202,3 +202,24 @@ def test_classic_bugs_are_flagged_with_a_witness(name: str) -> None:
     assert r.violated and r.witness is not None, str(r)
     assert r.witness.ratio_lower is not None
     assert r.witness.ratio_lower > math.exp(r.claimed_epsilon or 0)
+
+
+def test_mirrored_pairs_are_searched_once() -> None:
+    from dpcert.audit.auditor import _resolve_pairs
+
+    pairs = [(1, 0), (0, 1), (1, 2), (2, 1), ([0.0, 1.0], [1.0, 1.0]), ([1.0, 1.0], [0.0, 1.0])]
+    got = _resolve_pairs(None, pairs, None, 1.0, "linf")
+    assert got == [(1, 0), (1, 2), ([0.0, 1.0], [1.0, 1.0])]
+    # bit for bit: -0.0 is not 0.0 (a float mechanism may tell them apart), 1 is not 1.0,
+    # and inputs that are not numeric arrays never match
+    kept = [(0.0, 1.0), (1.0, -0.0), (1, 0.0), ("a", "b"), ("b", "a")]
+    assert _resolve_pairs(None, kept, None, 1.0, "linf") == kept
+
+
+def test_rappor_pairs_in_both_orders_cost_no_search_time() -> None:
+    # DP-Sniper lists RAPPOR's two pairs in both orders: the audit searches two pairs
+    s = subjects.BY_NAME["Rappor"]
+    assert s.pairs is not None and len(s.pairs) == 4
+    r = audit(s.make(np.random.default_rng(0)), s.pairs, claimed=dp.PureDP(s.claimed),
+              samples=20_000, seed=0)
+    assert r.pairs_searched == 2

@@ -247,12 +247,36 @@ def _resolve_pairs(mechanism: Any, pairs: Sequence[Any] | None, input_size: int 
             out.append((p[0], p[1]))
         if not out:
             raise InvalidParameter("pairs=[] must hold at least one pair")
-        return out
+        return _without_mirrors(out)
     if isinstance(mechanism, Measurement):
         return measurement_pairs(mechanism)
     if input_size is None:
         return scalar_pairs(0.0, sensitivity)
     return [(x, y) for _, x, y in statdp_pairs(input_size, sensitivity, adjacency)]
+
+
+def _without_mirrors(pairs: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    """``pairs`` without the swapped copies ``(x', x)`` of earlier pairs ``(x, x')``: every
+    event is searched and estimated in both directions, so a mirror adds nothing but a share of
+    the search's time (DP-Sniper's RAPPOR pairs list both orders of two pairs; screening four
+    instead of two halved each one's batch and kept the weaker pair on some seeds)."""
+    kept: list[tuple[Any, Any]] = []
+    for x, xp in pairs:
+        if not any(_same(x, b) and _same(xp, a) for a, b in kept):
+            kept.append((x, xp))
+    return kept
+
+
+def _same(u: Any, v: Any) -> bool:
+    """Whether ``u`` and ``v`` are the same numeric array bit for bit (``0.0`` and ``-0.0``
+    differ: a float mechanism may treat them differently); anything else never matches."""
+    try:
+        a, b = np.asarray(u), np.asarray(v)
+    except (TypeError, ValueError):
+        return False
+    if a.dtype != b.dtype or a.shape != b.shape or a.dtype.kind not in "biuf":
+        return False
+    return a.tobytes() == b.tobytes()
 
 
 def _plan(sampler: Sampler, x: Any, enc: OutputEncoder, samples: int | None,
