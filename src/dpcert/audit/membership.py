@@ -92,23 +92,31 @@ class _Codes:
 
 
 def _direct(y: Array, events: Sequence[Event]) -> list[Array]:
+    # one value per statistic (and per inner map of a composed one) per chunk: the events of
+    # one statistic, the ladder's rays and an intersection's parts share them
     cache: dict[int, Array] = {}
     out = []
     for e in events:
-        key = id(e.statistic)
-        if key not in cache:
-            cache[key] = _score(e.statistic, y)
-        s = cache[key]
+        s = _cached(e.statistic, y, cache)
         out.append((s >= e.low) & (s <= e.high))
     return out
 
 
-def _score(stat: Any, y: Array) -> Array:
+def _cached(stat: Any, y: Array, cache: dict[int, Array]) -> Array:
+    key = id(stat)
+    if key not in cache:
+        cache[key] = _score(stat, y, cache)
+    return cache[key]
+
+
+def _score(stat: Any, y: Array, cache: dict[int, Array] | None = None) -> Array:
+    if cache is None:
+        cache = {}
     if type(stat) is AllOf:
         # each event by its own cheapest route (the same bits as AllOf's own contains)
         hit = np.ones(y.shape[0], dtype=bool)
         for e in stat.events:
-            s = _score(e.statistic, y)
+            s = _cached(e.statistic, y, cache)
             hit &= (s >= e.low) & (s <= e.high)
         return hit.astype(np.float64)
     if type(stat) is AdditiveScore:
@@ -116,7 +124,7 @@ def _score(stat: Any, y: Array) -> Array:
     if type(stat) is HistogramScore:
         return _histogram(stat, y)
     if type(stat) is Composed and type(stat.outer) is HistogramScore:
-        return _histogram(stat.outer, stat.inner(y))
+        return _histogram(stat.outer, _cached(stat.inner, y, cache))
     out: Array = stat(y)
     return out
 
