@@ -9,11 +9,12 @@ independent mechanisms (DP-Sniper's ``SVT34Parallel``: Alg. 3 beside Alg. 4's âŠ
 get one pattern per block: together they have hundreds of values, each alone a few dozen.
 
 The discrete screen runs on arms (pair, pattern): its successive halving spends the time on
-the best arms, whichever block they are on.  With several blocks, the
-best pair's best ray of each block (in the same direction) is then intersected
+the best arms, whichever block they are on.  With several blocks, each block's best ray
+(in the same direction) on one pair is then intersected
 (:class:`~dpcert.audit.events.AllOf`): on independent blocks the likelihood ratios multiply, so
 the intersection of Alg. 4's ``e^0.29`` ray and a weaker Alg. 3 pattern ray is stronger than
-either.  Whether it is, is measured, not assumed: the pair is drawn again (fresh draws, no
+either; the pair is the one where the blocks' best rays add up to the most.  Whether the
+intersection is stronger is measured, not assumed: the pair is drawn again (fresh draws, no
 selection on them) and the intersection is kept only when its held-out bound beats both of
 its parts'.  Like every screen, this is search: its draws never enter the final bound and its
 events are fixed before the estimation batch.
@@ -110,24 +111,27 @@ def _join(sampler: Sampler, enc: OutputEncoder | None, pair_list: list[tuple[Any
           found: list[Candidate], *, rows: int, chunk: int, deadline: float | None,
           n_estimate: int, z: float, delta: float, estimate_until: float | None
           ) -> tuple[list[Candidate], int]:
-    """The intersection of each block's best ray on the best pair, per direction, kept when
+    """The intersection of each block's best ray, per direction, on the pair where their
+    predicted bounds add up to the most (on independent blocks the log-ratios add), kept when
     fresh draws of that pair say it beats each of its parts."""
     rays = [c for c in found if not c.ladder and _block(c) is not None]
-    if not rays:
-        return [], 0
-    pair = max(rays, key=lambda c: c.predicted).pair
-    joins: list[tuple[bool, list[Candidate]]] = []
-    for forward in (True, False):
+
+    def parts_of(pair: int, forward: bool) -> list[Candidate]:
         best: dict[int, Candidate] = {}
         for c in rays:
             key = id(_block(c))
-            if c.pair == pair and c.forward == forward and (
+            if c.pair == pair and c.forward == forward and c.predicted > 0 and (
                     key not in best or c.predicted > best[key].predicted):
                 best[key] = c
-        if len(best) > 1:
-            joins.append((forward, list(best.values())))
-    if not joins:
+        return list(best.values())
+
+    options = [(sum(c.predicted for c in cs), pair, forward, cs)
+               for pair in sorted({c.pair for c in rays}) for forward in (True, False)
+               for cs in [parts_of(pair, forward)] if len(cs) > 1]
+    if not options:
         return [], 0
+    _, pair, _, _ = max(options, key=lambda o: o[0])
+    joins = [(forward, cs) for _, p, forward, cs in options if p == pair]
     parts = [c.event for _, cs in joins for c in cs]
     member = Membership(parts)
     counts = np.zeros((2, len(parts) + len(joins)))
