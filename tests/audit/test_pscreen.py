@@ -98,3 +98,26 @@ def test_copies_of_one_block_are_not_intersected() -> None:
                             deadline=None, n_estimate=10**6, z=2.0, delta=0.0)
     assert not [c for c in got if isinstance(c.event.statistic, AllOf)]
     assert max(c.predicted for c in got) > 0.3
+
+
+def test_blocks_are_intersected_where_their_rays_add_up_to_the_most() -> None:
+    # pair 0: a strong bit (e^0.62) beside a block with no signal; pair 1: a weaker bit
+    # (e^0.405) beside an atom share that moves (e^0.405): the intersection belongs on pair 1
+    rng = np.random.default_rng(11)
+
+    def mech(x: tuple[str, int], n: int) -> Array:
+        kind, side = x
+        keep = rng.random(n) < (0.65 if kind == "A" else 0.6)
+        bit = np.where(keep, side, 1 - side)
+        share = 0.5 if kind == "A" else (0.4 if side == 0 else 0.6)
+        num = np.where(rng.random(n) < share, -1000.0, rng.normal(size=n))
+        return np.column_stack([bit, bit, num]).astype(np.float64)
+
+    pats = fit_patterns(mech(("B", 0), 5_000))
+    assert len(pats) == 2
+    got, _ = pattern_screen(mech, [(("A", 0), ("A", 1)), (("B", 0), ("B", 1))], pats,
+                            rows=100_000, chunk=50_000, deadline=None, n_estimate=10**6, z=2.0,
+                            delta=0.0)
+    joins = [c for c in got if isinstance(c.event.statistic, AllOf)]
+    assert joins and {c.pair for c in joins} == {1}
+    assert max(c.predicted for c in joins) > 0.7     # ln 1.5 + ln 1.5 = 0.81
