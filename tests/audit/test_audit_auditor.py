@@ -223,3 +223,15 @@ def test_rappor_pairs_in_both_orders_cost_no_search_time() -> None:
     r = audit(s.make(np.random.default_rng(0)), s.pairs, claimed=dp.PureDP(s.claimed),
               samples=20_000, seed=0)
     assert r.pairs_searched == 2
+
+
+def test_inputs_that_refuse_to_be_arrays_are_never_mirrors() -> None:
+    from dpcert.audit.auditor import _resolve_pairs
+
+    class Hostile:
+        def __array__(self, *args: object, **kwargs: object) -> np.ndarray:
+            raise RuntimeError("secret row 42")
+
+    h = Hostile()
+    pairs = [(h, 1.0), (1.0, h), ([1.0, 2.0], [1.0, 2.0, 3.0])]
+    assert _resolve_pairs(None, pairs, None, 1.0, "linf") == pairs

@@ -269,10 +269,11 @@ def _without_mirrors(pairs: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
 
 def _same(u: Any, v: Any) -> bool:
     """Whether ``u`` and ``v`` are the same numeric array bit for bit (``0.0`` and ``-0.0``
-    differ: a float mechanism may treat them differently); anything else never matches."""
+    differ: a float mechanism may treat them differently); anything else never matches, and
+    an input that cannot be read as an array (whatever it raises) is left to the mechanism."""
     try:
         a, b = np.asarray(u), np.asarray(v)
-    except (TypeError, ValueError):
+    except Exception:   # a user's object: any failure means "not comparable", never a crash
         return False
     if a.dtype != b.dtype or a.shape != b.shape or a.dtype.kind not in "biuf":
         return False

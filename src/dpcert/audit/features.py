@@ -110,15 +110,20 @@ class FeatureMap:
         return ", ".join(parts)
 
 
-def _sentinels(col: Array) -> list[float]:
+def _sentinels(col: Array, min_distinct: int = SENTINEL_MIN_DISTINCT,
+               min_count: float = 0.0) -> list[float]:
+    """The (at most :data:`MAX_SENTINELS`) values of at least :data:`SENTINEL_SHARE` of the
+    column and ``min_count`` rows, most frequent first; none when the column has at most
+    ``min_distinct`` distinct finite values."""
     finite = col[np.isfinite(col)]
     if finite.size == 0:
         return []
     vals, counts = np.unique(finite, return_counts=True)
-    if vals.size <= SENTINEL_MIN_DISTINCT:
+    if vals.size <= min_distinct:
         return []
     order = np.argsort(counts)[::-1][:MAX_SENTINELS]
-    return [float(vals[i]) for i in order if counts[i] >= SENTINEL_SHARE * col.size]
+    least = max(SENTINEL_SHARE * col.size, min_count)
+    return [float(vals[i]) for i in order if counts[i] >= least]
 
 
 def fit_feature_map(y: Array, *, differences: bool = False) -> FeatureMap:
@@ -380,12 +385,10 @@ def fit_patterns(y: Array) -> list[Pattern]:
         if u.size <= PATTERN_LEVELS and np.isfinite(u).all() and np.array_equal(u, np.rint(u)):
             discrete[j] = tuple(float(v) for v in u)
             continue
-        # atoms: values of at least SENTINEL_SHARE of the rows (a column's numeric part can
-        # have few distinct values in a small batch: SVT's rare early answers)
-        vals, counts = np.unique(col[np.isfinite(col)], return_counts=True)
-        top = np.argsort(counts)[::-1][:MAX_SENTINELS]
-        sent = sorted(float(vals[i]) for i in top
-                      if counts[i] >= max(SENTINEL_SHARE * col.size, 5.0))
+        # atoms: the sentinels, without the feature map's floor on distinct values (a
+        # column's numeric part can have few distinct values in a small batch: SVT's rare
+        # early answers), seen at least 5 times
+        sent = sorted(_sentinels(col, min_distinct=0, min_count=5.0))
         if sent:
             mixed[j] = tuple(sent)
         else:
