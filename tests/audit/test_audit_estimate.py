@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import threading
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -75,3 +77,67 @@ def test_run_estimation_stops_at_the_deadline(monkeypatch: pytest.MonkeyPatch) -
                                        OutputEncoder(), None)
     assert n == 5_000 and clock[0] == 10.0      # five chunks of two calls
     assert tally.count(0, 0, n) == 0 and tally.count(0, 1, n) == n
+
+
+def _counting_sampler(calls: list[int], threads: set[int]) -> Callable[[float, int], np.ndarray]:
+    """Each call returns ``n`` copies of its call number (and notes the calling thread)."""
+
+    def sampler(x: float, n: int) -> np.ndarray:
+        threads.add(threading.get_ident())
+        calls.append(len(calls))
+        return np.full(n, float(calls[-1]))
+
+    return sampler
+
+
+def test_run_estimation_records_chunks_in_draw_order() -> None:
+    # chunks are counted on a worker thread while the next one is drawn; their bits must be
+    # recorded in draw order (prefix counts depend on it), and the mechanism is only ever
+    # called on the caller's thread
+    calls: list[int] = []
+    threads: set[int] = set()
+    ev = Event(Identity(), 1.5, 4.5)    # calls 2 and 4 (x), 3 (x')
+    tally, n = estimate.run_estimation(_counting_sampler(calls, threads), [(0.0, 1.0)],
+                                       [(0, ev)], 10 * 100, 100, None, OutputEncoder(), None)
+    assert n == 1_000 and len(calls) == 20 and tally.sizes == [100] * 10
+    assert [tally.count(0, 0, k) for k in (100, 150, 200, 300, 1_000)] == [0, 50, 100, 200, 200]
+    assert [tally.count(0, 1, k) for k in (100, 150, 200, 300)] == [0, 50, 100, 100]
+    assert threads == {threading.get_ident()}
+
+
+class _Failing(OutputEncoder):
+    def __init__(self, after: int) -> None:
+        super().__init__()
+        self.left = after
+
+    def encode(self, outputs: object, n: int | None = None) -> np.ndarray:
+        self.left -= 1
+        if self.left < 0:
+            raise RuntimeError("encoder failed")
+        return super().encode(outputs, n)
+
+
+def test_run_estimation_raises_a_worker_error_and_leaves_no_thread() -> None:
+    before = threading.active_count()
+    ev = Event(Identity(), 0.5, 2.0)
+    with pytest.raises(RuntimeError, match="encoder failed"):
+        estimate.run_estimation(_counting_sampler([], set()), [(0.0, 1.0)], [(0, ev)],
+                                10**5, 100, None, _Failing(after=5), None)
+    assert threading.active_count() == before
+
+
+def test_run_estimation_raises_a_mechanism_error_and_leaves_no_thread() -> None:
+    before = threading.active_count()
+    calls: list[int] = []
+    inner = _counting_sampler(calls, set())
+
+    def sampler(x: float, n: int) -> np.ndarray:
+        if len(calls) == 7:
+            raise ValueError("mechanism failed")
+        return inner(x, n)
+
+    ev = Event(Identity(), 0.5, 2.0)
+    with pytest.raises(ValueError, match="mechanism failed"):
+        estimate.run_estimation(sampler, [(0.0, 1.0)], [(0, ev)], 10**5, 100, None,
+                                OutputEncoder(), None)
+    assert threading.active_count() == before

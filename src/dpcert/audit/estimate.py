@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,31 +84,56 @@ def run_estimation(sampler: Callable[[Any, int], Any], pairs: Sequence[tuple[Any
                    progress: Callable[[str], None] | None) -> tuple[Tally, int]:
     """Draw up to ``n_target`` outputs per input of each chosen pair and record membership.
 
-    ``chosen`` lists (pair index, event).  Returns the tally and the draws ``n`` per input."""
+    ``chosen`` lists (pair index, event).  Returns the tally and the draws ``n`` per input.
+
+    The mechanism is called on the caller's thread only, one chunk after another; the
+    membership of a chunk is computed on one worker thread while the next chunk is drawn
+    (NumPy releases the GIL in both), and its bits are recorded in draw order, so the tally is
+    the one a sequential loop would give."""
     tally = Tally(len(chosen))
     used = sorted({p for p, _ in chosen})
     mine_of = {i: [j for j, (p, _) in enumerate(chosen) if p == i] for i in used}
     # one membership route per pair, shared by its two inputs (see dpcert.audit.membership)
     member = {i: Membership([chosen[j][1] for j in mine_of[i]]) for i in used}
+    spent = [0.0]    # the worker's seconds on the last chunk
+
+    def count(m: int, raw: list[tuple[int, int, Any]]) -> list[tuple[int, int, list[Array]]]:
+        t = time.perf_counter()
+        out = [(i, side, [np.packbits(h) for h in member[i](enc.encode(y, m))])
+               for i, side, y in raw]
+        spent[0] = time.perf_counter() - t
+        return out
+
+    def record(m: int, job: Future[list[tuple[int, int, list[Array]]]]) -> None:
+        for i, side, bits in job.result():
+            for j, b in zip(mine_of[i], bits, strict=True):
+                tally.chunks[j][side].append(b)
+        tally.sizes.append(m)
+
     n = 0
     last = time.perf_counter()
-    while n < n_target:
-        m = min(chunk, n_target - n)
-        t0 = time.perf_counter()
-        for i in used:
-            mine = mine_of[i]
-            for side, x in enumerate(pairs[i]):
-                hits = member[i](enc.encode(sampler(x, m), m))
-                for j, h in zip(mine, hits, strict=True):
-                    tally.chunks[j][side].append(np.packbits(h))
-        tally.sizes.append(m)
-        n += m
-        now = time.perf_counter()
-        if progress is not None and now - last > 2.0:
-            progress(f"estimate: {n:,} draws per input")
-            last = now
-        if deadline is not None and now + (now - t0) > deadline:
-            break
+    pending: deque[tuple[int, Future[list[tuple[int, int, list[Array]]]]]] = deque()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dpcert-audit") as pool:
+        try:
+            while n < n_target:
+                m = min(chunk, n_target - n)
+                t0 = time.perf_counter()
+                raw = [(i, side, sampler(x, m)) for i in used for side, x in enumerate(pairs[i])]
+                while pending:   # at most one chunk counted while the next one is drawn
+                    record(*pending.popleft())
+                pending.append((m, pool.submit(count, m, raw)))
+                n += m
+                now = time.perf_counter()
+                if progress is not None and now - last > 2.0:
+                    progress(f"estimate: {n:,} draws per input")
+                    last = now
+                if deadline is not None and now + (now - t0) + spent[0] > deadline:
+                    break
+            while pending:
+                record(*pending.popleft())
+        finally:
+            for _, job in pending:
+                job.cancel()
     return tally, n
 
 
