@@ -178,20 +178,20 @@ def _rays(fa: _Counts, fb: _Counts, ha: _Counts, hb: _Counts, pair: int, *, n_es
             continue
         t = float(levels[best])
 
-        def held(t: float, forward: bool = forward) -> float:
-            m = (hs >= t) if forward else (hs <= t)
+        def held(ev: Event, ladder: bool = False, forward: bool = forward) -> Candidate:
+            m = (hs >= ev.low) & (hs <= ev.high)
             k1 = float((hca if forward else hcb)[m].sum())
             k2 = float((hcb if forward else hca)[m].sum())
             n1, n2 = (ha.n, hb.n) if forward else (hb.n, ha.n)
-            return float(predicted_bound(np.array([k1]), np.array([k2]), n1, n2, n_estimate, z,
+            pred = float(predicted_bound(np.array([k1]), np.array([k2]), n1, n2, n_estimate, z,
                                          delta, z_guard)[0])
+            return Candidate(pair, ev, forward, pred, ladder, support=k1, held=n1)
 
-        ev = Event(stat, t, math.inf) if forward else Event(stat, -math.inf, t)
-        out.append(Candidate(pair, ev, forward, held(t)))
+        out.append(held(Event(stat, t, math.inf) if forward else Event(stat, -math.inf, t)))
         # the nested rays beyond t (smaller, stronger events) for the estimation batch to judge
         beyond = levels[levels > t] if forward else levels[levels < t][::-1]
-        rungs.append([Candidate(pair, Event(stat, float(u), math.inf) if forward else
-                                Event(stat, -math.inf, float(u)), forward, held(float(u)), True)
+        rungs.append([held(Event(stat, float(u), math.inf) if forward else
+                           Event(stat, -math.inf, float(u)), True)
                       for u in beyond[:RUNGS]])
     if out:  # the ladder of the better direction only
         out += rungs[max(range(len(out)), key=lambda i: out[i].predicted)]
@@ -217,10 +217,11 @@ def _rescore(cands: list[Candidate], a: list[_Counts], b: list[_Counts], *, n_es
         m = (s >= c.event.low) & (s <= c.event.high)
         k1, k2 = (ca, cb) if c.forward else (cb, ca)
         n1, n2 = (na, nb) if c.forward else (nb, na)
-        pred = float(predicted_bound(np.array([float(k1[m].sum())]),
-                                     np.array([float(k2[m].sum())]), n1, n2, n_estimate, z,
-                                     delta, HELD_Z)[0])
-        out.append(Candidate(c.pair, c.event, c.forward, pred, c.ladder))
+        hits = float(k1[m].sum())
+        pred = float(predicted_bound(np.array([hits]), np.array([float(k2[m].sum())]), n1, n2,
+                                     n_estimate, z, delta, HELD_Z)[0])
+        out.append(Candidate(c.pair, c.event, c.forward, pred, c.ladder, support=hits,
+                             held=n1))
     return out
 
 

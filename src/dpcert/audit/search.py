@@ -45,6 +45,8 @@ import numpy as np
 
 from dpcert.audit.candidates import HOLDOUT, LADDER_TAILS, Candidate, _ladder
 from dpcert.audit.classifier import fit_logistic
+from dpcert.audit.confirm import MAX_ROWS as MAX_CONFIRM_ROWS
+from dpcert.audit.confirm import confirm
 from dpcert.audit.dscreen import MAX_VALUES, discrete_screen
 from dpcert.audit.events import (
     SEARCH_Z,
@@ -94,6 +96,9 @@ FINALISTS = 2
 DISCRETE_SHARE = 0.5
 #: Most draws per input of one pair in one round of the discrete screen.
 DISCRETE_MAX_ROWS = 50_000_000
+#: Share of a time budget for confirming weakly supported leaders (:mod:`dpcert.audit.confirm`)
+#: after the search's own share.
+CONFIRM_SHARE = 0.05
 #: Fewest search draws per input of each pair.
 MIN_SEARCH = 500
 #: Draws per input of the larger of the two small first searches that measure the search's
@@ -163,7 +168,7 @@ def rescore(found: list[Candidate], ha: Array, hb: Array, *, n_estimate: int, z:
             (k1, n1), (k2, n2) = (k2, n2), (k1, n1)
         pred = float(predicted_bound(np.array([k1]), np.array([k2]), n1, n2, n_estimate, z,
                                      delta, z_guard)[0])
-        out.append(Candidate(c.pair, c.event, c.forward, pred))
+        out.append(Candidate(c.pair, c.event, c.forward, pred, support=k1, held=n1))
     return out
 
 
@@ -337,7 +342,9 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
                                     chunk=plan.chunk, deadline=now + DISCRETE_SHARE * (stop - now),
                                     n_estimate=plan.n_estimate, z=z, delta=delta, enc=enc,
                                     estimate_until=plan.deadline)
-        return found + got, drawn + 2 * rows, len(pair_list)
+        found, extra = _confirm(found + got, sampler, pair_list, plan, enc, z, delta, t_start,
+                                end)
+        return found, drawn + 2 * (rows + extra), len(pair_list)
     patterns = _few_patterns(found)
     if stop is not None and len(pair_list) > 1 and time.perf_counter() < stop and patterns:
         # outputs with a few-valued atom pattern per block (SVT Alg. 3's ⊤/⊥/abort, a block
@@ -386,7 +393,21 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
         got, rows = _wide(sampler, pair_list, found, plan, enc, z, delta, end)
         found += got
         drawn += 2 * rows
-    return found, drawn, searched
+    found, extra = _confirm(found, sampler, pair_list, plan, enc, z, delta, t_start, end)
+    return found, drawn + 2 * extra, searched
+
+
+def _confirm(found: list[Candidate], sampler: Sampler, pair_list: list[tuple[Any, Any]],
+             plan: Any, enc: OutputEncoder, z: float, delta: float, t_start: float,
+             end: float | None) -> tuple[list[Candidate], int]:
+    """:func:`~dpcert.audit.confirm.confirm` for :data:`CONFIRM_SHARE` of the budget after
+    the search's own time (or on at most 4 search batches when there is no deadline)."""
+    until = None
+    if plan.deadline is not None and end is not None:
+        until = max(time.perf_counter(), end) + CONFIRM_SHARE * (plan.deadline - t_start)
+    return confirm(found, sampler, pair_list, chunk=plan.chunk, deadline=until,
+                   n_estimate=plan.n_estimate, z=z, delta=delta, enc=enc,
+                   max_rows=MAX_CONFIRM_ROWS if until is not None else 4 * plan.n_search)
 
 
 def _few_patterns(found: list[Candidate]) -> list[Pattern]:
