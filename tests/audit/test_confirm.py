@@ -30,7 +30,7 @@ ZERO = Event(Identity(), 0.0, 0.0)
 def test_a_lucky_leader_is_demoted_and_a_supported_one_leads() -> None:
     # 7 of 83 vs 0 of 83 predicted 0.38 on a pair whose two inputs are the same coin; the
     # supported candidate of another pair (0.1) must lead after the confirmation
-    lucky = Candidate(0, ONE, True, 0.38, support=7, held=83)
+    lucky = Candidate(0, ONE, True, 0.38, support=7, held=83, against=0)
     steady = Candidate(1, ONE, True, 0.10, support=5_000, held=100_000)
     got, rows = confirm([lucky, steady], _coin(0.08, 0.08), [(0, 0), (0, 1)], chunk=5_000,
                         deadline=None, n_estimate=10**6, z=2.0, delta=0.0)
@@ -42,8 +42,8 @@ def test_a_lucky_leader_is_demoted_and_a_supported_one_leads() -> None:
 
 def test_a_strong_small_event_keeps_its_lead() -> None:
     # a real e^0.5 event of probability 1 %, seen 12 times: confirmed, not sunk
-    small = Candidate(0, ONE, True, 0.45, support=12, held=1_000)
-    other = Candidate(0, ZERO, False, 0.0, support=900, held=1_000)
+    small = Candidate(0, ONE, True, 0.45, support=12, held=1_000, against=6)
+    other = Candidate(0, ZERO, False, 0.0, support=900, held=1_000, against=890)
     got, rows = confirm([small, other], _coin(0.01 * math.e ** 0.5, 0.01), [(0, 1)],
                         chunk=10_000, deadline=None, n_estimate=10**7, z=2.0, delta=0.0)
     assert rows >= 10_000
@@ -59,7 +59,7 @@ def test_a_supported_leader_draws_nothing() -> None:
         return np.zeros(n)
 
     lead = Candidate(0, ONE, True, 0.3, support=MIN_SUPPORT, held=10_000)
-    weak = Candidate(0, ZERO, True, 0.1, support=3, held=10_000)
+    weak = Candidate(0, ZERO, True, 0.1, support=3, held=10_000, against=3)
     got, rows = confirm([lead, weak], mech, [(0, 1)], chunk=1_000, deadline=None,
                         n_estimate=10**6, z=2.0, delta=0.0)
     assert rows == 0 and not calls and got == [lead, weak]
@@ -91,3 +91,17 @@ def test_each_pair_is_confirmed_once_and_rows_are_capped() -> None:
                         z=2.0, delta=0.0, max_rows=2_000)
     assert rows == 2_000 and sum(calls) == 4_000
     assert got[0].held == 2_000 and got[0].predicted > 0 and got[0].support < MIN_SUPPORT
+
+
+def test_a_strong_small_event_below_the_leader_is_confirmed_and_leads() -> None:
+    # e^0.6 at 0.5 %, seen 15 vs 8 times on 3 000 held-out draws, predicts only 0.2 (small
+    # support); a supported e^0.3 event leads with 0.28.  Its optimistic prediction beats the
+    # leader, so its pair is drawn again, and it leads on the fresh draws.
+    small = Candidate(0, ONE, True, 0.2, support=15, held=3_000, against=8)
+    steady = Candidate(1, ONE, True, 0.28, support=30_000, held=100_000, against=22_000)
+    got, rows = confirm([small, steady], _coin(0.005 * math.e ** 0.6, 0.005), [(0, 1), (0, 1)],
+                        chunk=20_000, deadline=None, n_estimate=10**7, z=2.0, delta=0.0)
+    assert rows >= 80_000
+    assert got[1] is steady
+    assert got[0].support >= MIN_SUPPORT and got[0].predicted > 0.45
+    assert max(got, key=lambda c: c.predicted) is got[0]

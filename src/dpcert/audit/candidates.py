@@ -36,9 +36,10 @@ LADDER_TAILS = (0.1, 0.03, 0.01, 0.003)
 class Candidate:
     """An event to estimate: pair index, event, direction and the bound the search predicts.
 
-    ``support``: how many draws of the likelier input fell in the event among the ``held``
-    draws per input that ``predicted`` was measured on (``inf`` when not recorded: screens of
-    10⁵–10⁸ draws); :mod:`dpcert.audit.confirm` re-measures leaders with little support."""
+    ``support`` and ``against``: how many draws of the likelier and of the other input fell in
+    the event among the ``held`` draws per input that ``predicted`` was measured on
+    (``support`` is ``inf`` when not recorded: screens of 10⁵–10⁸ draws);
+    :mod:`dpcert.audit.confirm` re-measures candidates with little support."""
 
     pair: int
     event: Event
@@ -47,6 +48,7 @@ class Candidate:
     ladder: bool = False
     support: float = math.inf
     held: int = 0
+    against: float = 0.0
 
 
 def _ladder(best: Candidate, ha: Array, hb: Array) -> list[Candidate]:

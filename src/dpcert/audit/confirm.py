@@ -9,11 +9,17 @@ pattern ray measured on millions of draws (SVT Alg. 3: the quadrant's true log-r
 event: the strongest events of some mechanisms are small and seen 10–20 times in a search
 batch (PrefixSum's additive-score rays, e^0.58 at 0.26 %).
 
-So before the choice, while the best candidate's support (its likelier input's held-out hits)
-is below :data:`MIN_SUPPORT`, its pair is drawn again, enough rows for :data:`TARGET_HITS`
-expected hits at its held-out rate (within the time left), and every candidate of that pair
-that could lead is re-scored on those draws alone, with the same extreme-value guard as the
-held-out re-scoring.  Then the next leader is looked at, for at most :data:`ROUNDS` pairs.
+So before the choice the search's candidates are re-measured where their support is thin.
+The *bar* is the leader's prediction, or, when the leader itself has fewer than
+:data:`MIN_SUPPORT` held-out hits of its likelier input, the best well-supported prediction.
+A weakly supported candidate can lead if its prediction, taken :data:`OPTIMISM_Z` standard
+errors optimistic, beats the bar (below the leader it needs :data:`MIN_HOPE` hits, more for
+``x`` than for ``x'``).  The best-predicted such candidate's pair is drawn again, enough rows
+for :data:`TARGET_HITS` expected hits at its held-out rate (within the time left), and every
+candidate of that pair that can lead is re-scored on those draws alone, with the same
+extreme-value guard as the held-out re-scoring; then the next, for at most :data:`ROUNDS`
+pairs.  A lucky leader falls (above), and a strong small event the held-out draws saw 15
+times rises to where it belongs.
 Like the rest of the search, none of this enters the bound: the estimation phase measures the
 chosen events, fixed by then, on fresh draws.
 
@@ -41,17 +47,22 @@ from typing import Any
 
 import numpy as np
 
+from dpcert.audit import bounds
 from dpcert.audit.candidates import Candidate
 from dpcert.audit.events import SEARCH_Z, predicted_bound
 from dpcert.audit.membership import Membership
 from dpcert.audit.outputs import OutputEncoder, Sampler
 
-__all__ = ["MIN_SUPPORT", "ROUNDS", "TARGET_HITS", "confirm"]
+__all__ = ["MIN_HOPE", "MIN_SUPPORT", "ROUNDS", "TARGET_HITS", "confirm"]
 
 #: A leader whose prediction rests on fewer held-out hits than this is measured again.
 MIN_SUPPORT = 100
 #: Expected hits of the likelier input that a confirmation batch is sized for.
 TARGET_HITS = 400
+#: Standard errors of optimism by which a weakly supported candidate is judged able to lead.
+OPTIMISM_Z = 1.0
+#: Fewest held-out hits of a candidate below the leader for it to be confirmed.
+MIN_HOPE = 10
 #: Most pairs confirmed in one search.
 ROUNDS = 4
 #: Most draws per input of one confirmation batch.
@@ -71,6 +82,14 @@ def confirm(found: Sequence[Candidate], sampler: Sampler, pairs: Sequence[tuple[
     out = list(found)
     drawn = 0
     done: set[int] = set()
+
+    def hopeful(c: Candidate, leads: bool) -> float:
+        # a weakly supported candidate below the leader needs MIN_HOPE hits, more for x than
+        # for x', before its optimism counts (3 against 3 is no evidence of anything)
+        if c.support >= MIN_SUPPORT or (not leads and not MIN_HOPE <= c.support > c.against):
+            return -math.inf
+        return _optimistic(c, n_estimate, z, delta)
+
     for _ in range(ROUNDS):
         if deadline is not None and time.perf_counter() >= deadline:
             break
@@ -79,17 +98,21 @@ def confirm(found: Sequence[Candidate], sampler: Sampler, pairs: Sequence[tuple[
         if not ranked:
             break
         top = out[ranked[0]]
-        if top.support >= MIN_SUPPORT or top.pair in done or not top.predicted > 0:
+        # the bar to beat: the leader's prediction if it is well supported, else the best
+        # well-supported one's
+        bar = top.predicted if top.support >= MIN_SUPPORT else max(
+            (out[j].predicted for j in ranked if out[j].support >= MIN_SUPPORT),
+            default=-math.inf)
+        weak = [j for j in ranked
+                if out[j].pair not in done and hopeful(out[j], j == ranked[0]) > bar]
+        if not weak:
             break
-        done.add(top.pair)
-        # the best prediction with enough support: only candidates above it can lead
-        floor = max((out[j].predicted for j in ranked if out[j].support >= MIN_SUPPORT),
-                    default=-math.inf)
-        mine = [j for j in ranked if out[j].pair == top.pair and out[j].predicted > floor
-                and out[j].support < MIN_SUPPORT]
-        rate = max(top.support, 1.0) / max(top.held, 1)
+        lead = out[weak[0]]           # the best prediction among those that could lead
+        done.add(lead.pair)
+        mine = [j for j in weak if out[j].pair == lead.pair]
+        rate = max(lead.support, 1.0) / max(lead.held, 1)
         rows = int(min(max_rows, max(chunk, TARGET_HITS / rate)))
-        counts, n = _count(sampler, pairs[top.pair], [out[j] for j in mine], rows=rows,
+        counts, n = _count(sampler, pairs[lead.pair], [out[j] for j in mine], rows=rows,
                            chunk=chunk, deadline=deadline, enc=enc)
         drawn += n
         if n == 0:
@@ -100,8 +123,19 @@ def confirm(found: Sequence[Candidate], sampler: Sampler, pairs: Sequence[tuple[
             k1, k2 = (ka, kb) if c.forward else (kb, ka)
             pred = float(predicted_bound(np.array([float(k1)]), np.array([float(k2)]), n, n,
                                          n_estimate, z, delta, z_guard)[0])
-            out[j] = replace(c, predicted=pred, support=float(k1), held=n)
+            out[j] = replace(c, predicted=pred, support=float(k1), held=n, against=float(k2))
     return out, drawn
+
+
+def _optimistic(c: Candidate, n_estimate: int, z: float, delta: float) -> float:
+    """The bound ``c`` would predict were its probabilities :data:`OPTIMISM_Z` standard errors
+    better than measured (x's higher, x''s lower): whether it could lead on more draws."""
+    if c.held <= 0:
+        return -math.inf
+    p = float(bounds.wilson_upper(np.array([c.support / c.held]), c.held, OPTIMISM_Z)[0])
+    q = float(bounds.wilson_lower(np.array([c.against / c.held]), c.held, OPTIMISM_Z)[0])
+    return float(predicted_bound(np.array([p * n_estimate]), np.array([q * n_estimate]),
+                                 n_estimate, n_estimate, n_estimate, z, delta, 0.0)[0])
 
 
 def _count(sampler: Sampler, pair: tuple[Any, Any], cands: list[Candidate], *, rows: int,

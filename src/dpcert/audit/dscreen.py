@@ -185,7 +185,8 @@ def _rays(fa: _Counts, fb: _Counts, ha: _Counts, hb: _Counts, pair: int, *, n_es
             n1, n2 = (ha.n, hb.n) if forward else (hb.n, ha.n)
             pred = float(predicted_bound(np.array([k1]), np.array([k2]), n1, n2, n_estimate, z,
                                          delta, z_guard)[0])
-            return Candidate(pair, ev, forward, pred, ladder, support=k1, held=n1)
+            return Candidate(pair, ev, forward, pred, ladder, support=k1, held=n1,
+                             against=k2)
 
         out.append(held(Event(stat, t, math.inf) if forward else Event(stat, -math.inf, t)))
         # the nested rays beyond t (smaller, stronger events) for the estimation batch to judge
@@ -217,11 +218,11 @@ def _rescore(cands: list[Candidate], a: list[_Counts], b: list[_Counts], *, n_es
         m = (s >= c.event.low) & (s <= c.event.high)
         k1, k2 = (ca, cb) if c.forward else (cb, ca)
         n1, n2 = (na, nb) if c.forward else (nb, na)
-        hits = float(k1[m].sum())
-        pred = float(predicted_bound(np.array([hits]), np.array([float(k2[m].sum())]), n1, n2,
-                                     n_estimate, z, delta, HELD_Z)[0])
+        hits, other = float(k1[m].sum()), float(k2[m].sum())
+        pred = float(predicted_bound(np.array([hits]), np.array([other]), n1, n2, n_estimate,
+                                     z, delta, HELD_Z)[0])
         out.append(Candidate(c.pair, c.event, c.forward, pred, c.ladder, support=hits,
-                             held=n1))
+                             held=n1, against=other))
     return out
 
 

@@ -97,7 +97,8 @@ def pattern_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]],
                                  estimate_until=estimate_until)
     found = [Candidate(c.pair // k, Event(Composed(patterns[c.pair % k], c.event.statistic),
                                           c.event.low, c.event.high),
-                       c.forward, c.predicted, c.ladder, c.support, c.held) for c in got]
+                       c.forward, c.predicted, c.ladder, c.support, c.held, c.against)
+             for c in got]
     if join:
         got, m = _join(sampler, enc, pair_list, found, rows=rows, chunk=chunk,
                        deadline=deadline, n_estimate=n_estimate, z=z, delta=delta,
@@ -175,7 +176,9 @@ def _join(sampler: Sampler, enc: OutputEncoder | None, pair_list: list[tuple[Any
         own = held(len(parts) + j, forward)
         if own > max(held(at + i, forward) for i in range(len(cs))):
             ev = Event(AllOf(tuple(c.event for c in cs)), 1.0, math.inf)
-            hits = counts[0, len(parts) + j] if forward else counts[1, len(parts) + j]
-            out.append(Candidate(pair, ev, forward, own, support=float(hits), held=n))
+            k = len(parts) + j
+            hits, other = (counts[0, k], counts[1, k]) if forward else (counts[1, k], counts[0, k])
+            out.append(Candidate(pair, ev, forward, own, support=float(hits), held=n,
+                                 against=float(other)))
         at += len(cs)
     return out, n

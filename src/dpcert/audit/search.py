@@ -168,7 +168,8 @@ def rescore(found: list[Candidate], ha: Array, hb: Array, *, n_estimate: int, z:
             (k1, n1), (k2, n2) = (k2, n2), (k1, n1)
         pred = float(predicted_bound(np.array([k1]), np.array([k2]), n1, n2, n_estimate, z,
                                      delta, z_guard)[0])
-        out.append(Candidate(c.pair, c.event, c.forward, pred, support=k1, held=n1))
+        out.append(Candidate(c.pair, c.event, c.forward, pred, support=k1, held=n1,
+                             against=k2))
     return out
 
 
