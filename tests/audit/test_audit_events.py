@@ -12,6 +12,9 @@ from dpcert.audit.events import (
     Event,
     Identity,
     fit_histogram,
+    guard_z,
+    predicted_bound,
+    predicted_one,
     row_hash,
     search_intervals,
 )
@@ -108,3 +111,14 @@ def test_measurement_pairs_are_at_distance_one() -> None:
     s = space >> dp.t.then_sum() >> dp.m.then_laplace(1.0)
     for x, y in measurement_pairs(s):
         assert dp.SymmetricDistance().distance(x, y) == 1
+
+
+def test_predicted_one_and_guard_z() -> None:
+    # the scalar form is the array form's element; the guard grows with the events compared
+    # and never falls below one standard error
+    ka, kb = np.array([120.0, 30.0]), np.array([80.0, 29.0])
+    both = predicted_bound(ka, kb, 10_000, 10_000, 10**6, 2.0, 0.0, 1.5)
+    assert predicted_one(120, 80, 10_000, 10_000, 10**6, 2.0, 0.0, 1.5) == both[0]
+    assert predicted_one(30, 29, 10_000, 10_000, 10**6, 2.0, 0.0, 1.5) == both[1]
+    assert guard_z(1) == 1.0 and guard_z(10**6) > guard_z(10**3) > 1.0
+    assert guard_z(10**6) == pytest.approx(0.5 * np.sqrt(2 * np.log(2e6)))

@@ -49,7 +49,7 @@ import numpy as np
 
 from dpcert.audit import bounds
 from dpcert.audit.candidates import Candidate
-from dpcert.audit.events import SEARCH_Z, predicted_bound
+from dpcert.audit.events import guard_z, predicted_one
 from dpcert.audit.membership import Membership
 from dpcert.audit.outputs import OutputEncoder, Sampler
 
@@ -77,8 +77,8 @@ def confirm(found: Sequence[Candidate], sampler: Sampler, pairs: Sequence[tuple[
 
     ``deadline`` (``time.perf_counter()`` seconds, checked between chunks) and ``max_rows``
     (draws per input of one batch) bound the confirmation; ``chunk`` is the most draws per
-    call of ``sampler``.  Returns the
-    candidates (same order, ladders untouched) and the draws per input taken."""
+    call of ``sampler``.  Returns the candidates (same order, ladders untouched) and the draws
+    per input taken."""
     out = list(found)
     drawn = 0
     done: set[int] = set()
@@ -86,7 +86,8 @@ def confirm(found: Sequence[Candidate], sampler: Sampler, pairs: Sequence[tuple[
     def hopeful(c: Candidate, leads: bool) -> float:
         # a weakly supported candidate below the leader needs MIN_HOPE hits, more for x than
         # for x', before its optimism counts (3 against 3 is no evidence of anything)
-        if c.support >= MIN_SUPPORT or (not leads and not MIN_HOPE <= c.support > c.against):
+        if c.support >= MIN_SUPPORT or (not leads and (c.support < MIN_HOPE
+                                                        or c.support <= c.against)):
             return -math.inf
         return _optimistic(c, n_estimate, z, delta)
 
@@ -117,12 +118,11 @@ def confirm(found: Sequence[Candidate], sampler: Sampler, pairs: Sequence[tuple[
         drawn += n
         if n == 0:
             break
-        z_guard = max(1.0, SEARCH_Z * math.sqrt(2.0 * math.log(max(2, 2 * len(mine)))))
+        z_guard = guard_z(len(mine))
         for j, (ka, kb) in zip(mine, counts, strict=True):
             c = out[j]
             k1, k2 = (ka, kb) if c.forward else (kb, ka)
-            pred = float(predicted_bound(np.array([float(k1)]), np.array([float(k2)]), n, n,
-                                         n_estimate, z, delta, z_guard)[0])
+            pred = predicted_one(k1, k2, n, n, n_estimate, z, delta, z_guard)
             out[j] = replace(c, predicted=pred, support=float(k1), held=n, against=float(k2))
     return out, drawn
 
@@ -134,8 +134,8 @@ def _optimistic(c: Candidate, n_estimate: int, z: float, delta: float) -> float:
         return -math.inf
     p = float(bounds.wilson_upper(np.array([c.support / c.held]), c.held, OPTIMISM_Z)[0])
     q = float(bounds.wilson_lower(np.array([c.against / c.held]), c.held, OPTIMISM_Z)[0])
-    return float(predicted_bound(np.array([p * n_estimate]), np.array([q * n_estimate]),
-                                 n_estimate, n_estimate, n_estimate, z, delta, 0.0)[0])
+    return predicted_one(p * n_estimate, q * n_estimate, n_estimate, n_estimate, n_estimate, z,
+                         delta, 0.0)
 
 
 def _count(sampler: Sampler, pair: tuple[Any, Any], cands: list[Candidate], *, rows: int,

@@ -37,7 +37,14 @@ from typing import Any
 import numpy as np
 
 from dpcert.audit.candidates import Candidate
-from dpcert.audit.events import SEARCH_Z, Event, HistogramScore, predicted_bound, row_hash
+from dpcert.audit.events import (
+    Event,
+    HistogramScore,
+    guard_z,
+    predicted_bound,
+    predicted_one,
+    row_hash,
+)
 from dpcert.audit.membership import MAX_CODES  # the same bound on a code book's size
 from dpcert.audit.outputs import OutputEncoder, Sampler
 
@@ -161,7 +168,7 @@ def _rays(fa: _Counts, fb: _Counts, ha: _Counts, hb: _Counts, pair: int, *, n_es
     hk = np.unique(np.concatenate([ha.keys, hb.keys]))
     hs = _score_keys(stat, hk)
     hca, hcb = ha.at(hk), hb.at(hk)
-    z_sel = max(1.0, SEARCH_Z * math.sqrt(2.0 * math.log(max(2, 2 * levels.size))))
+    z_sel = guard_z(int(levels.size))
     z_guard = HELD_Z
     out: list[Candidate] = []
     rungs: list[list[Candidate]] = []
@@ -183,8 +190,7 @@ def _rays(fa: _Counts, fb: _Counts, ha: _Counts, hb: _Counts, pair: int, *, n_es
             k1 = float((hca if forward else hcb)[m].sum())
             k2 = float((hcb if forward else hca)[m].sum())
             n1, n2 = (ha.n, hb.n) if forward else (hb.n, ha.n)
-            pred = float(predicted_bound(np.array([k1]), np.array([k2]), n1, n2, n_estimate, z,
-                                         delta, z_guard)[0])
+            pred = predicted_one(k1, k2, n1, n2, n_estimate, z, delta, z_guard)
             return Candidate(pair, ev, forward, pred, ladder, support=k1, held=n1,
                              against=k2)
 
@@ -219,8 +225,7 @@ def _rescore(cands: list[Candidate], a: list[_Counts], b: list[_Counts], *, n_es
         k1, k2 = (ca, cb) if c.forward else (cb, ca)
         n1, n2 = (na, nb) if c.forward else (nb, na)
         hits, other = float(k1[m].sum()), float(k2[m].sum())
-        pred = float(predicted_bound(np.array([hits]), np.array([other]), n1, n2, n_estimate,
-                                     z, delta, HELD_Z)[0])
+        pred = predicted_one(hits, other, n1, n2, n_estimate, z, delta, HELD_Z)
         out.append(Candidate(c.pair, c.event, c.forward, pred, c.ladder, support=hits,
                              held=n1, against=other))
     return out

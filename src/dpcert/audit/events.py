@@ -45,7 +45,9 @@ __all__ = [
     "Statistic",
     "fit_above_count",
     "fit_histogram",
+    "guard_z",
     "predicted_bound",
+    "predicted_one",
     "row_hash",
     "search_intervals",
 ]
@@ -352,6 +354,20 @@ def predicted_bound(ka: Array, kb: Array, na: int, nb: int, n_estimate: int, z: 
     return out
 
 
+def predicted_one(k1: float, k2: float, n1: int, n2: int, n_estimate: int, z: float,
+                  delta: float, z_search: float) -> float:
+    """:func:`predicted_bound` of one event: ``k1`` of ``n1`` draws of the likelier input and
+    ``k2`` of ``n2`` of the other."""
+    return float(predicted_bound(np.array([float(k1)]), np.array([float(k2)]), n1, n2,
+                                 n_estimate, z, delta, z_search)[0])
+
+
+def guard_z(events: int) -> float:
+    """The extreme-value guard for the best of ``events`` compared events (see
+    :data:`SEARCH_Z`): ``max(1, SEARCH_Z · √(2 ln(2·events)))``."""
+    return max(1.0, SEARCH_Z * math.sqrt(2.0 * math.log(max(2, 2 * events))))
+
+
 def search_intervals(sa: Array, sb: Array, *, n_estimate: int, z: float, delta: float,
                      rays_only: bool = False) -> list[IntervalChoice]:
     """The best interval of statistic values in each direction, scored on a search batch.
@@ -381,7 +397,7 @@ def search_intervals(sa: Array, sb: Array, *, n_estimate: int, z: float, delta: 
         ray[:, -1] = True
         valid &= ray
     out = []
-    z_search = max(1.0, SEARCH_Z * math.sqrt(2.0 * math.log(max(2, 2 * int(valid.sum())))))
+    z_search = guard_z(int(valid.sum()))
     for forward, (k1, n1, k2, n2) in ((True, (ca, sa.size, cb, sb.size)),
                                       (False, (cb, sb.size, ca, sa.size))):
         score = np.where(valid, predicted_bound(k1, k2, n1, n2, n_estimate, z, delta, z_search),

@@ -48,7 +48,7 @@ import numpy as np
 
 from dpcert.audit.candidates import Candidate
 from dpcert.audit.dscreen import HELD_Z, RATE_SHARE, discrete_screen
-from dpcert.audit.events import AllOf, Event, predicted_bound
+from dpcert.audit.events import AllOf, Event, predicted_one
 from dpcert.audit.features import Composed, Pattern
 from dpcert.audit.membership import Membership
 from dpcert.audit.outputs import OutputEncoder, Sampler
@@ -167,8 +167,7 @@ def _join(sampler: Sampler, enc: OutputEncoder | None, pair_list: list[tuple[Any
 
     def held(k: int, forward: bool) -> float:
         k1, k2 = (counts[0, k], counts[1, k]) if forward else (counts[1, k], counts[0, k])
-        return float(predicted_bound(np.array([k1]), np.array([k2]), n, n, n_est, z, delta,
-                                     HELD_Z)[0])
+        return predicted_one(k1, k2, n, n, n_est, z, delta, HELD_Z)
 
     out = []
     at = 0

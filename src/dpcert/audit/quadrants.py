@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcert.audit.events import SEARCH_Z, Event, predicted_bound
+from dpcert.audit.events import Event, guard_z, predicted_bound
 
 __all__ = ["Quadrant", "search_quadrants"]
 
@@ -124,7 +124,7 @@ def search_quadrants(features: Any, fa: Array, fb: Array, *, n_estimate: int, z:
             shape = (ej.size + 1, ek.size + 1)
             ca, cb = (_grid_counts(f[:, j], f[:, k], ej, ek) for f in (fa, fb))
             n_events = 4 * shape[0] * shape[1]
-            z_search = max(1.0, SEARCH_Z * math.sqrt(2.0 * math.log(2 * n_events)))
+            z_search = guard_z(n_events)
             for uj in (True, False):
                 for uk in (True, False):
                     ka, kb = _cum(ca, uj, uk), _cum(cb, uj, uk)

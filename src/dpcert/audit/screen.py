@@ -28,7 +28,6 @@ Examples
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Any
 
@@ -36,11 +35,11 @@ import numpy as np
 
 from dpcert.audit.candidates import HOLDOUT, Candidate, _ladder
 from dpcert.audit.events import (
-    SEARCH_Z,
     Event,
     RowSum,
     fit_above_count,
-    predicted_bound,
+    guard_z,
+    predicted_one,
     search_intervals,
 )
 from dpcert.audit.features import fit_feature_map, fit_summary, is_float_valued
@@ -125,7 +124,7 @@ def wide_screen(sampler: Sampler, x: Any, xp: Any, pair: int, *, rows: int, chun
     # re-score on the held-out third (see search.rescore), with the same extreme-value guard:
     # with one standard error instead, a quadrant screened on 4 000 rows of one of 11 pairs
     # (a loaded machine) predicted 0.134 and delivered 0.061 on SVT34Parallel
-    z_guard = max(1.0, SEARCH_Z * math.sqrt(2.0 * math.log(max(2, 2 * len(found)))))
+    z_guard = guard_z(len(found))
     out: list[Candidate] = []
     held = {id(s): (a[cut:], b[cut:]) for s, a, b in zip(stats, va, vb, strict=True)}
     for inner, ev, fwd, _ in found:
@@ -139,8 +138,7 @@ def wide_screen(sampler: Sampler, x: Any, xp: Any, pair: int, *, rows: int, chun
             kb = np.count_nonzero(inner(hb))
         (k1, n1), (k2, n2) = ((ka, n - cut), (kb, n - cut)) if fwd else \
             ((kb, n - cut), (ka, n - cut))
-        pred = float(predicted_bound(np.array([float(k1)]), np.array([float(k2)]), n1, n2,
-                                     n_estimate, z, delta, z_guard)[0])
+        pred = predicted_one(float(k1), float(k2), n1, n2, n_estimate, z, delta, z_guard)
         out.append(Candidate(pair, ev, fwd, pred))
     rays = [c for c in out if c.predicted > 0 and not isinstance(c.event.statistic, Quadrant)]
     if rays:

@@ -49,7 +49,6 @@ from dpcert.audit.confirm import MAX_ROWS as MAX_CONFIRM_ROWS
 from dpcert.audit.confirm import confirm
 from dpcert.audit.dscreen import MAX_VALUES, discrete_screen
 from dpcert.audit.events import (
-    SEARCH_Z,
     Coordinate,
     Event,
     HistogramScore,
@@ -57,7 +56,8 @@ from dpcert.audit.events import (
     RowSum,
     fit_above_count,
     fit_histogram,
-    predicted_bound,
+    guard_z,
+    predicted_one,
     search_intervals,
 )
 from dpcert.audit.features import (
@@ -154,7 +154,7 @@ def rescore(found: list[Candidate], ha: Array, hb: Array, *, n_estimate: int, z:
     if not found or ha.shape[0] == 0 or hb.shape[0] == 0:
         return found
     cache: dict[int, tuple[Array, Array]] = {}
-    z_guard = max(1.0, SEARCH_Z * math.sqrt(2.0 * math.log(max(2, 2 * len(found)))))
+    z_guard = guard_z(len(found))
     out = []
     for c in found:
         key = id(c.event.statistic)
@@ -166,8 +166,7 @@ def rescore(found: list[Candidate], ha: Array, hb: Array, *, n_estimate: int, z:
         (k1, n1), (k2, n2) = ((ka, sa.size), (kb, sb.size))
         if not c.forward:
             (k1, n1), (k2, n2) = (k2, n2), (k1, n1)
-        pred = float(predicted_bound(np.array([k1]), np.array([k2]), n1, n2, n_estimate, z,
-                                     delta, z_guard)[0])
+        pred = predicted_one(k1, k2, n1, n2, n_estimate, z, delta, z_guard)
         out.append(Candidate(c.pair, c.event, c.forward, pred, support=k1, held=n1,
                              against=k2))
     return out
