@@ -7,11 +7,12 @@ the batch size.  The search's per-pair batches (10⁵ draws) cannot tell a stron
 a weak large one (SVT1: ratio e^0.1 at probability 0.6 % on ``[1]·10`` vs ``[2]·9 + [0]``, 1.7
 standard errors on 10⁵ draws, lost to a pair whose best event has ratio e^0.04 at 20 %), so the
 search kept the wrong pair on some seeds.  This screen spends the search's time on counts
-instead, by successive halving (Karnin, Koren & Somekh, ICML 2013): every pair gets a first
-batch, the :data:`KEEP` most promising (by their held-out bound) get fresh batches several times
-larger, and each batch's best ray is selected on two thirds of its chunks and re-scored on the
-other third, as :func:`dpcert.audit.search.search_pair` does; a third round draws fresh counts
-for the :data:`FINAL` best pairs and re-scores their (now fixed) events on all of them.  It is
+instead, by sequential halving (Karnin, Koren & Somekh, ICML 2013): every pair gets a first
+batch, the better half (by their held-out bound) get fresh batches, pooled with their earlier
+ones, and so on until :data:`FINAL` pairs are left; each round selects a pair's best ray on two
+thirds of every chunk and re-scores it on the other third, as
+:func:`dpcert.audit.search.search_pair` does; a last round draws fresh counts for the
+:data:`FINAL` best pairs and re-scores their (now fixed) events on all of them.  It is
 part of the search: its draws never enter the final bound, and its events are fixed before
 the estimation batch.
 
@@ -37,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from dpcert.audit.candidates import Candidate
+from dpcert.audit.confirm import MIN_HOPE, _optimistic
 from dpcert.audit.events import (
     Event,
     HistogramScore,
@@ -48,18 +50,14 @@ from dpcert.audit.events import (
 from dpcert.audit.membership import MAX_CODES  # the same bound on a code book's size
 from dpcert.audit.outputs import OutputEncoder, Sampler
 
-__all__ = ["KEEP", "MAX_VALUES", "discrete_screen"]
+__all__ = ["FINAL", "MAX_VALUES", "discrete_screen", "halving_rounds"]
 
 Array = np.ndarray[Any, Any]
 
 #: Outputs with at most this many distinct values are screened by their counts.
 MAX_VALUES = 64
-#: Pairs kept for the second, larger round.
-KEEP = 3
-#: Without a deadline, the second round's batches are this many times the first round's.
+#: Most draws per input of one pair in a later round, as a multiple of the first round's cap.
 SECOND_ROWS = 4
-#: Share of the screen's time spent on the first round (every pair).
-FIRST_SHARE = 0.4
 #: Rows per input of a pair's first chunk (chunks then double while the clock allows).
 FIRST_CHUNK = 4_096
 #: Share of the screen's drawing rate the estimation is expected to reach (it draws and looks
@@ -70,11 +68,17 @@ RATE_SHARE = 0.8
 #: needs a guard; at 1, as the search uses, the rare strong events this screen is for lost to
 #: weak large ones: SVT2 seed 2 kept e^0.087 at 1.8 % over e^0.098 at 0.6 %).
 HELD_Z = 0.5
-#: Nested rays (smaller events inside the best ray) handed over as the ladder.
+#: Nested rays (smaller events inside the best ray) handed over as the ladder...
 RUNGS = 3
-#: Pairs re-measured in the third round, and that round's share of the time after the first.
+#: ...and wider rays around it (one more level each).  The auditor's union bound counts its
+#: ``ladder`` (4) rungs whether or not they are used, so the fourth place costs nothing: the
+#: selected threshold rests on noisy fitted scores and may stop one level short (SVT Alg. 2:
+#: e^0.078 chosen where the ray one level wider had e^0.085).
+WIDER = 1
+#: Pairs re-measured in the last round (fixed events, fresh counts), and that round's share
+#: of the screen's time (when there are more than FINAL pairs).
 FINAL = 2
-THIRD_SHARE = 0.3
+FINAL_SHARE = 0.18
 
 
 def _distinct(y: Array) -> tuple[Array, Array]:
@@ -111,10 +115,18 @@ class _Counts:
 
     def add(self, y: Array) -> None:
         k, c = _distinct(y)
+        self._join(k, c.astype(np.float64), y.shape[0])
+
+    def merge(self, other: _Counts) -> _Counts:
+        """These counts with ``other``'s added (in place); returns ``self``."""
+        self._join(other.keys, other.counts, other.n)
+        return self
+
+    def _join(self, k: Array, c: Array, n: int) -> None:
         keys, inv = np.unique(np.concatenate([self.keys, k]), return_inverse=True)
         counts = np.zeros(keys.size)
-        np.add.at(counts, inv.ravel(), np.concatenate([self.counts, c.astype(np.float64)]))
-        self.keys, self.counts, self.n = keys, counts, self.n + y.shape[0]
+        np.add.at(counts, inv.ravel(), np.concatenate([self.counts, c]))
+        self.keys, self.counts, self.n = keys, counts, self.n + n
 
     def at(self, keys: Array) -> Array:
         """Counts of ``keys`` (0 where never seen)."""
@@ -156,7 +168,8 @@ def _draw(sampler: Sampler, x: Any, xp: Any, *, rows: int, chunk: int, until: fl
 def _rays(fa: _Counts, fb: _Counts, ha: _Counts, hb: _Counts, pair: int, *, n_estimate: int,
           z: float, delta: float) -> list[Candidate]:
     """The best likelihood-ratio ray in each direction, selected on the fit counts and
-    re-scored on the held-out ones, plus up to :data:`RUNGS` nested rays of the better one."""
+    re-scored on the held-out ones, plus up to :data:`RUNGS` nested rays of the better one and
+    :data:`WIDER` rays around it."""
     keys = np.unique(np.concatenate([fa.keys, fb.keys]))
     if keys.size == 0 or fa.n == 0 or ha.n == 0:
         return []
@@ -197,9 +210,10 @@ def _rays(fa: _Counts, fb: _Counts, ha: _Counts, hb: _Counts, pair: int, *, n_es
         out.append(held(Event(stat, t, math.inf) if forward else Event(stat, -math.inf, t)))
         # the nested rays beyond t (smaller, stronger events) for the estimation batch to judge
         beyond = levels[levels > t] if forward else levels[levels < t][::-1]
+        wider = levels[levels < t][::-1] if forward else levels[levels > t]
         rungs.append([held(Event(stat, float(u), math.inf) if forward else
                            Event(stat, -math.inf, float(u)), True)
-                      for u in beyond[:RUNGS]])
+                      for u in [*beyond[:RUNGS], *wider[:WIDER]]])
     if out:  # the ladder of the better direction only
         out += rungs[max(range(len(out)), key=lambda i: out[i].predicted)]
     return out
@@ -243,24 +257,30 @@ def discrete_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]], *, rows:
                     estimate_until: float | None = None) -> tuple[list[Candidate], int]:
     """Candidate events of every pair of a few-valued mechanism (see the module docstring).
 
-    ``rows`` caps the draws per input of one pair in the first round (without a deadline, the
-    second round draws :data:`SECOND_ROWS` times as many); with a ``deadline``
-    (``time.perf_counter()`` seconds, checked between chunks) the first round shares
-    :data:`FIRST_SHARE` of the time equally between the pairs and the second round the rest
-    between the :data:`KEEP` best, whose candidates replace their first-round ones.  Events are
-    scored by the bound they would give on ``n_estimate`` estimation draws per input, or, with
-    ``estimate_until`` (when the estimation will stop), on what the screen's own drawing rate
-    gives until then, if more.  Returns each pair's candidates from its last round (re-scored
-    on held-out counts; the ladder rungs of its best ray are marked ``ladder``) and the draws
-    per input."""
+    Sequential halving: :func:`halving_rounds` rounds share the time before the last
+    :data:`FINAL_SHARE` equally; each round draws fresh counts for the pairs still in (the
+    round's time split equally between them), pools them with the pair's earlier counts,
+    selects each pair's rays on the pooled fit counts and ranks the pairs by their rays'
+    bounds on the pooled held-out counts; the better half (rounded up, at least :data:`FINAL`)
+    goes on.  Then the :data:`FINAL` best pairs' (now fixed) events are re-scored on fresh
+    counts.  ``rows`` caps the draws per input of one pair in the first round; later rounds
+    may draw up to :data:`SECOND_ROWS` times as many (without a deadline they do: round ``r``
+    draws ``rows·2^r``, at most ``SECOND_ROWS·rows``).  A ``deadline``
+    (``time.perf_counter()`` seconds) is checked between chunks.  Events are scored by the
+    bound they would give on ``n_estimate`` estimation draws per input, or, with
+    ``estimate_until`` (when the estimation will stop), on what the screen's own drawing
+    rate gives until then, if more.  Returns each pair's candidates from its last round
+    (re-scored on held-out counts; the ladder rungs of its best ray are marked ``ladder``)
+    and the draws per input."""
     found: list[Candidate] = []
-    held: dict[int, tuple[_Counts, _Counts]] = {}
+    pooled: dict[int, tuple[_Counts, _Counts, _Counts, _Counts]] = {}
     drawn = 0
     seconds = 0.0
     start = time.perf_counter()
-    first_end = None if deadline is None else start + FIRST_SHARE * (deadline - start)
-    second_end = (None if deadline is None or first_end is None
-                  else first_end + (1.0 - THIRD_SHARE) * (deadline - first_end))
+    n_rounds = halving_rounds(len(pair_list))
+    halving_end = (None if deadline is None else
+                   start + (1.0 - (FINAL_SHARE if len(pair_list) > FINAL else 0.0))
+                   * (deadline - start))
 
     def n_est() -> int:
         if estimate_until is None or deadline is None or seconds <= 0.0:
@@ -268,51 +288,87 @@ def discrete_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]], *, rows:
         rate = drawn / seconds   # draws per input per second, counting included
         return max(n_estimate, int(RATE_SHARE * rate * max(0.0, estimate_until - deadline)))
 
-    def run(pairs: list[int], end: float | None, first_round: bool) -> dict[int, float]:
-        cap = rows if first_round or end is not None else SECOND_ROWS * rows
+    def run(pairs: list[int], end: float | None, r: int) -> dict[int, float]:
+        cap = rows if r == 0 else (SECOND_ROWS * rows if end is not None
+                                   else min(SECOND_ROWS, 2 ** r) * rows)
         nonlocal drawn, seconds
-        counts: dict[int, tuple[_Counts, _Counts, _Counts, _Counts]] = {}
+        screened: list[int] = []
         for j, i in enumerate(pairs):
             t0 = time.perf_counter()
-            if end is not None and t0 >= end and (counts or not first_round):
+            if end is not None and t0 >= end and (screened or r > 0):
                 break   # out of time: the pairs screened so far are ranked (as the search does)
             until = None if end is None else t0 + (end - t0) / (len(pairs) - j)
             x, xp = pair_list[i]
-            counts[i] = _draw(sampler, x, xp, rows=cap, chunk=chunk, until=until, enc=enc)
-            drawn += counts[i][0].n + counts[i][2].n
-            seconds += time.perf_counter() - t0
-        best: dict[int, float] = {}
-        for i, c in counts.items():
-            got = _rays(*c, i, n_estimate=n_est(), z=z, delta=delta)
-            held[i] = (c[2], c[3])
-            # a pair's later round supersedes its earlier one (the same events, measured on
-            # larger batches): a second copy would only widen the union bound
-            found[:] = [f for f in found if f.pair != i] + got
-            best[i] = max((c.predicted for c in got if not c.ladder), default=-math.inf)
-        return best
-
-    first = run(list(range(len(pair_list))), first_end, True)
-    if len(pair_list) > 1:
-        keep = sorted(first, key=lambda i: first[i], reverse=True)[:KEEP]
-        second = run(keep, second_end, False)
-        # third round: the FINAL best pairs' events are fixed now, so fresh counts (pooled
-        # with the second round's held-out ones) all go to ranking them, none to selection:
-        # close pairs (SVT1's two best ones on seed 2) are told apart on about twice the draws
-        final = sorted(second, key=lambda i: second[i], reverse=True)[:FINAL]
-        for j, i in enumerate(final if len(final) > 1 else []):
-            t0 = time.perf_counter()
-            if deadline is not None and t0 >= deadline:
-                break
-            until = None if deadline is None else t0 + (deadline - t0) / (len(final) - j)
-            x, xp = pair_list[i]
-            # the second round's cap: the clock with a deadline, SECOND_ROWS × rows without
-            c = _draw(sampler, x, xp, rows=rows if deadline is not None else SECOND_ROWS * rows,
-                      chunk=chunk, until=until, enc=enc)
+            c = _draw(sampler, x, xp, rows=cap, chunk=chunk, until=until, enc=enc)
             drawn += c[0].n + c[2].n
             seconds += time.perf_counter() - t0
-            mine = [f for f in found if f.pair == i]
-            ha, hb = held[i]
-            found[:] = [f for f in found if f.pair != i] + _rescore(
-                mine, [ha, c[0], c[2]], [hb, c[1], c[3]], n_estimate=n_est(), z=z,
-                delta=delta)
+            old = pooled.get(i)
+            pooled[i] = c if old is None else (old[0].merge(c[0]), old[1].merge(c[1]),
+                                               old[2].merge(c[2]), old[3].merge(c[3]))
+            screened.append(i)
+        best: dict[int, float] = {}
+        for i in screened if r > 0 else pairs:
+            if i not in pooled:
+                continue
+            got = _rays(*pooled[i], i, n_estimate=n_est(), z=z, delta=delta)
+            # a pair's later round supersedes its earlier one (the same kind of events,
+            # selected and measured on more counts): a second copy would only widen the
+            # union bound
+            found[:] = [f for f in found if f.pair != i] + got
+            best[i] = max((_hope(c, n_est(), z, delta) for c in got), default=-math.inf)
+        # a pair the clock left out of a later round keeps its rank from the one before
+        return best
+
+    alive = list(range(len(pair_list)))
+    ranks: dict[int, float] = {}
+    for r in range(n_rounds):
+        now = time.perf_counter()
+        end = None if halving_end is None else now + (halving_end - now) / (n_rounds - r)
+        ranks.update(run(alive, end, r))
+        alive = sorted((i for i in alive if i in ranks), key=lambda i: ranks[i], reverse=True)
+        alive = alive[:max(FINAL, -(-len(alive) // 2))]
+    # last round: the FINAL best pairs' events are fixed now, so fresh counts (pooled with
+    # all their held-out ones) all go to ranking them, none to selection: close pairs
+    # (SVT1's two best ones on seed 2) are told apart on about twice the draws
+    final = alive[:FINAL] if len(pair_list) > FINAL or n_rounds > 1 else []
+    for j, i in enumerate(final if len(final) > 1 else []):
+        t0 = time.perf_counter()
+        if deadline is not None and t0 >= deadline:
+            break
+        until = None if deadline is None else t0 + (deadline - t0) / (len(final) - j)
+        x, xp = pair_list[i]
+        c = _draw(sampler, x, xp, rows=SECOND_ROWS * rows, chunk=chunk, until=until, enc=enc)
+        drawn += c[0].n + c[2].n
+        seconds += time.perf_counter() - t0
+        mine = [f for f in found if f.pair == i]
+        _, _, ha, hb = pooled[i]
+        found[:] = [f for f in found if f.pair != i] + _rescore(
+            mine, [ha, c[0], c[2]], [hb, c[1], c[3]], n_estimate=n_est(), z=z, delta=delta)
     return found, drawn
+
+
+def _hope(c: Candidate, n_estimate: int, z: float, delta: float) -> float:
+    """What a pair's event could give, for ranking pairs between halving rounds: its
+    prediction with the held-out probabilities :data:`~dpcert.audit.confirm.OPTIMISM_Z`
+    standard errors optimistic (nested rays too), when seen at least
+    :data:`~dpcert.audit.confirm.MIN_HOPE` times and more often for the likelier input.
+    Ranked by their pessimistic predictions, pairs whose best event is strong and rare (more
+    uncertain on a small batch) lost to pairs with weak large events in the first round (SVT
+    Alg. 2 seed 16: the half-half pair, e^0.085 at 2 %, out in the first round); ranked by
+    what they could give, such pairs stay in until the counts tell."""
+    if c.support < MIN_HOPE or c.support <= c.against:
+        return c.predicted if not c.ladder else -math.inf
+    return max(c.predicted, _optimistic(c, n_estimate, z, delta))
+
+
+def halving_rounds(arms: int) -> int:
+    """Rounds of sequential halving (each keeps the better half, rounded up) that bring
+    ``arms`` down to :data:`FINAL`; 1 for at most :data:`FINAL` arms.
+
+    >>> [halving_rounds(n) for n in (1, 2, 3, 5, 11, 22)]
+    [1, 1, 1, 2, 3, 4]
+    """
+    r, n = 1, arms
+    while -(-n // 2) > FINAL and n > FINAL:
+        n, r = -(-n // 2), r + 1
+    return r
