@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from dpcert.audit.estimate import ratio_lower
 from dpcert.audit.events import AboveCount, Event, RowSum, fit_above_count, search_intervals
@@ -120,3 +121,43 @@ def test_wide_screen_finds_a_strong_svt3_event_on_the_half_half_pair() -> None:
     best = max((c for c in got if not c.ladder), key=lambda c: c.predicted)
     assert "sentinel" in best.event.describe() and not best.forward
     assert best.predicted > 0.1
+
+
+def test_the_wide_screen_keeps_its_slot_when_a_search_overruns(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fake clock (no wall time asserted): the first per-pair search runs 3 s past the
+    search's end; the wide screen still gets its share of the search's time after it."""
+    from types import SimpleNamespace
+
+    from dpcert.audit import search
+    from dpcert.audit.candidates import Candidate
+    from dpcert.audit.screen import WIDE_SHARE
+
+    mp = monkeypatch
+    clock = [0.0]
+    mp.setattr(search.time, "perf_counter", lambda: clock[0])
+    sums = [Candidate(0, Event(RowSum(), 0.0, math.inf), True, 0.01)]
+    costs = iter([0.1, 0.1, 13.0, 0.1])   # two calibration searches, then the overrun
+
+    def one(*args: object, **kw: object) -> list[Candidate]:
+        clock[0] += next(costs)
+        return list(sums)
+
+    slots: list[float] = []
+
+    def wide(*args: object) -> tuple[list[Candidate], int]:
+        end = args[-1]
+        assert isinstance(end, float)
+        slots.append(end - clock[0])
+        return [], 0
+
+    mp.setattr(search, "_search_one", one)
+    mp.setattr(search, "_wide", wide)
+    mp.setattr(search, "_confirm", lambda found, *a: (found, 0))
+    plan = SimpleNamespace(deadline=25.0, n_search=10_000, per_draw=1e-6, chunk=1_000,
+                           n_estimate=10**6)
+    search.run_search(lambda x, n: np.zeros((n, 2)), [(0.0, 1.0), (0.0, -1.0)], plan,
+                      None, 2.2, 0.0, None, 0.0)   # type: ignore[arg-type]
+    # the search's end is 0.4 · 25 = 10 s; its time left after calibration was 9.8 s
+    assert clock[0] > 10.0 and len(slots) == 1
+    assert slots[0] == pytest.approx(WIDE_SHARE * 9.8)
