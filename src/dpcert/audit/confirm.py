@@ -53,7 +53,7 @@ from dpcert.audit.events import guard_z, predicted_one
 from dpcert.audit.membership import Membership
 from dpcert.audit.outputs import OutputEncoder, Sampler
 
-__all__ = ["MIN_HOPE", "MIN_SUPPORT", "ROUNDS", "TARGET_HITS", "confirm"]
+__all__ = ["MIN_HOPE", "MIN_SUPPORT", "ROUNDS", "TARGET_HITS", "confirm", "optimistic"]
 
 #: A leader whose prediction rests on fewer held-out hits than this is measured again.
 MIN_SUPPORT = 100
@@ -89,7 +89,7 @@ def confirm(found: Sequence[Candidate], sampler: Sampler, pairs: Sequence[tuple[
         if c.support >= MIN_SUPPORT or (not leads and (c.support < MIN_HOPE
                                                         or c.support <= c.against)):
             return -math.inf
-        return _optimistic(c, n_estimate, z, delta)
+        return optimistic(c, n_estimate, z, delta)
 
     for _ in range(ROUNDS):
         if deadline is not None and time.perf_counter() >= deadline:
@@ -127,7 +127,7 @@ def confirm(found: Sequence[Candidate], sampler: Sampler, pairs: Sequence[tuple[
     return out, drawn
 
 
-def _optimistic(c: Candidate, n_estimate: int, z: float, delta: float) -> float:
+def optimistic(c: Candidate, n_estimate: int, z: float, delta: float) -> float:
     """The bound ``c`` would predict were its probabilities :data:`OPTIMISM_Z` standard errors
     better than measured (x's higher, x''s lower): whether it could lead on more draws."""
     if c.held <= 0:

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from dpcert.audit.candidates import Candidate
-from dpcert.audit.confirm import MIN_HOPE, _optimistic
+from dpcert.audit.confirm import MIN_HOPE, optimistic
 from dpcert.audit.events import (
     Event,
     HistogramScore,
@@ -358,7 +358,7 @@ def _hope(c: Candidate, n_estimate: int, z: float, delta: float) -> float:
     what they could give, such pairs stay in until the counts tell."""
     if c.support < MIN_HOPE or c.support <= c.against:
         return c.predicted if not c.ladder else -math.inf
-    return max(c.predicted, _optimistic(c, n_estimate, z, delta))
+    return max(c.predicted, optimistic(c, n_estimate, z, delta))
 
 
 def halving_rounds(arms: int) -> int:
