@@ -307,9 +307,7 @@ def discrete_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]], *, rows:
                                                old[2].merge(c[2]), old[3].merge(c[3]))
             screened.append(i)
         best: dict[int, float] = {}
-        for i in screened if r > 0 else pairs:
-            if i not in pooled:
-                continue
+        for i in screened:
             got = _rays(*pooled[i], i, n_estimate=n_est(), z=z, delta=delta)
             # a pair's later round supersedes its earlier one (the same kind of events,
             # selected and measured on more counts): a second copy would only widen the
@@ -330,8 +328,8 @@ def discrete_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]], *, rows:
     # last round: the FINAL best pairs' events are fixed now, so fresh counts (pooled with
     # all their held-out ones) all go to ranking them, none to selection: close pairs
     # (SVT1's two best ones on seed 2) are told apart on about twice the draws
-    final = alive[:FINAL] if len(pair_list) > FINAL or n_rounds > 1 else []
-    for j, i in enumerate(final if len(final) > 1 else []):
+    final = alive[:FINAL] if len(pair_list) > FINAL else []
+    for j, i in enumerate(final):
         t0 = time.perf_counter()
         if deadline is not None and t0 >= deadline:
             break
