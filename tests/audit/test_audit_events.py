@@ -122,3 +122,55 @@ def test_predicted_one_and_guard_z() -> None:
     assert predicted_one(30, 29, 10_000, 10_000, 10**6, 2.0, 0.0, 1.5) == both[1]
     assert guard_z(1) == 1.0 and guard_z(10**6) > guard_z(10**3) > 1.0
     assert guard_z(10**6) == pytest.approx(0.5 * np.sqrt(2 * np.log(2e6)))
+
+
+def _intervals_by_matrix(sa: np.ndarray, sb: np.ndarray, rays_only: bool
+                         ) -> list[tuple[float, float, bool, float]]:
+    """search_intervals' rule on the whole |grid|² matrix of intervals (the reference)."""
+    from dpcert.audit.events import RAY_TOLERANCE, _grid
+    grid = _grid(np.concatenate([sa, sb]))
+
+    def counts(s: np.ndarray) -> np.ndarray:
+        ss = np.sort(s)
+        c = (np.searchsorted(ss, grid, side="right")[None, :]
+             - np.searchsorted(ss, grid, side="left")[:, None])
+        return np.maximum(np.triu(c), 0).astype(float)
+
+    ca, cb = counts(sa), counts(sb)
+    valid = np.triu(np.ones_like(ca, dtype=bool))
+    if rays_only:
+        ray = np.zeros_like(valid)
+        ray[0, :] = ray[:, -1] = True
+        valid &= ray
+    zs = guard_z(int(valid.sum()))
+    out = []
+    for fwd, (k1, n1, k2, n2) in ((True, (ca, sa.size, cb, sb.size)),
+                                  (False, (cb, sb.size, ca, sa.size))):
+        score = np.where(valid, predicted_bound(k1, k2, n1, n2, 10**6, 2.0, 0.0, zs), -np.inf)
+        i, j = np.unravel_index(int(np.argmax(score)), score.shape)
+        best = float(score[i, j])
+        for ii, jj in ((0, j), (i, grid.size - 1)):
+            if score[ii, jj] >= best - RAY_TOLERANCE:
+                i, j = ii, jj
+                break
+        out.append((float(grid[i]), float(grid[j]), fwd, best))
+    return out
+
+
+@pytest.mark.parametrize("rays_only", [False, True])
+def test_search_scores_exactly_the_intervals_of_the_grid(rays_only: bool) -> None:
+    # only the valid cells are scored (a list of cells, not the matrix): the choice, ties and
+    # the ray preference included, is the matrix rule's on continuous, discrete, atom-mixed
+    # and constant statistics
+    rng = np.random.default_rng(5)
+    cases = [(rng.laplace(0, 1, 3000), rng.laplace(0.3, 1, 2500)),
+             (rng.integers(0, 5, 800).astype(float), rng.integers(0, 6, 900).astype(float)),
+             (np.where(rng.random(4000) < 0.3, -1000.0, rng.normal(size=4000)),
+              np.where(rng.random(4000) < 0.25, -1000.0, rng.normal(size=4000))),
+             (rng.integers(0, 2, 500).astype(float), np.zeros(500)),
+             (np.zeros(300), np.zeros(300))]
+    for sa, sb in cases:
+        got = [(c.low, c.high, c.forward, c.predicted)
+               for c in search_intervals(sa, sb, n_estimate=10**6, z=2.0, delta=0.0,
+                                         rays_only=rays_only)]
+        assert got == _intervals_by_matrix(sa, sb, rays_only)

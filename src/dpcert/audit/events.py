@@ -330,13 +330,24 @@ def _grid(values: Array) -> Array:
     return np.unique(np.concatenate([[-np.inf], u, [np.inf]]))
 
 
-def _interval_counts(s: Array, grid: Array) -> Array:
-    """counts[i, j] = #{s in [grid_i, grid_j]} for i <= j (0 below the diagonal)."""
+def _cells(size: int, rays_only: bool) -> tuple[Array, Array]:
+    """The (low, high) grid indices of the scored intervals, in row-major order: every
+    ``i <= j``, or only the rays (``i = 0`` or ``j = size − 1``)."""
+    if not rays_only:
+        low, high = np.triu_indices(size)
+        return low, high
+    low = np.concatenate([np.zeros(size, dtype=np.intp), np.arange(1, size, dtype=np.intp)])
+    high = np.concatenate([np.arange(size, dtype=np.intp),
+                           np.full(size - 1, size - 1, dtype=np.intp)])
+    return low, high
+
+
+def _interval_counts(s: Array, grid: Array, low: Array, high: Array) -> Array:
+    """``counts[c] = #{s in [grid[low[c]], grid[high[c]]]}`` for each cell ``c``."""
     ss = np.sort(s[~np.isnan(s)])
     le = np.searchsorted(ss, grid, side="right")
     lt = np.searchsorted(ss, grid, side="left")
-    c = le[None, :] - lt[:, None]
-    out: Array = np.maximum(np.triu(c), 0).astype(np.float64)
+    out: Array = np.maximum(le[high] - lt[low], 0).astype(np.float64)
     return out
 
 
@@ -389,25 +400,30 @@ def search_intervals(sa: Array, sb: Array, *, n_estimate: int, z: float, delta: 
     grid = _grid(np.concatenate([sa, sb]))
     if grid.size == 0:
         return []
-    ca, cb = _interval_counts(sa, grid), _interval_counts(sb, grid)
-    valid = np.triu(np.ones_like(ca, dtype=bool))
+    # only these cells are scored (the rays are 2·|grid| of |grid|² cells): scoring the whole
+    # matrix was most of a small search's fixed cost
+    low, high = _cells(grid.size, rays_only)
+    ca, cb = _interval_counts(sa, grid, low, high), _interval_counts(sb, grid, low, high)
+    last = grid.size - 1
+    # position of cell (0, j) is j in both layouts; of (i, last):
     if rays_only:
-        ray = np.zeros_like(valid)
-        ray[0, :] = True
-        ray[:, -1] = True
-        valid &= ray
+        def at_high(i: int) -> int:
+            return last if i == 0 else grid.size + i - 1
+    else:
+        def at_high(i: int) -> int:
+            return i * grid.size - i * (i - 1) // 2 + (last - i)
     out = []
-    z_search = guard_z(int(valid.sum()))
+    z_search = guard_z(low.size)
     for forward, (k1, n1, k2, n2) in ((True, (ca, sa.size, cb, sb.size)),
                                       (False, (cb, sb.size, ca, sa.size))):
-        score = np.where(valid, predicted_bound(k1, k2, n1, n2, n_estimate, z, delta, z_search),
-                         -np.inf)
-        i, j = (int(v) for v in np.unravel_index(int(np.argmax(score)), score.shape))
-        best = float(score[i, j])
+        score = predicted_bound(k1, k2, n1, n2, n_estimate, z, delta, z_search)
+        c = int(np.argmax(score))
+        i, j = int(low[c]), int(high[c])
+        best = float(score[c])
         # an interval barely better than the ray through its inner end is search noise: take
         # the larger event (the same ratio in a tail of a monotone likelihood ratio)
-        for ii, jj in ((0, j), (i, grid.size - 1)):
-            if valid[ii, jj] and score[ii, jj] >= best - RAY_TOLERANCE:
+        for ii, jj, cc in ((0, j, j), (i, last, at_high(i))):
+            if score[cc] >= best - RAY_TOLERANCE:
                 i, j = ii, jj
                 break
         if math.isfinite(best) or best == math.inf:
