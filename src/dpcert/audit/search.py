@@ -303,6 +303,7 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
     # batches would starve every later search
     fixed = 0.0
     rate: float | None = None   # seconds per search draw beyond the fixed cost
+    base: tuple[int, float] | None = None   # the larger calibration search (size, seconds)
 
     def size(n: int, searches_left: int, units_left: float) -> int:
         """Draws per input for the next search: ``units_left`` batches of its size remain
@@ -314,12 +315,20 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
         return int(max(MIN_SEARCH, min(n, fit)))
 
     def measured(seconds: float, m: int) -> None:
-        nonlocal rate
+        nonlocal rate, fixed, base
+        if base is not None and m > 2 * base[0]:
+            # the first search well above the calibration: the line through it and the
+            # larger calibration search (a wide baseline) gives the fixed cost and the rate
+            m0, t0 = base
+            base = None
+            rate = max(plan.per_draw, (seconds - t0) / (2 * (m - m0)))
+            fixed = max(0.0, t0 - 2 * m0 * rate)
+            return
         rate = max((seconds - fixed) / (2 * m), plan.per_draw)
 
     if stop is not None:
-        # calibrate: two small searches of the first pair (sizes m/4 and m) measure the fixed
-        # cost of a search and its cost per draw
+        # calibrate: two small searches of the first pair (sizes m/4 and m; the first one
+        # also warms up what a first call costs) time a search
         times = []
         m = min(CALIBRATION, n_first)
         for size_m in (max(MIN_SEARCH // 2, m // 4), m):
@@ -327,9 +336,16 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
             found += _search_one(sampler, pair_list, 0, size_m, plan, enc, z, delta, True)
             times.append((size_m, time.perf_counter() - t0))
             drawn += 2 * size_m
-        (m1, t1), (m2, t2) = times
-        rate = max(plan.per_draw, (t2 - t1) / (2 * (m2 - m1)) if m2 > m1 else t2 / (2 * m2))
-        fixed = max(0.0, t2 - 2 * m2 * rate)
+        # the two small searches' times differ by less than their noise (the slope between
+        # them was negative on 4 of 8 mechanisms, and LaplaceParallel's first search of
+        # 1.7·10^5 draws took 3.3 s against 1.5 s predicted, the estimation's time): until
+        # a larger search is measured, the rate is the larger one's time per draw, fixed
+        # cost included — an over-estimate (2-3.5x on those 8), so a first search ends early
+        # and leaves its time to the later ones, never to the estimation's loss
+        m2, t2 = times[1]
+        rate = max(plan.per_draw, t2 / (2 * m2))
+        fixed = 0.0
+        base = (m2, t2)
     # few-valued outputs, as the calibration searches saw them (no draw of its own, so other
     # mechanisms' searches are unchanged)
     few = any(isinstance(c.event.statistic, HistogramScore)
