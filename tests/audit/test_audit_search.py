@@ -33,6 +33,17 @@ def test_choose_keeps_one_event_per_family_before_a_second_of_any() -> None:
     assert len(choose(found, 10)) == 4
 
 
+def test_choose_gives_no_family_place_to_an_event_predicted_at_or_below_zero() -> None:
+    # SVT Alg. 3: the plain and the refined atom pattern are one family (Composed); a
+    # coordinate ray predicted at -0.001 took the second place from the refined one's 0.128
+    found = [Candidate(0, Event(Coordinate(0), 0.0, math.inf), True, 0.157),
+             Candidate(0, Event(Coordinate(1), 0.0, math.inf), True, 0.128),
+             Candidate(0, Event(RowSum(), 5.0, math.inf), True, -0.001),
+             Candidate(1, Event(RowSum(), 5.0, math.inf), True, 0.12)]
+    assert [c.predicted for c in choose(found, 2)] == [0.157, 0.128]
+    assert [c.predicted for c in choose(found, 4)] == [0.157, 0.128, -0.001, 0.12]
+
+
 def test_sum_of_coordinates_goes_to_estimation_beside_a_lucky_coordinate() -> None:
     # 20 Laplace coordinates each shifted by 1 at scale 50 (DP-Sniper's LaplaceParallel at a
     # quarter of its scale): on 30 000 search rows a fitted direction is mostly noise and a lucky

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from dpcert.audit.events import AllOf, Coordinate, Event, fit_histogram
-from dpcert.audit.features import Composed, Pattern, fit_patterns
+from dpcert.audit.features import Composed, Pattern, fit_patterns, refine_pattern
 from dpcert.audit.membership import Membership
 from dpcert.audit.pscreen import pattern_screen
 
@@ -121,3 +121,67 @@ def test_blocks_are_intersected_where_their_rays_add_up_to_the_most() -> None:
     joins = [c for c in got if isinstance(c.event.statistic, AllOf)]
     assert joins and {c.pair for c in joins} == {1}
     assert max(c.predicted for c in joins) > 0.7     # ln 1.5 + ln 1.5 = 0.81
+
+
+def answer_tail(seed: int) -> Any:
+    """SVT Alg. 3 in miniature: ⊥ (-1000) or the answer, with ⊥ equally likely under both
+    inputs; only *how large* the answer is differs (a top sixth 1.5x likelier under x = 0),
+    so the plain pattern (⊥ or "a number") sees nothing and the refined one the whole ratio."""
+    rng = np.random.default_rng(seed)
+
+    def mech(x: int, n: int) -> Array:
+        u = rng.random(n)
+        top = rng.random(n) < (0.25 if x == 0 else 1.0 / 6.0)
+        ans = np.where(top, 5.0 + rng.random(n), 4.0 * rng.random(n))
+        atom = rng.random(n) < 0.5
+        return np.column_stack([np.where(atom, -1000.0, ans), u < 0.5]).astype(np.float64)
+    return mech
+
+
+def test_pattern_classes_with_cuts_are_the_column_by_column_rule() -> None:
+    # the whole-block computation against the rule written out per element: per-column atoms
+    # (in their given order), numbers binned by how many cuts are at or below them, NaN first
+    rng = np.random.default_rng(2)
+    y = np.where(rng.random((500, 4)) < 0.4, -1000.0, rng.normal(size=(500, 4)))
+    y[rng.random((500, 4)) < 0.2] = -2000.0
+    y[::50, 1] = np.nan
+    p = Pattern((3, 0, 1), ((-1000.0,), (-1000.0, -2000.0), (-2000.0, -1000.0)),
+                cuts=(-0.5, 0.0, 0.5))
+    want = np.empty((500, 3))
+    for k, (j, atoms) in enumerate(zip(p.columns, p.atoms, strict=True)):
+        for r in range(500):
+            v = y[r, j]
+            want[r, k] = (atoms.index(v) if v in atoms
+                          else len(atoms) + sum(1 for c in p.cuts if v >= c))
+    assert np.array_equal(p(y), want)
+    assert np.array_equal(Pattern(p.columns, p.atoms)(y), np.minimum(want, [1, 2, 2]))
+
+
+def test_refine_pattern_takes_the_most_bins_that_stay_few() -> None:
+    rng = np.random.default_rng(4)
+    y = np.where(rng.random((4_000, 3)) < 0.7, -1000.0, rng.normal(size=(4_000, 3)))
+    plain = Pattern((0, 1, 2), ((-1000.0,),) * 3)
+    # up to three numbers a row: 8 bins give far more than 64 rows of classes, 2 bins 27
+    refined = refine_pattern(plain, y, 64)
+    assert refined is not None and len(refined.cuts) + 1 == 3
+    assert np.unique(refined(y), axis=0).shape[0] <= 64
+    assert list(refined.cuts) == sorted(refined.cuts)
+    one = refine_pattern(Pattern((0,), ((-1000.0,),)), y, 64)
+    assert one is not None and len(one.cuts) + 1 == 8          # 9 classes: the most bins
+    assert refine_pattern(plain, np.full((100, 3), -1000.0), 64) is None   # no numbers
+    assert refine_pattern(plain, y, 4) is None                  # even 2 bins are too many
+
+
+def test_the_screen_finds_a_ratio_in_the_size_of_the_answer() -> None:
+    # the refined pattern is screened beside the plain one and carries the whole ratio
+    # (checked to fail without the refinement: the plain pattern's best is ≈ 0)
+    mech = answer_tail(6)
+    pats = fit_patterns(mech(0, 5_000))
+    assert [p.columns for p in pats] == [(0,), (1,)]
+    got, drawn = pattern_screen(mech, [(0, 1)], pats[:1], rows=200_000, chunk=50_000,
+                                deadline=None, n_estimate=10**6, z=2.0, delta=0.0)
+    best = max((c for c in got if not c.ladder), key=lambda c: c.predicted)
+    assert isinstance(best.event.statistic, Composed)
+    assert best.event.statistic.inner.cuts != ()
+    assert best.predicted > 0.25      # ln 1.5 = 0.405 on the top sixth
+    assert drawn >= 200_000

@@ -52,6 +52,7 @@ __all__ = [
     "fit_binned",
     "fit_feature_map",
     "fit_patterns",
+    "refine_pattern",
     "fit_summary",
     "is_float_valued",
 ]
@@ -340,28 +341,81 @@ class Pattern:
     [[0.0, 2.0], [1.0, 0.0], [1.0, 1.0]]
     >>> p.describe()
     'atom pattern of coordinates 1, 2'
+
+    With ``cuts`` (sorted), "a number" is split further into ``len(cuts) + 1`` bins
+    (``len(atoms) + i`` for a number with ``i`` cuts at or below it; NaN in the first bin):
+
+    >>> q = Pattern((1,), ((-1000.0,),), cuts=(0.0, 2.0))
+    >>> q(np.array([[9.0, -1000.0], [9.0, -3.0], [9.0, 0.0], [9.0, 5.0]])).ravel().tolist()
+    [0.0, 1.0, 2.0, 3.0]
+    >>> q.describe()
+    'atom pattern of coordinate 1, its numbers in 3 bins'
     """
 
     columns: tuple[int, ...]
     atoms: tuple[tuple[float, ...], ...]
+    cuts: tuple[float, ...] = ()
 
     def __call__(self, y: Array) -> Array:
         y = np.asarray(y, dtype=np.float64)
         if y.ndim == 1:
             y = y[:, None]
-        out = np.empty((y.shape[0], len(self.columns)))
-        for k, (j, atoms) in enumerate(zip(self.columns, self.atoms, strict=True)):
-            col, cls = y[:, j], out[:, k]
-            cls.fill(float(len(atoms)))
-            for i, v in enumerate(atoms):
-                np.copyto(cls, float(i), where=col == v)
+        cols = list(self.columns)
+        block = y if cols == list(range(y.shape[1])) else y[:, cols]
+        # whole-block operations, one per cut and per atom value (column by column, strided,
+        # cost more than the draws of SVT Alg. 3 in the estimation)
+        out = np.broadcast_to(np.array([float(len(a)) for a in self.atoms]), block.shape).copy()
+        for c in self.cuts:
+            out += block >= c
+        for v in sorted({v for atoms in self.atoms for v in atoms}):
+            index = np.array([float(atoms.index(v)) if v in atoms else -1.0
+                              for atoms in self.atoms])
+            hit = block == v
+            if (index < 0).any():
+                hit &= index >= 0
+            np.copyto(out, index, where=hit)
         return out
 
     def describe(self) -> str:
         cols = self.columns
         run = len(cols) > 2 and cols == tuple(range(cols[0], cols[-1] + 1))
         where = f"{cols[0]}–{cols[-1]}" if run else ", ".join(str(j) for j in cols)
-        return f"atom pattern of coordinate{'s' if len(cols) > 1 else ''} {where}"
+        binned = f", its numbers in {len(self.cuts) + 1} bins" if self.cuts else ""
+        return f"atom pattern of coordinate{'s' if len(cols) > 1 else ''} {where}{binned}"
+
+
+#: Bins tried (most first) for the numbers of a refined pattern (:func:`refine_pattern`).
+REFINE_BINS = (8, 6, 4, 3, 2)
+
+
+def refine_pattern(pattern: Pattern, y: Array, max_values: int) -> Pattern | None:
+    """``pattern`` with its numbers split at quantiles of the numbers in ``y`` (outputs), into
+    the most bins of :data:`REFINE_BINS` that keep at most ``max_values`` distinct patterns on
+    ``y``; None when the pattern has no numbers in ``y`` or even 2 bins are too many.
+
+    SVT Alg. 3 reveals the noisy answer of its ⊤ query, and how large it is says how the
+    threshold was drawn: "⊤ at query 6 with an answer in the top sixth" has likelihood ratio
+    far from "⊤ at query 6" alone (held-out predictions on 10⁶ draws of a half-half pair 0.14
+    for the plain pattern, 0.4–0.9 for 4–6 bins).  The cuts are fitted on ``y``, so they (and
+    the refined pattern) are fixed before any draw an event is scored on."""
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim != 2 or y.shape[0] == 0:
+        return None
+    cols = y[:, list(pattern.columns)]
+    is_atom = np.zeros(cols.shape, dtype=bool)
+    for k, atoms in enumerate(pattern.atoms):
+        is_atom[:, k] = np.isin(cols[:, k], atoms)
+    numbers = cols[~is_atom & np.isfinite(cols)]
+    if numbers.size == 0:
+        return None
+    for bins in REFINE_BINS:
+        q = np.unique(np.quantile(numbers, np.linspace(0.0, 1.0, bins + 1)[1:-1]))
+        if q.size == 0:
+            continue
+        refined = Pattern(pattern.columns, pattern.atoms, tuple(float(v) for v in q))
+        if np.unique(refined(y), axis=0).shape[0] <= max_values:
+            return refined
+    return None
 
 
 def fit_patterns(y: Array) -> list[Pattern]:

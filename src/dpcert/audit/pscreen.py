@@ -47,9 +47,9 @@ from typing import Any
 import numpy as np
 
 from dpcert.audit.candidates import Candidate
-from dpcert.audit.dscreen import HELD_Z, RATE_SHARE, discrete_screen
+from dpcert.audit.dscreen import HELD_Z, MAX_VALUES, RATE_SHARE, discrete_screen
 from dpcert.audit.events import AllOf, Event, predicted_one
-from dpcert.audit.features import Composed, Pattern
+from dpcert.audit.features import Composed, Pattern, refine_pattern
 from dpcert.audit.membership import Membership
 from dpcert.audit.outputs import OutputEncoder, Sampler
 
@@ -59,6 +59,8 @@ Array = np.ndarray[Any, Any]
 
 #: Share of the screen's time spent measuring the intersection (with two blocks or more).
 JOIN_SHARE = 0.25
+#: Outputs per input of the first pair on which refined patterns' cuts are fitted.
+REFINE_ROWS = 4_096
 
 
 def _block(c: Candidate) -> Pattern | None:
@@ -78,6 +80,7 @@ def pattern_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]],
     candidates (events on the output) and the draws per input."""
     start = time.perf_counter()
     join = len(patterns) > 1
+    patterns, drawn = _refined(sampler, enc, pair_list, patterns, chunk)
     screens_end = (None if deadline is None
                    else start + (1.0 - (JOIN_SHARE if join else 0.0)) * (deadline - start))
     # one arm per (pair, pattern): the screen's successive halving spends its time on the best
@@ -92,9 +95,10 @@ def pattern_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]],
                                  else np.asarray(y, dtype=np.float64))
         return out
 
-    got, drawn = discrete_screen(arm_sampler, arms, rows=rows, chunk=chunk,
-                                 deadline=screens_end, n_estimate=n_estimate, z=z, delta=delta,
-                                 estimate_until=estimate_until)
+    got, screened = discrete_screen(arm_sampler, arms, rows=rows, chunk=chunk,
+                                    deadline=screens_end, n_estimate=n_estimate, z=z,
+                                    delta=delta, estimate_until=estimate_until)
+    drawn += screened
     found = [Candidate(c.pair // k, Event(Composed(patterns[c.pair % k], c.event.statistic),
                                           c.event.low, c.event.high),
                        c.forward, c.predicted, c.ladder, c.support, c.held, c.against)
@@ -108,6 +112,23 @@ def pattern_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]],
     return found, drawn
 
 
+def _refined(sampler: Sampler, enc: OutputEncoder | None, pair_list: list[tuple[Any, Any]],
+             patterns: list[Pattern], chunk: int) -> tuple[list[Pattern], int]:
+    """``patterns`` and, beside each one with numbers, its refinement
+    (:func:`~dpcert.audit.features.refine_pattern`, cuts fitted on :data:`REFINE_ROWS` fresh
+    outputs of each input of the first pair); returns them and the rows drawn per input.
+    The plain and the refined pattern are two arms of the screen: on few draws the plain
+    one's fewer cells are estimated better, on many the refined one's are finer."""
+    if not pair_list or not patterns:
+        return patterns, 0
+    m = max(1, min(chunk, REFINE_ROWS))
+    x, xp = pair_list[0]
+    y = np.concatenate([enc.encode(sampler(v, m), m) if enc is not None
+                        else np.asarray(sampler(v, m), dtype=np.float64) for v in (x, xp)])
+    refined = [r for p in patterns for r in [refine_pattern(p, y, MAX_VALUES)] if r is not None]
+    return patterns + refined, m
+
+
 def _join(sampler: Sampler, enc: OutputEncoder | None, pair_list: list[tuple[Any, Any]],
           found: list[Candidate], *, rows: int, chunk: int, deadline: float | None,
           n_estimate: int, z: float, delta: float, estimate_until: float | None
@@ -118,9 +139,11 @@ def _join(sampler: Sampler, enc: OutputEncoder | None, pair_list: list[tuple[Any
     rays = [c for c in found if not c.ladder and _block(c) is not None]
 
     def parts_of(pair: int, forward: bool) -> list[Candidate]:
-        best: dict[int, Candidate] = {}
+        best: dict[tuple[int, ...], Candidate] = {}
         for c in rays:
-            key = id(_block(c))
+            block = _block(c)
+            assert block is not None
+            key = block.columns   # a block's plain and refined patterns: one part
             if c.pair == pair and c.forward == forward and c.predicted > 0 and (
                     key not in best or c.predicted > best[key].predicted):
                 best[key] = c

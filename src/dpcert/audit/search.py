@@ -517,11 +517,13 @@ def choose(found: list[Candidate], k: int, ladder: int = 0) -> list[Candidate]:
     # the best event of each family (kind of statistic: coordinates, sum, log-ratio histogram,
     # additive, logistic, ...) first: a weak winner of a small search batch and its near-copies
     # (another threshold, another coordinate, another fit) must not crowd out a different
-    # family's strong event; the union bound covers k events whichever they are
-    picked: list[Candidate] = []
-    seen: set[type] = set()
-    for c in same:
-        if len(picked) < k and type(c.event.statistic) not in seen:
+    # family's strong event; the union bound covers k events whichever they are.  Only
+    # events predicted to bound ε above 0 take a family's place: SVT Alg. 3 took a coordinate
+    # ray predicted at -0.001 over the refined pattern's 0.128 (one family with the plain one)
+    picked: list[Candidate] = [best]
+    seen: set[type] = {type(best.event.statistic)}
+    for c in same[1:]:
+        if len(picked) < k and c.predicted > 0 and type(c.event.statistic) not in seen:
             seen.add(type(c.event.statistic))
             picked.append(c)
     picked += [c for c in order if c not in picked][:k - len(picked)]
