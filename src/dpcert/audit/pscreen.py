@@ -95,17 +95,25 @@ def pattern_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]],
                                  else np.asarray(y, dtype=np.float64))
         return out
 
+    dropped: list[Candidate] = []
     got, screened = discrete_screen(arm_sampler, arms, rows=rows, chunk=chunk,
                                     deadline=screens_end, n_estimate=n_estimate, z=z,
-                                    delta=delta, estimate_until=estimate_until)
+                                    delta=delta, estimate_until=estimate_until,
+                                    eliminated=dropped)
     drawn += screened
-    found = [Candidate(c.pair // k, Event(Composed(patterns[c.pair % k], c.event.statistic),
-                                          c.event.low, c.event.high),
-                       c.forward, c.predicted, c.ladder, c.support, c.held, c.against)
-             for c in got]
+
+    def on_output(cs: list[Candidate]) -> list[Candidate]:
+        return [Candidate(c.pair // k, Event(Composed(patterns[c.pair % k], c.event.statistic),
+                                             c.event.low, c.event.high),
+                          c.forward, c.predicted, c.ladder, c.support, c.held, c.against)
+                for c in cs]
+
+    found = on_output(got)
     if join:
-        got, m = _join(sampler, enc, pair_list, found, rows=rows, chunk=chunk,
-                       deadline=deadline, n_estimate=n_estimate, z=z, delta=delta,
+        # the eliminated arms' rays only choose which pair's blocks to intersect: the
+        # intersection is measured on fresh draws and kept only when it beats its parts
+        got, m = _join(sampler, enc, pair_list, found + on_output(dropped), rows=rows,
+                       chunk=chunk, deadline=deadline, n_estimate=n_estimate, z=z, delta=delta,
                        estimate_until=estimate_until)
         found += got
         drawn += m
