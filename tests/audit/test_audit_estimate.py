@@ -141,3 +141,23 @@ def test_run_estimation_raises_a_mechanism_error_and_leaves_no_thread() -> None:
         estimate.run_estimation(sampler, [(0.0, 1.0)], [(0, ev)], 10**5, 100, None,
                                 OutputEncoder(), None)
     assert threading.active_count() == before
+
+
+def test_tally_counts_whole_chunks_by_popcount_as_unpacking_does() -> None:
+    # whole chunks are counted from their packed bytes (padding bits are zeros); the table
+    # route (NumPy < 2) and the bitwise_count route agree with unpacking
+    rng = np.random.default_rng(8)
+    t = Tally(1)
+    for m in (1, 7, 8, 9, 1_000, 4_093):
+        bits = rng.random(m) < 0.4
+        t.chunks[0][0].append(np.packbits(bits))
+        t.chunks[0][1].append(np.packbits(~bits))
+        t.sizes.append(m)
+    total = sum(t.sizes)
+    for side in (0, 1):
+        want = [int(np.unpackbits(b, count=m).sum())
+                for b, m in zip(t.chunks[0][side], t.sizes, strict=True)]
+        assert t.count(0, side, total) == sum(want)
+        assert [estimate._ones(b) for b in t.chunks[0][side]] == want
+        assert [int(estimate._POPCOUNT[b].sum()) for b in t.chunks[0][side]] == want
+    assert t.count(0, 0, total) + t.count(0, 1, total) == total
