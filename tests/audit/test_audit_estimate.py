@@ -161,3 +161,7 @@ def test_tally_counts_whole_chunks_by_popcount_as_unpacking_does() -> None:
         assert [estimate._ones(b) for b in t.chunks[0][side]] == want
         assert [int(estimate._POPCOUNT[b].sum()) for b in t.chunks[0][side]] == want
     assert t.count(0, 0, total) + t.count(0, 1, total) == total
+    # set padding bits (packbits leaves them 0; a tally must not count them if they are not)
+    t.chunks[0][0][1] = t.chunks[0][0][1] | np.uint8(0x01)   # the chunk of 7: one pad bit
+    assert t.count(0, 0, total) == sum(int(np.unpackbits(b, count=m).sum())
+                                       for b, m in zip(t.chunks[0][0], t.sizes, strict=True))

@@ -71,7 +71,10 @@ class Tally:
         total, start = 0, 0
         for bits, size in zip(self.chunks[j][side], self.sizes, strict=True):
             if start + size <= upto:
-                total += _ones(bits)   # packbits pads the last byte with zeros
+                whole = size // 8   # the padding of a last partial byte is never counted
+                total += _ones(bits[:whole])
+                if size % 8:
+                    total += int(np.unpackbits(bits[whole:], count=size % 8).sum())
             elif start < upto:
                 total += int(np.unpackbits(bits, count=upto - start).sum())
             start += size

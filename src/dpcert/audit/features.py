@@ -52,9 +52,9 @@ __all__ = [
     "fit_binned",
     "fit_feature_map",
     "fit_patterns",
-    "refine_pattern",
     "fit_summary",
     "is_float_valued",
+    "refine_pattern",
 ]
 
 Array = np.ndarray[Any, Any]
