@@ -272,12 +272,13 @@ def discrete_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]], *, rows:
     bound they would give on ``n_estimate`` estimation draws per input, or, with
     ``estimate_until`` (when the estimation will stop), on what the screen's own drawing
     rate gives until then, if more.  Returns the candidates of the pairs that reached the
-    last round (re-scored on its fresh counts; the ladder rungs of a pair's best ray are
-    marked ``ladder``) and the draws per input.  The other pairs' candidates, from the round
-    that eliminated them, go to ``eliminated`` when it is given: their predictions rest on
-    fewer counts and were never shrunk by later rounds, so beside the finalists' they win
-    by luck (SVT1 seed 3: a pair out after the first round, predicted 0.071 on 10⁴ held-out
-    draws, chosen over the finalists' 0.063; the audit gave 0.035)."""
+    last round (re-scored on their held-out counts and that round's fresh ones; the ladder
+    rungs of a pair's best ray are marked ``ladder``) and the draws per input.  The other
+    pairs' candidates, from the round that eliminated them, go to ``eliminated`` when it is
+    given: their predictions rest on fewer counts and were never shrunk by later rounds, so
+    beside the finalists' they win by luck (SVT1 seed 3: a pair out after the first round,
+    predicted 0.071 on 10⁴ held-out draws, chosen over the finalists' 0.063; the audit gave
+    0.035)."""
     found: list[Candidate] = []
     pooled: dict[int, tuple[_Counts, _Counts, _Counts, _Counts]] = {}
     drawn = 0
@@ -336,9 +337,8 @@ def discrete_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]], *, rows:
     # (SVT1's two best ones on seed 2) are told apart on about twice the draws
     final = alive[:FINAL] if len(pair_list) > FINAL else []
     if final:
-        out = [f for f in found if f.pair not in final]
         if eliminated is not None:
-            eliminated.extend(out)
+            eliminated.extend(f for f in found if f.pair not in final)
         found[:] = [f for f in found if f.pair in final]
     for j, i in enumerate(final):
         t0 = time.perf_counter()
