@@ -60,20 +60,26 @@ def _laplace_cdf(x: Array, b: float) -> Array:
     return out
 
 
+def svt1_outputs(k: int) -> list[tuple[int, ...]]:
+    """SVT Alg. 1's outputs on ``k`` queries as the test subject encodes them (1 = ⊤,
+    0 = ⊥, −1 = after the abort): ⊥ⁱ⊤ for i < k, then ⊥ᵏ."""
+    return [tuple([0] * i + [1] + [-1] * (k - i - 1)) for i in range(k)] + [tuple([0] * k)]
+
+
 def svt1_probabilities(q: Array, grid: int = 600_001) -> dict[tuple[int, ...], float]:
     """Exact (to the grid's ~1e-9) output probabilities of SVT Alg. 1 on queries ``q``, keyed
     by the output row (1 = ⊤, 0 = ⊥, −1 = after the abort), as the test subject encodes it."""
     r = np.linspace(-40 * RHO_SCALE, 40 * RHO_SCALE, grid)
     dr = r[1] - r[0]
     f = np.exp(-np.abs(r) / RHO_SCALE) / (2 * RHO_SCALE) * dr
-    k = q.size
+    keys = svt1_outputs(q.size)
     out: dict[tuple[int, ...], float] = {}
     survive = f.copy()              # density of ρ times P[every query so far below]
-    for i in range(k):
+    for i in range(q.size):
         below = _laplace_cdf(THRESHOLD + r - q[i], NU_SCALE)
-        out[tuple([0] * i + [1] + [-1] * (k - i - 1))] = float(np.sum(survive * (1 - below)))
+        out[keys[i]] = float(np.sum(survive * (1 - below)))
         survive *= below
-    out[tuple([0] * k)] = float(np.sum(survive))
+    out[keys[-1]] = float(np.sum(survive))
     return out
 
 
@@ -141,7 +147,7 @@ def main() -> None:
     auditor_module.choose = choose_hook              # type: ignore[assignment]
     auditor_module.run_estimation = estimate_hook    # type: ignore[assignment]
     exact = Exact()
-    rows = np.array(list(svt1_probabilities(np.zeros(10), grid=1001)), dtype=float)
+    rows = np.array(svt1_outputs(10), dtype=float)
     print("seed  chosen  oracle  audit   n/input  pairs chosen  P[oracle ≥ 0.0858]")
     chosen_values, oracle_values = [], []
     for seed in args.seeds:

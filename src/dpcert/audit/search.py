@@ -93,9 +93,9 @@ WIDE_FIRST = 0.35
 #: Pairs searched again on a full batch after a screening of all pairs.
 FINALISTS = 2
 #: Share of the search's time the discrete screen uses (the rest goes to the estimation).  At
-#: 0.5 SVT Alg. 1 reached the estimation with none of its five strong pairs on 2–4 of 20 seeds
+#: 0.5 SVT Alg. 1 reached the estimation with none of its five strong pairs on 1–4 of 20 seeds
 #: (the halving's first rounds give each of 11 pairs ~2·10⁴ draws, too few to see a 0.6 %
-#: event); at 0.75, 1 of 20, and the chosen events' exact mean value rose 0.075 → 0.078
+#: event); at 0.75, 1 of 20, and the chosen events' exact mean value rose 0.074 → 0.078
 #: (``benchmarks/bench_audit_choice.py``, docs/auditor.md round 10)
 DISCRETE_SHARE = 0.75
 #: Most draws per input of one pair in one round of the discrete screen.
