@@ -7,10 +7,13 @@ the time budget the issue sets: a tenth of DP-Sniper's search time.  Mechanisms 
 are DP-Sniper's (tests/audit/subjects.py).  Confidence defaults to DP-Sniper's 0.9.
 
     .venv/bin/python benchmarks/bench_audit_dpsniper.py [--seeds 1 2 3] [--only SVT3 ...]
-        [--confidence 0.9] [--budget-fraction 0.1] [--json out.json]
+        [--confidence 0.9] [--budget-fraction 0.1] [--workers W] [--json out.json]
 
 Each seed seeds the mechanisms' own NumPy generators (SFC64, faster than the default PCG64);
-the auditor's search is deterministic.
+the auditor's search is deterministic.  The estimation is drawn by ``--workers`` processes,
+by default one per core, as DP-Sniper's published runs used (its experiments' ``--processes``
+defaults to ``multiprocessing.cpu_count()``); worker ``w`` reseeds the subject's generator
+with ``SFC64([seed, w])``.
 ``draws/input`` is the estimation phase's draws per input of each chosen pair (the ``n`` of the
 final bounds), per seed.  The last line sums up a run for comparisons (see :func:`summary`);
 the time-budgeted searches vary from run to run, so compare runs on several seeds (any seeds:
@@ -47,17 +50,23 @@ def subjects() -> Any:
     return mod
 
 
-def run_one(s: Any, seed: int, confidence: float, fraction: float, cap: float
-            ) -> dict[str, Any]:
+def run_one(s: Any, seed: int, confidence: float, fraction: float, cap: float,
+            workers: int = 1) -> dict[str, Any]:
     """Audit subject ``s`` within ``fraction`` of DP-Sniper's search time (at most ``cap``)."""
     ref = s.dpsniper
     budget = min(fraction * ref[1] if ref else 10.0, cap)
     # SFC64: the subjects' exponential draws cost 16 ns against PCG64's 29 ns on the 2-core
     # CI machine (a test subject's noise source, never dpcert's; same distributions)
-    f = s.make(np.random.Generator(np.random.SFC64(seed)))
+    rng = np.random.Generator(np.random.SFC64(seed))
+    f = s.make(rng)
+
+    def reseed(w: int) -> None:   # worker w's own stream
+        rng.bit_generator.state = np.random.SFC64([seed, w]).state
+
     t = time.perf_counter()
     r = audit(f, s.pairs, claimed=dp.PureDP(s.claimed), seconds=budget, confidence=confidence,
-              input_size=s.input_size, adjacency=s.adjacency, name=s.name, seed=seed)
+              input_size=s.input_size, adjacency=s.adjacency, name=s.name, seed=seed,
+              workers=workers, worker_init=reseed)
     secs = time.perf_counter() - t
     return {"mechanism": s.name, "seed": seed, "claimed": s.claimed, "private": s.private,
             "epsilon_lower": r.epsilon_lower, "seconds": secs, "budget": budget,
@@ -95,18 +104,21 @@ def main() -> None:
                     help="time budget per mechanism as a fraction of DP-Sniper's search time")
     ap.add_argument("--max-seconds", type=float, default=30.0,
                     help="cap on any one audit's budget")
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                    help="processes drawing each audit's estimation (default: one per core)")
     ap.add_argument("--json", type=Path, default=None, help="also write all rows as JSON")
     args = ap.parse_args()
     rows = []
     print(f"confidence {args.confidence:g}; budget {args.budget_fraction:g} × DP-Sniper's "
-          f"search time; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+          f"search time; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
+          f"{args.workers} worker process(es)")
     print(f"{'mechanism':19s} {'claim':>6s} {'DP-Sniper ε≥':>12s} {'dpcert ε≥ (seeds)':>26s} "
           f"{'≥?':>3s} {'DP-Sniper s':>11s} {'dpcert s':>9s} {'draws/input':>18s} verdict")
     for s in subjects().SUBJECTS:
         if args.only and s.name not in args.only:
             continue
-        res = [run_one(s, seed, args.confidence, args.budget_fraction, args.max_seconds)
-               for seed in args.seeds]
+        res = [run_one(s, seed, args.confidence, args.budget_fraction, args.max_seconds,
+                       args.workers) for seed in args.seeds]
         rows += res
         lows = [r["epsilon_lower"] for r in res]
         ref = s.dpsniper

@@ -17,6 +17,7 @@ scale=-1.0 must be > 0
 from __future__ import annotations
 
 __all__ = [
+    "AuditFailed",
     "BudgetExceeded",
     "DPCertError",
     "DomainMismatch",
@@ -60,6 +61,11 @@ class MeasureMismatch(DPCertError, TypeError):
 
 class BudgetExceeded(DPCertError):
     """A privacy spend was refused because it would exceed the budget that remains."""
+
+
+class AuditFailed(DPCertError):
+    """An audit could not finish soundly: a worker process drawing the mechanism failed, did
+    not answer, or drew the same outputs as another process (a shared random stream)."""
 
 
 class EntropyError(DPCertError):

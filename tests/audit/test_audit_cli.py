@@ -60,6 +60,23 @@ def test_cli_options_match_the_api_and_print_json(
     sys.modules.pop("cli_audit_subject2", None)
 
 
+def test_cli_workers_refuse_a_shared_stream_and_take_a_worker_init(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "cli_audit_subject3.py").write_text(
+        MODULE + "def reseed(w):\n    global rng\n    rng = np.random.default_rng([7, w])\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    args = ["audit", "cli_audit_subject3:good", "--claimed-epsilon", "1", "--pair", "0", "1",
+            "--samples", "100000", "--confidence", "0.999999", "--workers", "2", "--quiet"]
+    assert main(args) == 3   # the module's one generator, forked: the same draws twice
+    assert "share one random stream" in capsys.readouterr().err
+    assert main([*args, "--worker-init", "cli_audit_subject3:reseed", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["verdict"] == "ok" and d["estimate_draws"] == 100_000
+    sys.modules.pop("cli_audit_subject3", None)
+
+
 def test_cli_errors_name_the_problem(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["audit", "no_colon"]) == 3
     assert "MODULE:CALLABLE" in capsys.readouterr().err

@@ -47,6 +47,7 @@ from dpcert.audit.estimate import POISSON_FAILURE, poisson_counts, ratio_lower, 
 from dpcert.audit.events import Event
 from dpcert.audit.outputs import OutputEncoder, Sampler, measurement_sampler
 from dpcert.audit.pairs import Adjacency, measurement_pairs, scalar_pairs, statdp_pairs
+from dpcert.audit.parallel import check_streams
 from dpcert.audit.search import FINALISTS, MIN_SEARCH, SEARCH_SHARE, Candidate, choose, run_search
 from dpcert.core.measurement import Measurement
 from dpcert.errors import InvalidParameter
@@ -63,6 +64,8 @@ MAX_SAMPLES = 100_000_000
 MAX_SEARCH = 400_000
 #: Draws of the timing pilot (their values are not looked at).
 PILOT = 200
+#: Draws of the untimed call before the pilot.
+WARM_UP = 10
 #: A pilot faster than this (seconds) is repeated with 10× the draws.
 PILOT_FAST = 0.02
 #: Planned wall time of one chunk of draws (the deadline is checked between chunks).
@@ -75,6 +78,9 @@ DEFAULT_SECONDS = 30.0
 CHUNK_VALUES = 250_000
 #: Share of a time budget planned for drawing (the rest absorbs fitting and counting).
 PLANNED_SHARE = 0.8
+#: Estimation draws a worker process adds, as a share of this process's (planning only; the
+#: deadline decides).  Measured: see docs/auditor.md, "Round 11".
+WORKER_YIELD = 0.8
 #: δ values at which the (ε, δ) curve of an audit is reported.
 CURVE_DELTAS = (0.0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.1)
 
@@ -281,10 +287,17 @@ def _same(u: Any, v: Any) -> bool:
 
 
 def _plan(sampler: Sampler, x: Any, enc: OutputEncoder, samples: int | None,
-          seconds: float | None, n_pairs: int, t_start: float) -> _Plan:
-    """Draws per input for the search and estimation phases, from a timing pilot.
+          seconds: float | None, n_pairs: int, t_start: float, workers: int = 1) -> _Plan:
+    """Draws per input for the search and estimation phases, from a timing pilot (the
+    estimation's drawn by ``workers`` processes).
 
-    The pilot's outputs are not looked at (only its duration and output width)."""
+    The pilot's outputs are not looked at (only its duration and output width).  A first
+    call of :data:`WARM_UP` draws is not timed: it absorbs one-time costs (a measurement's
+    first sample built its sampler's tables in 0.06 s, which timed a 0.13 µs draw at 300 µs
+    and planned 1 338 search draws instead of 400 000).  With ``samples`` and no ``seconds``
+    nothing is timed, and there is no such call."""
+    if seconds is not None or samples is None:
+        sampler(x, WARM_UP)
     pilot = PILOT
     t0 = time.perf_counter()
     y = enc.encode(sampler(x, pilot), pilot)
@@ -320,7 +333,7 @@ def _plan(sampler: Sampler, x: Any, enc: OutputEncoder, samples: int | None,
     # pair first (search.choose), so one pair almost always: planning for k pairs made the
     # search plan for a batch k× smaller than the one measured, and so favour larger, weaker
     # events than the estimation could confirm
-    want = (1.0 - SEARCH_SHARE) * draws / 2
+    want = (1.0 - SEARCH_SHARE) * draws / 2 * (1.0 + WORKER_YIELD * (workers - 1))
     n_est = int(max(1_000, min(want, MAX_SAMPLES if samples is None else samples)))
     return _Plan(n_search, n_est, chunk, per_draw, t_start + budget)
 
@@ -352,7 +365,8 @@ def audit(mechanism: Any, pairs: Sequence[Any] | None = None, *, claimed: Any = 
           sensitivity: float = 1.0, adjacency: Adjacency = "linf", candidates: int = 2,
           ladder: int = 4,
           zcdp_delta: float = 1e-6, name: str | None = None,
-          progress: Progress | None = None, seed: int | None = None) -> AuditResult:
+          progress: Progress | None = None, seed: int | None = None, workers: int = 1,
+          worker_init: Callable[[int], None] | None = None) -> AuditResult:
     """Measure a lower bound on the privacy loss of ``mechanism`` from its samples.
 
     Parameters
@@ -396,6 +410,18 @@ def audit(mechanism: Any, pairs: Sequence[Any] | None = None, *, claimed: Any = 
     seed
         Seeds the auditor's own randomness (the Poisson sample sizes of the ratio bound); by
         default fresh OS entropy.  It must not depend on the mechanism's outputs.
+    workers
+        Processes drawing the estimation batch (this one and ``workers − 1`` forked ones,
+        :mod:`dpcert.audit.parallel`): about ``workers``× the draws in the same time on as many
+        free cores.  The processes must draw independent outputs: dpcert measurements do (they
+        read the OS CSPRNG); a black box holding its own generator needs ``worker_init``.
+        Outputs that repeat between processes stop the audit with
+        :class:`~dpcert.errors.AuditFailed`.
+    worker_init
+        Called as ``worker_init(w)`` in worker process ``w = 1 … workers−1`` before it draws,
+        to give the mechanism's generator a stream of its own; for a mechanism drawing from
+        ``rng``, ``def worker_init(w): rng.bit_generator.state = np.random.PCG64().state``
+        (fresh OS entropy; ``np.random.PCG64([seed, w])`` for a seeded run).
 
     Returns
     -------
@@ -412,12 +438,18 @@ def audit(mechanism: Any, pairs: Sequence[Any] | None = None, *, claimed: Any = 
         raise InvalidParameter(f"seconds={seconds!r} must be > 0")
     if not callable(mechanism):
         raise InvalidParameter(f"mechanism={mechanism!r} must be a Measurement or callable")
+    procs = check_int(workers, "workers", minimum=1)
+    if worker_init is not None and not callable(worker_init):
+        raise InvalidParameter(f"worker_init={worker_init!r} must be callable or None")
     claim: Claim | None = resolve_claim(claimed, mechanism, zcdp_delta)
     sampler = (measurement_sampler(mechanism) if isinstance(mechanism, Measurement)
                else mechanism)
     pair_list = _resolve_pairs(mechanism, pairs, input_size, sensitivity, adjacency)
     enc = OutputEncoder()
-    plan = _plan(sampler, pair_list[0][0], enc, samples, seconds, len(pair_list), t_start)
+    plan = _plan(sampler, pair_list[0][0], enc, samples, seconds, len(pair_list), t_start,
+                 procs)
+    if procs > 1:   # fail before the search, not after it
+        check_streams(sampler, pair_list[0][0], procs, worker_init)
     if search_samples is not None:
         plan.n_search = check_int(search_samples, "search_samples", minimum=100)
     delta = claim.delta if claim is not None else 0.0
@@ -444,7 +476,8 @@ def audit(mechanism: Any, pairs: Sequence[Any] | None = None, *, claimed: Any = 
 
     # Phase 2: estimation on fresh draws of every chosen pair.
     tally, n = run_estimation(sampler, pair_list, [(c.pair, c.event) for c in chosen],
-                              plan.n_estimate, plan.chunk, plan.deadline, enc, progress)
+                              plan.n_estimate, plan.chunk, plan.deadline, enc, progress,
+                              procs, worker_init)
     drawn += 2 * n * len({c.pair for c in chosen})
     # insecure-ok: the Poissonized sample sizes of the statistical bound need randomness that is
     # independent of the audited outputs, not secret; it is never privacy noise.

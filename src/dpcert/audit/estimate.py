@@ -44,6 +44,7 @@ from dpcert.audit import bounds
 from dpcert.audit.events import Event
 from dpcert.audit.membership import Membership
 from dpcert.audit.outputs import OutputEncoder
+from dpcert.audit.parallel import CHECKED, Bits, Workers, fingerprint
 
 __all__ = ["POISSON_FAILURE", "Tally", "poisson_counts", "ratio_lower", "run_estimation"]
 
@@ -95,15 +96,18 @@ def _ones(bits: Array) -> int:
 def run_estimation(sampler: Callable[[Any, int], Any], pairs: Sequence[tuple[Any, Any]],
                    chosen: Sequence[tuple[int, Event]], n_target: int, chunk: int,
                    deadline: float | None, enc: OutputEncoder,
-                   progress: Callable[[str], None] | None) -> tuple[Tally, int]:
+                   progress: Callable[[str], None] | None, workers: int = 1,
+                   worker_init: Callable[[int], None] | None = None) -> tuple[Tally, int]:
     """Draw up to ``n_target`` outputs per input of each chosen pair and record membership.
 
     ``chosen`` lists (pair index, event).  Returns the tally and the draws ``n`` per input.
 
-    The mechanism is called on the caller's thread only, one chunk after another; the
-    membership of a chunk is computed on one worker thread while the next chunk is drawn
-    (NumPy releases the GIL in both), and its bits are recorded in draw order, so the tally is
-    the one a sequential loop would give."""
+    In this process the mechanism is called on the caller's thread only, one chunk after
+    another; the membership of a chunk is computed on one worker thread while the next chunk is
+    drawn (NumPy releases the GIL in both), and its bits are recorded in draw order, so the
+    tally is the one a sequential loop would give.  With ``workers > 1``, ``workers − 1``
+    forked processes draw rounds of ``chunk`` draws of every input meanwhile
+    (:mod:`dpcert.audit.parallel`); their rounds follow this process's chunks in the tally."""
     tally = Tally(len(chosen))
     used = sorted({p for p, _ in chosen})
     mine_of = {i: [j for j, (p, _) in enumerate(chosen) if p == i] for i in used}
@@ -111,43 +115,71 @@ def run_estimation(sampler: Callable[[Any, int], Any], pairs: Sequence[tuple[Any
     member = {i: Membership([chosen[j][1] for j in mine_of[i]]) for i in used}
     spent = [0.0]    # the worker's seconds on the last chunk
 
-    def count(m: int, raw: list[tuple[int, int, Any]]) -> list[tuple[int, int, list[Array]]]:
+    def count(m: int, raw: list[tuple[int, int, Any]]) -> Bits:
         t = time.perf_counter()
         out = [(i, side, [np.packbits(h) for h in member[i](enc.encode(y, m))])
                for i, side, y in raw]
         spent[0] = time.perf_counter() - t
         return out
 
-    def record(m: int, job: Future[list[tuple[int, int, list[Array]]]]) -> None:
+    def record(m: int, job: Future[Bits]) -> None:
         for i, side, bits in job.result():
             for j, b in zip(mine_of[i], bits, strict=True):
                 tally.chunks[j][side].append(b)
         tally.sizes.append(m)
 
+    def draw(m: int) -> list[tuple[int, int, Any]]:
+        return [(i, side, sampler(x, m)) for i in used for side, x in enumerate(pairs[i])]
+
+    def one_round() -> tuple[Array, Bits]:   # a worker process's round (parallel.Workers)
+        raw = draw(chunk)
+        return enc.encode(raw[0][2], chunk), count(chunk, raw)
+
+    # forked before this process starts any thread of its own (a fork copies only the caller)
+    crew = Workers(workers, one_round, worker_init) if workers > 1 and n_target > chunk else None
+    prints: list[bytes | None] = []   # of this process's first chunks (stream check)
     n = 0
     last = time.perf_counter()
-    pending: deque[tuple[int, Future[list[tuple[int, int, list[Array]]]]]] = deque()
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dpcert-audit") as pool:
-        try:
-            while n < n_target:
-                m = min(chunk, n_target - n)
-                t0 = time.perf_counter()
-                raw = [(i, side, sampler(x, m)) for i in used for side, x in enumerate(pairs[i])]
-                while pending:   # at most one chunk counted while the next one is drawn
+    pending: deque[tuple[int, Future[Bits]]] = deque()
+    try:
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dpcert-audit") as pool:
+            try:
+                while n + (0 if crew is None else crew.rounds() * chunk) < n_target:
+                    m = min(chunk, n_target - n)
+                    t0 = time.perf_counter()
+                    raw = draw(m)
+                    if crew is not None and len(prints) < CHECKED:
+                        prints.append(fingerprint(enc.encode(raw[0][2], m)))
+                    while pending:   # at most one chunk counted while the next one is drawn
+                        record(*pending.popleft())
+                    pending.append((m, pool.submit(count, m, raw)))
+                    n += m
+                    now = time.perf_counter()
+                    if progress is not None and now - last > 2.0:
+                        ahead = 0 if crew is None else crew.rounds() * chunk
+                        progress(f"estimate: {n + ahead:,} draws per input")
+                        last = now
+                    if deadline is not None and now + (now - t0) + spent[0] > deadline:
+                        break
+                while pending:
                     record(*pending.popleft())
-                pending.append((m, pool.submit(count, m, raw)))
-                n += m
-                now = time.perf_counter()
-                if progress is not None and now - last > 2.0:
-                    progress(f"estimate: {n:,} draws per input")
-                    last = now
-                if deadline is not None and now + (now - t0) + spent[0] > deadline:
-                    break
-            while pending:
-                record(*pending.popleft())
-        finally:
-            for _, job in pending:
-                job.cancel()
+            finally:
+                for _, job in pending:
+                    job.cancel()
+    except BaseException:
+        if crew is not None:
+            crew.stop()
+        raise
+    rounds = [] if crew is None else crew.close(prints)
+    for bits in rounds:   # worker by worker, in order; never past n_target
+        m = min(chunk, n_target - n)
+        if m <= 0:
+            break
+        for i, side, packed in bits:
+            for j, b in zip(mine_of[i], packed, strict=True):
+                tally.chunks[j][side].append(b)
+        tally.sizes.append(m)
+        n += m
     return tally, n
 
 

@@ -60,6 +60,12 @@ class Target:
     constructor: str
     build: Callable[[Any], Built]
 
+    @property
+    def forkable(self) -> bool:
+        """Whether the target can be sampled in a forked worker: not the engine's, whose
+        Polars queries hang in a child forked after Polars started its thread pool."""
+        return not self.constructor.startswith("dpcert.frame")
+
 
 @dataclass(frozen=True, eq=False)
 class TargetReport:
@@ -238,8 +244,11 @@ TARGETS: tuple[Target, ...] = (
 """Every dpcert mechanism the self-audit covers (the lead reviews this list)."""
 
 
-def run_target(target: Target, *, seconds: float, confidence: float = 0.95) -> TargetReport:
-    """Build and audit one target within about ``seconds``."""
+def run_target(target: Target, *, seconds: float, confidence: float = 0.95,
+               workers: int = 1) -> TargetReport:
+    """Build and audit one target within about ``seconds``: the estimation drawn by
+    ``workers`` processes where the target is :attr:`~Target.forkable` (every target samples
+    through the OS CSPRNG, so no ``worker_init``), else by this one."""
     import dpcert.mechanisms as mechanisms
 
     t0 = time.perf_counter()
@@ -263,7 +272,8 @@ def run_target(target: Target, *, seconds: float, confidence: float = 0.95) -> T
                             f"building failed: {type(e).__name__}: {e}",
                             time.perf_counter() - t0)
     result = audit(built.sampler, list(built.pairs), claimed=_claim_of(built.claim_from),
-                   seconds=seconds, confidence=confidence, name=target.name)
+                   seconds=seconds, confidence=confidence, name=target.name,
+                   workers=workers if target.forkable else 1)
     status = "VIOLATION" if result.violated else "ok"
     return TargetReport(target.name, status, result, built.sampling, "",
                         time.perf_counter() - t0, built)

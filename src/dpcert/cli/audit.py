@@ -3,10 +3,11 @@
 ``dpcert audit MODULE:CALLABLE --claimed-epsilon E [--pair X X'] ...`` audits a vectorised
 black box ``f(x, n)`` (``--scalar`` for a one-output ``g(x)``) or a ``Measurement`` object,
 with the options of :func:`dpcert.audit.audit` (pairs, input size, sensitivity, adjacency,
-samples, confidence, seconds, candidates, ladder, seed); progress goes to stderr (``--quiet`` hides
-it) and ``--json`` prints the result as JSON.  ``dpcert audit --self [--quick] [--plot-dir
-DIR]`` audits the registry of :mod:`dpcert.audit.targets` and prints a table (or JSON).  The
-exit code is 1 when any claim is violated.
+samples, confidence, seconds, candidates, ladder, seed, workers, worker init); progress goes
+to stderr (``--quiet`` hides it) and ``--json`` prints the result as JSON.
+``dpcert audit --self [--quick] [--plot-dir DIR]`` audits the registry of
+:mod:`dpcert.audit.targets` and prints a table (or JSON).  The exit code is 1 when any claim
+is violated.
 """
 
 from __future__ import annotations
@@ -67,6 +68,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.add_argument("--scalar", action="store_true",
                    help="the callable is g(x) returning one output")
+    p.add_argument("--workers", type=int, default=1, metavar="W",
+                   help="processes drawing the estimation batch (forked; the mechanism must "
+                        "draw independently in each, as dpcert measurements do)")
+    p.add_argument("--worker-init", default=None, metavar="MODULE:CALLABLE",
+                   help="called as f(w) in worker process w before it draws, to reseed the "
+                        "mechanism's generator")
     p.add_argument("--samples", type=int, default=None)
     p.add_argument("--seconds", type=float, default=None)
     p.add_argument("--confidence", type=float, default=None,
@@ -130,7 +137,8 @@ def _run_self(args: argparse.Namespace) -> int:
             continue
         if not args.quiet:
             print(f"dpcert audit: {target.name} ...", file=sys.stderr, flush=True)
-        rep = run_target(target, seconds=seconds, confidence=confidence)
+        rep = run_target(target, seconds=seconds, confidence=confidence,
+                         workers=args.workers)
         r = rep.result
         records.append({"mechanism": rep.name, "status": rep.status, "note": rep.note,
                         "sampling": rep.sampling, "seconds": rep.seconds,
@@ -191,6 +199,8 @@ def run(args: argparse.Namespace) -> int:
                    adjacency=args.adjacency, candidates=args.candidates,
                    ladder=args.ladder,
                    zcdp_delta=args.zcdp_delta, seed=args.seed, name=args.target,
+                   workers=args.workers,
+                   worker_init=None if args.worker_init is None else _load(args.worker_init),
                    progress=None if args.quiet else progress)
     print(json.dumps(result.to_dict(), indent=1) if args.json else result)
     if args.plot_dir is not None and matplotlib_available():

@@ -1,0 +1,275 @@
+"""Estimation draws from worker processes (``audit(..., workers=W)``).
+
+An audit's bound is only as tight as its estimation batch is large, and on most mechanisms
+drawing is what fills the time budget.  With ``workers=W`` the estimation phase forks ``W − 1``
+processes (POSIX ``fork``: the mechanism, the chosen events and the frozen output encoder are
+inherited, nothing is pickled).  Each worker draws *rounds* of ``m`` outputs of every input of
+the chosen pairs, computes the events' membership bits and sends the packed bits back, while
+the parent draws its own chunks as before.  When the parent stops (its deadline, or enough
+draws), the workers are terminated and the rounds received in full are kept.
+
+Why the bound stays valid
+-------------------------
+* **Independent draws.**  A forked child inherits its parent's generator states, so a mechanism
+  that keeps its own generator would draw the *same* outputs in every process, and the counts
+  would no longer be sums of independent draws.  Each worker reseeds NumPy's global legacy
+  generator from the OS and calls ``worker_init(w)`` (``w = 1 … W−1``), where the caller
+  reseeds whatever generator the mechanism holds.  dpcert's own samplers read the OS CSPRNG and
+  drop their buffer after a fork (:class:`~dpcert.samplers.entropy.SystemSource`).  The
+  auditor checks the assumption twice: :func:`check_streams` before the search, and the
+  first :data:`CHECKED` rounds of every process against the same rounds of every other (a
+  shared stream repeats them call for call).  Identical outputs of the first input (unless
+  they are all one value, which says nothing) stop the audit with
+  :class:`~dpcert.errors.AuditFailed`.
+* **Which draws count does not depend on their values.**  The parent stops on the wall clock
+  or on the number of draws, never on the outputs; the tally lists the parent's chunks, then
+  worker 1's rounds in order, then worker 2's, ….  Every round covers every input of the chosen
+  pairs, so each input keeps the same number ``n`` of draws, and the Poissonized counts over a
+  prefix of that order (:func:`~dpcert.audit.estimate.poisson_counts`) are counts over a prefix
+  of independent draws, as in one process.
+
+A mechanism that cannot run in a forked child (one holding threads, such as a Polars query)
+shows it in :func:`check_streams`: no answer within its time limit is an error, not a hang.
+
+Examples
+--------
+>>> import numpy as np
+>>> from dpcert.audit.parallel import check_streams
+>>> rng = np.random.default_rng(1)  # insecure-ok: a shared stream, to show the check refuse it
+>>> f = lambda x, n: rng.laplace(x, 1.0, n)
+>>> check_streams(f, 0.0, workers=2)  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+dpcert.errors.AuditFailed: workers=2: worker 1 drew the same 1000 outputs as the parent, ...
+>>> def reseed(w):
+...     rng.bit_generator.state = np.random.PCG64().state   # fresh OS entropy
+>>> check_streams(f, 0.0, workers=2, worker_init=reseed)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import multiprocessing
+import multiprocessing.connection
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from dpcert.audit.outputs import OutputEncoder, Sampler
+from dpcert.errors import AuditFailed, InvalidParameter
+
+__all__ = ["CHECKED", "PROBE", "Workers", "check_streams", "fingerprint"]
+
+Array = np.ndarray[Any, Any]
+#: What a worker round gives back: (pair, side, packed membership bits of each event).
+Bits = list[tuple[int, int, list[Array]]]
+
+#: Draws of the stream check before the search.
+PROBE = 1_000
+#: Rounds of each process whose outputs are compared with the other processes' rounds.
+CHECKED = 8
+#: Least time (seconds) a worker gets to answer the stream check.
+PROBE_WAIT = 5.0
+
+
+def _context() -> Any:
+    if "fork" not in multiprocessing.get_all_start_methods():   # pragma: no cover - Windows
+        raise InvalidParameter("workers>1 needs os.fork (Linux, or another POSIX system)")
+    return multiprocessing.get_context("fork")
+
+
+def fingerprint(encoded: Array) -> bytes | None:
+    """A digest of encoded outputs, or None when they are all one value (identical outputs of
+    two processes then say nothing about their streams)."""
+    a = np.ascontiguousarray(encoded)
+    if a.shape[0] == 0:
+        return None
+    rows = a.reshape(a.shape[0], -1).view(np.uint8).reshape(a.shape[0], -1)
+    if bool((rows == rows[0]).all()):
+        return None
+    return hashlib.blake2b(a.tobytes(), digest_size=16).digest()
+
+
+def _reseed(w: int, worker_init: Callable[[int], None] | None) -> None:
+    """In a fresh worker: fresh OS entropy for NumPy's global generator, then the caller's
+    hook (Python's ``random`` reseeds itself after a fork)."""
+    # insecure-ok: a black box's global stream must not repeat the parent's (never dpcert's noise)
+    np.random.seed()  # noqa: NPY002
+    if worker_init is not None:
+        worker_init(w)
+
+
+def _probe(w: int, conn: Any, sampler: Sampler, x: Any,
+           worker_init: Callable[[int], None] | None) -> None:
+    try:
+        _reseed(w, worker_init)
+        conn.send(("ok", fingerprint(OutputEncoder().encode(sampler(x, PROBE), PROBE))))
+    except BaseException as e:   # the parent reports it; a child must never raise past here
+        conn.send(("error", f"{type(e).__name__}: {e}"))
+    finally:
+        conn.close()
+
+
+def _shared(w: int, workers: int, what: str) -> AuditFailed:
+    return AuditFailed(
+        f"workers={workers}: worker {w} drew the same {what} as the parent, so the processes "
+        "share one random stream; reseed the mechanism's generator in worker_init(w) (or use "
+        "a dpcert measurement, which reads the OS CSPRNG), or use workers=1")
+
+
+def check_streams(sampler: Sampler, x: Any, workers: int,
+                  worker_init: Callable[[int], None] | None = None) -> None:
+    """Refuse ``workers`` when forked copies of ``sampler`` draw the same outputs on ``x``.
+
+    Forks ``workers − 1`` children that reseed as the estimation's workers do and draw
+    :data:`PROBE` outputs of ``x``; the parent draws as many.  Raises
+    :class:`~dpcert.errors.AuditFailed` when a child's outputs equal the parent's, when a
+    child fails, or when it does not answer within ``max(PROBE_WAIT, 20 ×`` the parent's
+    time``)`` (a mechanism that cannot run after a fork)."""
+    ctx = _context()
+    procs, conns = [], []
+    for w in range(1, workers):
+        recv, send = ctx.Pipe(duplex=False)
+        p = ctx.Process(target=_probe, args=(w, send, sampler, x, worker_init), daemon=True,
+                        name=f"dpcert-audit-probe-{w}")
+        p.start()
+        send.close()
+        procs.append(p)
+        conns.append(recv)
+    try:
+        t0 = time.perf_counter()
+        mine = fingerprint(OutputEncoder().encode(sampler(x, PROBE), PROBE))
+        wait = max(PROBE_WAIT, 20.0 * (time.perf_counter() - t0))
+        for w, conn in enumerate(conns, start=1):
+            if not conn.poll(wait):
+                raise AuditFailed(
+                    f"workers={workers}: worker {w} drew no outputs in {wait:.0f} s; this "
+                    "mechanism may not run in a forked process (threads, a Polars query): "
+                    "use workers=1")
+            try:
+                status, got = conn.recv()
+            except (EOFError, OSError) as e:
+                raise AuditFailed(f"workers={workers}: worker {w} exited without drawing "
+                                  f"({type(e).__name__}); use workers=1") from None
+            if status != "ok":
+                raise AuditFailed(f"workers={workers}: worker {w} failed: {got}")
+            if mine is not None and got == mine:
+                raise _shared(w, workers, f"{PROBE} outputs")
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.join()
+        for conn in conns:
+            conn.close()
+
+
+def _draw(w: int, conn: Any, one_round: Callable[[], tuple[Array, Bits]],
+          worker_init: Callable[[int], None] | None) -> None:
+    try:
+        _reseed(w, worker_init)
+        done = 0
+        while True:
+            encoded, bits = one_round()
+            conn.send(("round", fingerprint(encoded) if done < CHECKED else None, bits))
+            done += 1
+    except BaseException as e:   # terminate() ends the loop; anything else is reported
+        with contextlib.suppress(OSError, ValueError):
+            conn.send(("error", f"{type(e).__name__}: {e}", []))
+    finally:
+        conn.close()
+
+
+class Workers:
+    """``workers − 1`` forked processes drawing estimation rounds until :meth:`close`.
+
+    ``one_round()`` draws ``m`` outputs of every input of the chosen pairs and returns the
+    first input's encoded outputs (for the stream check) with the membership bits; the
+    parent's chunks must be drawn by the same calls in the same order.  Create
+    it before starting any thread of the estimation (a fork copies only the calling thread)."""
+
+    def __init__(self, workers: int, one_round: Callable[[], tuple[Array, Bits]],
+                 worker_init: Callable[[int], None] | None) -> None:
+        ctx = _context()
+        self.workers = workers
+        self._rounds: list[list[Bits]] = [[] for _ in range(workers - 1)]
+        self._prints: list[list[bytes | None]] = [[] for _ in range(workers - 1)]
+        self._errors: list[str] = []
+        self._lock = threading.Lock()
+        self._procs: list[Any] = []
+        conns = []
+        for w in range(1, workers):
+            recv, send = ctx.Pipe(duplex=False)
+            p = ctx.Process(target=_draw, args=(w, send, one_round, worker_init),
+                            daemon=True, name=f"dpcert-audit-worker-{w}")
+            p.start()
+            send.close()
+            self._procs.append(p)
+            conns.append(recv)
+        self._readers = [threading.Thread(target=self._read, args=(w, c), daemon=True,
+                                          name=f"dpcert-audit-reader-{w + 1}")
+                         for w, c in enumerate(conns)]
+        for t in self._readers:
+            t.start()
+
+    def _read(self, w: int, conn: Any) -> None:
+        try:
+            while True:
+                try:
+                    kind, info, bits = conn.recv()
+                except (EOFError, OSError):
+                    return   # the worker ended (terminated mid-message: that round is lost)
+                with self._lock:
+                    if kind == "error":
+                        self._errors.append(f"worker {w + 1} failed: {info}")
+                        return
+                    if len(self._prints[w]) < CHECKED:
+                        self._prints[w].append(info)
+                    self._rounds[w].append(bits)
+        finally:
+            conn.close()
+
+    def rounds(self) -> int:
+        """Rounds received so far, all workers together."""
+        with self._lock:
+            return sum(len(r) for r in self._rounds)
+
+    def stop(self) -> None:
+        """Terminate the workers and wait for their readers (idempotent)."""
+        for p in self._procs:
+            if p.is_alive():
+                p.terminate()
+        for p in self._procs:
+            p.join()
+        for t in self._readers:
+            t.join()
+
+    def close(self, parent: list[bytes | None]) -> list[Bits]:
+        """Stop the workers; return their received rounds, worker by worker, in order.
+
+        ``parent`` holds the fingerprints (:func:`fingerprint`) of the parent's first chunks
+        of the first input.  Raises :class:`~dpcert.errors.AuditFailed` when a worker failed,
+        or when one of its first :data:`CHECKED` rounds equals the same round of the parent
+        or of another worker."""
+        self.stop()
+        if self._errors:
+            raise AuditFailed(f"workers={self.workers}: {self._errors[0]}")
+        processes = [("the parent", parent)] + [(f"worker {w}", prints) for w, prints
+                                                 in enumerate(self._prints, start=1)]
+        for r in range(CHECKED):
+            seen: dict[bytes, str] = {}
+            for who, prints in processes:
+                fp = prints[r] if r < len(prints) else None
+                if fp is None:
+                    continue
+                if fp in seen:
+                    raise AuditFailed(
+                        f"workers={self.workers}: {who} drew the same round {r + 1} as "
+                        f"{seen[fp]}, so the processes share one random stream; reseed the "
+                        "mechanism's generator in worker_init(w), or use workers=1")
+                seen[fp] = who
+        return [bits for rs in self._rounds for bits in rs]

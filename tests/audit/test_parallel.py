@@ -1,0 +1,173 @@
+"""Estimation draws from worker processes: order of the rounds, the shared-stream checks, and
+failures of a worker (dpcert.audit.parallel)."""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+
+import dpcert as dp
+from dpcert.audit import audit, estimate, parallel
+from dpcert.audit.events import Event, Identity
+from dpcert.audit.outputs import OutputEncoder, measurement_sampler
+from dpcert.errors import AuditFailed, InvalidParameter
+
+pytestmark = pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(),
+                                reason="workers need os.fork")
+
+EVENT = Event(Identity(), 0.5, 2.0)
+
+
+def _no_children() -> bool:
+    return not multiprocessing.active_children()
+
+
+def _shared_rng_sampler(seed: int) -> Any:
+    rng = np.random.default_rng(seed)  # insecure-ok: test subject with a shared stream
+
+    def f(x: float, n: int) -> np.ndarray:
+        return x + rng.laplace(0.0, 1.0, n)
+
+    return f, rng
+
+
+def test_worker_rounds_follow_the_parent_in_process_order() -> None:
+    # the parent draws 0s, the worker 1s; the worker signals after its first round is sent,
+    # and the parent waits for that before its first draw, so both contribute.  The tally
+    # must hold every parent draw before any worker draw, stop at exactly n_target, and give
+    # both inputs the same n.
+    parent = os.getpid()
+    sent = multiprocessing.get_context("fork").Event()
+    calls = [0]
+
+    def sampler(x: float, n: int) -> np.ndarray:
+        calls[0] += 1
+        if os.getpid() != parent:
+            if calls[0] == 3:          # the third call starts round 2: round 1 was sent
+                sent.set()
+            return np.ones(n)
+        assert sent.wait(60.0)
+        return np.zeros(n)
+
+    tally, n = estimate.run_estimation(sampler, [(0.0, 1.0)], [(0, EVENT)], 4_321, 100, None,
+                                       OutputEncoder(), None, workers=2)
+    assert n == 4_321 and sum(tally.sizes) == n
+    for side in (0, 1):
+        ones = tally.count(0, side, n)
+        assert 0 < ones < n                      # both processes contributed
+        assert tally.count(0, side, n - ones) == 0   # every parent draw comes first
+        assert ones == tally.count(0, 1 - side, n)
+    assert _no_children()
+
+
+def test_a_shared_stream_is_refused_after_the_estimation() -> None:
+    f, _ = _shared_rng_sampler(3)
+    with pytest.raises(AuditFailed, match="share one random stream"):
+        estimate.run_estimation(f, [(0.0, 1.0)], [(0, EVENT)], 10**9, 1_000,
+                                time.perf_counter() + 1.0, OutputEncoder(), None, workers=3)
+    assert _no_children()
+
+
+def test_reseeded_streams_pass_and_count_like_one_process() -> None:
+    # with worker_init giving each worker its own stream, the counts of P[0.5 ≤ Laplace] over
+    # n = 2·10⁵ draws are a Binomial's (|z| < 5.5 fails with probability < 4e-8)
+    f, rng = _shared_rng_sampler(4)
+
+    def init(w: int) -> None:
+        rng.bit_generator.state = np.random.PCG64([4, w]).state
+
+    tally, n = estimate.run_estimation(f, [(0.0, 1.0)], [(0, EVENT)], 200_000, 1_000, None,
+                                       OutputEncoder(), None, workers=2, worker_init=init)
+    assert n == 200_000
+    for side, x in enumerate((0.0, 1.0)):
+        p = 0.5 * (math.exp(-(0.5 - x)) - math.exp(-(2.0 - x))) if x < 0.5 else \
+            1.0 - 0.5 * math.exp(-(x - 0.5)) - 0.5 * math.exp(-(2.0 - x))
+        k = tally.count(0, side, n)
+        assert abs(k - n * p) < 5.5 * math.sqrt(n * p * (1 - p))
+    assert _no_children()
+
+
+def test_check_streams_refuses_a_shared_generator_and_accepts_a_reseeded_one() -> None:
+    f, rng = _shared_rng_sampler(5)
+
+    def init(w: int) -> None:
+        rng.bit_generator.state = np.random.PCG64([5, w]).state
+
+    with pytest.raises(AuditFailed, match="worker 2 drew the same 1000 outputs"):
+        parallel.check_streams(f, 0.0, 3, lambda w: None if w == 2 else init(w))
+    parallel.check_streams(f, 0.0, 3, init)
+    # one-valued outputs say nothing about the stream: not refused
+    parallel.check_streams(lambda x, n: np.zeros(n), 0.0, 2)
+    # dpcert's samplers read the OS CSPRNG: independent in every process without any hook
+    m = dp.m.make_laplace(dp.AtomDomain(float), dp.AbsoluteDistance(), scale=1.0)
+    parallel.check_streams(measurement_sampler(m), 0.0, 3)
+    assert _no_children()
+
+
+def _fails_in_a_child(parent: int) -> Any:
+    def f(x: float, n: int) -> np.ndarray:
+        if os.getpid() != parent:
+            raise RuntimeError("child broke")
+        return np.arange(n, dtype=float)
+
+    return f
+
+
+def test_a_failing_worker_is_reported() -> None:
+    f = _fails_in_a_child(os.getpid())
+    with pytest.raises(AuditFailed, match="worker 1 failed: RuntimeError: child broke"):
+        parallel.check_streams(f, 0.0, 2)
+    with pytest.raises(AuditFailed, match="worker 1 failed: RuntimeError: child broke"):
+        estimate.run_estimation(f, [(0.0, 1.0)], [(0, EVENT)], 10**9, 1_000,
+                                time.perf_counter() + 0.5, OutputEncoder(), None, workers=2)
+    assert _no_children()
+
+
+def test_a_worker_that_never_answers_is_an_error_not_a_hang(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    parent = os.getpid()
+
+    def f(x: float, n: int) -> np.ndarray:
+        if os.getpid() != parent:
+            time.sleep(3600)
+        return np.arange(n, dtype=float)
+
+    monkeypatch.setattr(parallel, "PROBE_WAIT", 0.5)
+    with pytest.raises(AuditFailed, match="worker 1 drew no outputs"):
+        parallel.check_streams(f, 0.0, 2)
+    assert _no_children()
+
+
+def test_fingerprint_ignores_one_valued_outputs() -> None:
+    assert parallel.fingerprint(np.zeros(5)) is None
+    assert parallel.fingerprint(np.full((4, 2), np.nan)) is None
+    assert parallel.fingerprint(np.zeros((0, 3))) is None
+    a = parallel.fingerprint(np.array([0.0, 1.0]))
+    assert a is not None and a == parallel.fingerprint(np.array([0.0, 1.0]))
+    assert a != parallel.fingerprint(np.array([1.0, 0.0]))
+
+
+def test_audit_with_workers_is_sound_and_honours_samples() -> None:
+    # a dpcert Laplace measurement of ε = 1: a bound above 1 at confidence 1 − 10⁻⁷ is a bug
+    m = dp.m.make_laplace(dp.AtomDomain(float), dp.AbsoluteDistance(), scale=1.0)
+    r = audit(m, samples=300_000, confidence=1 - 1e-7, workers=2, seed=1)
+    assert r.estimate_draws == 300_000
+    assert 0.5 < r.epsilon_lower <= 1.0
+    assert _no_children()
+
+
+@pytest.mark.parametrize("workers", [0, -1, 1.5, "2", True])
+def test_audit_rejects_bad_workers(workers: Any) -> None:
+    with pytest.raises(InvalidParameter, match="workers="):
+        audit(lambda x, n: np.zeros(n), samples=1_000, workers=workers)
+
+
+def test_audit_rejects_a_worker_init_that_is_not_callable() -> None:
+    with pytest.raises(InvalidParameter, match="worker_init=3"):
+        audit(lambda x, n: np.zeros(n), samples=1_000, workers=2, worker_init=3)
