@@ -129,6 +129,8 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=11.8,
                     help="the audit's budget (default: a tenth of DP-Sniper's 118 s)")
     ap.add_argument("--confidence", type=float, default=0.9)
+    ap.add_argument("--workers", type=int, default=1,
+                    help="processes drawing the estimation (worker w reseeds SFC64([seed, w]))")
     args = ap.parse_args()
 
     subject = next(s for s in subjects().SUBJECTS if s.name == "SVT1")
@@ -151,10 +153,16 @@ def main() -> None:
     print("seed  chosen  oracle  audit   n/input  pairs chosen  P[oracle ≥ 0.0858]")
     chosen_values, oracle_values = [], []
     for seed in args.seeds:
-        f = subject.make(np.random.Generator(np.random.SFC64(seed)))
+        rng = np.random.Generator(np.random.SFC64(seed))
+        f = subject.make(rng)
+
+        def reseed(w: int, rng: Any = rng, seed: int = seed) -> None:
+            rng.bit_generator.state = np.random.SFC64([seed, w]).state
+
         result = audit(f, subject.pairs, claimed=dp.PureDP(EPS), seconds=args.seconds,
                        confidence=args.confidence, input_size=subject.input_size,
-                       adjacency=subject.adjacency, name="SVT1", seed=seed)
+                       adjacency=subject.adjacency, name="SVT1", seed=seed,
+                       workers=args.workers, worker_init=reseed)
         n, chosen = int(seen["n"]), seen["chosen"]
         z = NormalDist().inv_cdf(1 - (1 - args.confidence) / UNION)
         encoded = seen["enc"].encode(rows, rows.shape[0])

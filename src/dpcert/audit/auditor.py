@@ -78,9 +78,6 @@ DEFAULT_SECONDS = 30.0
 CHUNK_VALUES = 250_000
 #: Share of a time budget planned for drawing (the rest absorbs fitting and counting).
 PLANNED_SHARE = 0.8
-#: Estimation draws a worker process adds, as a share of this process's (planning only; the
-#: deadline decides).  Measured: see docs/auditor.md, "Round 11".
-WORKER_YIELD = 0.8
 #: δ values at which the (ε, δ) curve of an audit is reported.
 CURVE_DELTAS = (0.0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.1)
 
@@ -287,9 +284,8 @@ def _same(u: Any, v: Any) -> bool:
 
 
 def _plan(sampler: Sampler, x: Any, enc: OutputEncoder, samples: int | None,
-          seconds: float | None, n_pairs: int, t_start: float, workers: int = 1) -> _Plan:
-    """Draws per input for the search and estimation phases, from a timing pilot (the
-    estimation's drawn by ``workers`` processes).
+          seconds: float | None, n_pairs: int, t_start: float) -> _Plan:
+    """Draws per input for the search and estimation phases, from a timing pilot.
 
     The pilot's outputs are not looked at (only its duration and output width).  A first
     call of :data:`WARM_UP` draws is not timed: it absorbs one-time costs (a measurement's
@@ -333,7 +329,7 @@ def _plan(sampler: Sampler, x: Any, enc: OutputEncoder, samples: int | None,
     # pair first (search.choose), so one pair almost always: planning for k pairs made the
     # search plan for a batch k× smaller than the one measured, and so favour larger, weaker
     # events than the estimation could confirm
-    want = (1.0 - SEARCH_SHARE) * draws / 2 * (1.0 + WORKER_YIELD * (workers - 1))
+    want = (1.0 - SEARCH_SHARE) * draws / 2
     n_est = int(max(1_000, min(want, MAX_SAMPLES if samples is None else samples)))
     return _Plan(n_search, n_est, chunk, per_draw, t_start + budget)
 
@@ -446,8 +442,9 @@ def audit(mechanism: Any, pairs: Sequence[Any] | None = None, *, claimed: Any = 
                else mechanism)
     pair_list = _resolve_pairs(mechanism, pairs, input_size, sensitivity, adjacency)
     enc = OutputEncoder()
-    plan = _plan(sampler, pair_list[0][0], enc, samples, seconds, len(pair_list), t_start,
-                 procs)
+    # the search runs in this process and plans as for one: it has no use for a guess at what
+    # the workers will add (paired runs on SVT1 chose no better with one; docs/auditor.md)
+    plan = _plan(sampler, pair_list[0][0], enc, samples, seconds, len(pair_list), t_start)
     if procs > 1:   # fail before the search, not after it
         check_streams(sampler, pair_list[0][0], procs, worker_init)
     if search_samples is not None:
