@@ -446,7 +446,7 @@ def audit(mechanism: Any, pairs: Sequence[Any] | None = None, *, claimed: Any = 
     # the workers will add (paired runs on SVT1 chose no better with one; docs/auditor.md)
     plan = _plan(sampler, pair_list[0][0], enc, samples, seconds, len(pair_list), t_start)
     if procs > 1:   # fail before the search, not after it
-        check_streams(sampler, pair_list[0][0], procs, worker_init)
+        check_streams(sampler, pair_list[0][0], procs, worker_init, plan.per_draw)
     if search_samples is not None:
         plan.n_search = check_int(search_samples, "search_samples", minimum=100)
     delta = claim.delta if claim is not None else 0.0

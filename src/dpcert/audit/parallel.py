@@ -16,7 +16,8 @@ Why the bound stays valid
   generator from the OS and calls ``worker_init(w)`` (``w = 1 … W−1``), where the caller
   reseeds whatever generator the mechanism holds.  dpcert's own samplers read the OS CSPRNG and
   drop their buffer after a fork (:class:`~dpcert.samplers.entropy.SystemSource`).  The
-  auditor checks the assumption twice: :func:`check_streams` before the search, and the
+  auditor checks the assumption twice: :func:`check_streams` before the search (in forked
+  copies only, so the search's draws are those of ``workers=1``), and the
   first :data:`CHECKED` rounds of every process against the same rounds of every other (a
   shared stream repeats them call for call).  Identical outputs of the first input (unless
   they are all one value, which says nothing) stop the audit with
@@ -106,7 +107,8 @@ def _reseed(w: int, worker_init: Callable[[int], None] | None) -> None:
 def _probe(w: int, conn: Any, sampler: Sampler, x: Any,
            worker_init: Callable[[int], None] | None) -> None:
     try:
-        _reseed(w, worker_init)
+        if w > 0:   # w = 0 stands in for the parent: its stream as inherited, not reseeded
+            _reseed(w, worker_init)
         conn.send(("ok", fingerprint(OutputEncoder().encode(sampler(x, PROBE), PROBE))))
     except BaseException as e:   # the parent reports it; a child must never raise past here
         conn.send(("error", f"{type(e).__name__}: {e}"))
@@ -114,51 +116,58 @@ def _probe(w: int, conn: Any, sampler: Sampler, x: Any,
         conn.close()
 
 
-def _shared(w: int, workers: int, what: str) -> AuditFailed:
-    return AuditFailed(
-        f"workers={workers}: worker {w} drew the same {what} as the parent, so the processes "
-        "share one random stream; reseed the mechanism's generator in worker_init(w) (or use "
-        "a dpcert measurement, which reads the OS CSPRNG), or use workers=1")
+def _who(w: int) -> str:
+    return "the parent" if w == 0 else f"worker {w}"
 
 
 def check_streams(sampler: Sampler, x: Any, workers: int,
-                  worker_init: Callable[[int], None] | None = None) -> None:
+                  worker_init: Callable[[int], None] | None = None,
+                  per_draw: float | None = None) -> None:
     """Refuse ``workers`` when forked copies of ``sampler`` draw the same outputs on ``x``.
 
-    Forks ``workers − 1`` children that reseed as the estimation's workers do and draw
-    :data:`PROBE` outputs of ``x``; the parent draws as many.  Raises
-    :class:`~dpcert.errors.AuditFailed` when a child's outputs equal the parent's, when a
-    child fails, or when it does not answer within ``max(PROBE_WAIT, 20 ×`` the parent's
-    time``)`` (a mechanism that cannot run after a fork)."""
+    Forks ``workers`` children: ``workers − 1`` reseed as the estimation's workers do, and
+    one stands in for the parent (its generators as inherited), so the parent's own stream is
+    not touched and the search draws what it would draw with ``workers=1``.  Each draws
+    :data:`PROBE` outputs of ``x``.  Raises :class:`~dpcert.errors.AuditFailed` when two of
+    them drew the same outputs, when a child fails, or when one does not answer within
+    ``max(PROBE_WAIT, 20 × PROBE × per_draw)`` seconds (a mechanism that cannot run after a
+    fork)."""
     ctx = _context()
     procs, conns = [], []
-    for w in range(1, workers):
-        recv, send = ctx.Pipe(duplex=False)
-        p = ctx.Process(target=_probe, args=(w, send, sampler, x, worker_init), daemon=True,
-                        name=f"dpcert-audit-probe-{w}")
-        p.start()
-        send.close()
-        procs.append(p)
-        conns.append(recv)
     try:
-        t0 = time.perf_counter()
-        mine = fingerprint(OutputEncoder().encode(sampler(x, PROBE), PROBE))
-        wait = max(PROBE_WAIT, 20.0 * (time.perf_counter() - t0))
-        for w, conn in enumerate(conns, start=1):
-            if not conn.poll(wait):
+        for w in range(workers):
+            recv, send = ctx.Pipe(duplex=False)
+            conns.append(recv)
+            p = ctx.Process(target=_probe, args=(w, send, sampler, x, worker_init),
+                            daemon=True, name=f"dpcert-audit-probe-{w}")
+            p.start()
+            send.close()
+            procs.append(p)
+        wait = max(PROBE_WAIT, 20.0 * PROBE * (per_draw or 0.0))
+        end = time.perf_counter() + wait
+        seen: dict[bytes, str] = {}
+        for w, conn in enumerate(conns):
+            if not conn.poll(max(0.0, end - time.perf_counter())):
                 raise AuditFailed(
-                    f"workers={workers}: worker {w} drew no outputs in {wait:.0f} s; this "
-                    "mechanism may not run in a forked process (threads, a Polars query): "
-                    "use workers=1")
+                    f"workers={workers}: {_who(w)}'s copy drew no outputs in {wait:.0f} s; "
+                    "this mechanism may not run in a forked process (threads, a Polars "
+                    "query): use workers=1")
             try:
                 status, got = conn.recv()
             except (EOFError, OSError) as e:
-                raise AuditFailed(f"workers={workers}: worker {w} exited without drawing "
-                                  f"({type(e).__name__}); use workers=1") from None
+                raise AuditFailed(f"workers={workers}: {_who(w)}'s copy exited without "
+                                  f"drawing ({type(e).__name__}); use workers=1") from None
             if status != "ok":
-                raise AuditFailed(f"workers={workers}: worker {w} failed: {got}")
-            if mine is not None and got == mine:
-                raise _shared(w, workers, f"{PROBE} outputs")
+                raise AuditFailed(f"workers={workers}: {_who(w)}'s copy failed: {got}")
+            if got is None:
+                continue
+            if got in seen:
+                raise AuditFailed(
+                    f"workers={workers}: {_who(w)} drew the same {PROBE} outputs as "
+                    f"{seen[got]}, so the processes share one random stream; reseed the "
+                    "mechanism's generator in worker_init(w) (or use a dpcert measurement, "
+                    "which reads the OS CSPRNG), or use workers=1")
+            seen[got] = _who(w)
     finally:
         for p in procs:
             p.terminate()
@@ -201,15 +210,22 @@ class Workers:
         self._errors: list[str] = []
         self._lock = threading.Lock()
         self._procs: list[Any] = []
+        self._readers: list[threading.Thread] = []
         conns = []
-        for w in range(1, workers):
-            recv, send = ctx.Pipe(duplex=False)
-            p = ctx.Process(target=_draw, args=(w, send, one_round, worker_init),
-                            daemon=True, name=f"dpcert-audit-worker-{w}")
-            p.start()
-            send.close()
-            self._procs.append(p)
-            conns.append(recv)
+        try:
+            for w in range(1, workers):
+                recv, send = ctx.Pipe(duplex=False)
+                conns.append(recv)
+                p = ctx.Process(target=_draw, args=(w, send, one_round, worker_init),
+                                daemon=True, name=f"dpcert-audit-worker-{w}")
+                p.start()
+                send.close()
+                self._procs.append(p)
+        except BaseException:   # e.g. no fork possible: leave no child behind
+            self.stop()
+            for c in conns:
+                c.close()
+            raise
         self._readers = [threading.Thread(target=self._read, args=(w, c), daemon=True,
                                           name=f"dpcert-audit-reader-{w + 1}")
                          for w, c in enumerate(conns)]
