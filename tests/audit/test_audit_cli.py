@@ -74,6 +74,12 @@ def test_cli_workers_refuse_a_shared_stream_and_take_a_worker_init(
     assert main([*args, "--worker-init", "cli_audit_subject3:reseed", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["verdict"] == "ok" and d["estimate_draws"] == 100_000
+    # a worker_init that is no MODULE:CALLABLE, or not callable, is refused by name
+    for bad, why in (("no_colon", "worker_init='no_colon' must be MODULE:CALLABLE"),
+                     ("cli_audit_subject3:missing", "has no attribute 'missing'"),
+                     ("cli_audit_subject3:H", "worker_init=9.5367431640625e-07 must be")):
+        assert main([*args, "--worker-init", bad]) == 3
+        assert why in capsys.readouterr().err
     sys.modules.pop("cli_audit_subject3", None)
 
 

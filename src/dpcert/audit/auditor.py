@@ -415,9 +415,9 @@ def audit(mechanism: Any, pairs: Sequence[Any] | None = None, *, claimed: Any = 
         :class:`~dpcert.errors.AuditFailed`.
     worker_init
         Called as ``worker_init(w)`` in worker process ``w = 1 … workers−1`` before it draws,
-        to give the mechanism's generator a stream of its own; for a mechanism drawing from
-        ``rng``, ``def worker_init(w): rng.bit_generator.state = np.random.PCG64().state``
-        (fresh OS entropy; ``np.random.PCG64([seed, w])`` for a seeded run).
+        to give the mechanism's generator a stream of its own (it sets the generator's state
+        from fresh OS entropy, or from ``[seed, w]`` for a seeded run; the example in
+        :mod:`dpcert.audit.parallel` shows one).
 
     Returns
     -------

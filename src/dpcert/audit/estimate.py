@@ -131,9 +131,9 @@ def run_estimation(sampler: Callable[[Any, int], Any], pairs: Sequence[tuple[Any
     def draw(m: int) -> list[tuple[int, int, Any]]:
         return [(i, side, sampler(x, m)) for i in used for side, x in enumerate(pairs[i])]
 
-    def one_round() -> tuple[Array, Bits]:   # a worker process's round (parallel.Workers)
+    def one_round(check: bool) -> tuple[Array | None, Bits]:   # a worker's (parallel.Workers)
         raw = draw(chunk)
-        return enc.encode(raw[0][2], chunk), count(chunk, raw)
+        return (enc.encode(raw[0][2], chunk) if check else None), count(chunk, raw)
 
     # forked before this process starts any thread of its own (a fork copies only the caller)
     crew = Workers(workers, one_round, worker_init) if workers > 1 and n_target > chunk else None

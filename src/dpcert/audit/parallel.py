@@ -43,7 +43,7 @@ Traceback (most recent call last):
 ...
 dpcert.errors.AuditFailed: workers=2: worker 1 drew the same 1000 outputs as the parent, ...
 >>> def reseed(w):
-...     rng.bit_generator.state = np.random.PCG64().state   # fresh OS entropy
+...     rng.bit_generator.state = np.random.PCG64().state  # insecure-ok: test subject
 >>> check_streams(f, 0.0, workers=2, worker_init=reseed)
 """
 
@@ -52,7 +52,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import multiprocessing
-import multiprocessing.connection
 import threading
 import time
 from collections.abc import Callable
@@ -98,8 +97,8 @@ def fingerprint(encoded: Array) -> bytes | None:
 def _reseed(w: int, worker_init: Callable[[int], None] | None) -> None:
     """In a fresh worker: fresh OS entropy for NumPy's global generator, then the caller's
     hook (Python's ``random`` reseeds itself after a fork)."""
-    # insecure-ok: a black box's global stream must not repeat the parent's (never dpcert's noise)
-    np.random.seed()  # noqa: NPY002
+    # a black box's global stream must not repeat the parent's (never dpcert's noise)
+    np.random.seed()  # noqa: NPY002  # insecure-ok: reseeds a black box's stream, not noise
     if worker_init is not None:
         worker_init(w)
 
@@ -118,6 +117,13 @@ def _probe(w: int, conn: Any, sampler: Sampler, x: Any,
 
 def _who(w: int) -> str:
     return "the parent" if w == 0 else f"worker {w}"
+
+
+def _shared_stream(workers: int, who: str, other: str, what: str) -> AuditFailed:
+    return AuditFailed(
+        f"workers={workers}: {who} drew the same {what} as {other}, so the processes share "
+        "one random stream; reseed the mechanism's generator in worker_init(w) (or use a "
+        "dpcert measurement, which reads the OS CSPRNG), or use workers=1")
 
 
 def check_streams(sampler: Sampler, x: Any, workers: int,
@@ -162,11 +168,7 @@ def check_streams(sampler: Sampler, x: Any, workers: int,
             if got is None:
                 continue
             if got in seen:
-                raise AuditFailed(
-                    f"workers={workers}: {_who(w)} drew the same {PROBE} outputs as "
-                    f"{seen[got]}, so the processes share one random stream; reseed the "
-                    "mechanism's generator in worker_init(w) (or use a dpcert measurement, "
-                    "which reads the OS CSPRNG), or use workers=1")
+                raise _shared_stream(workers, _who(w), seen[got], f"{PROBE} outputs")
             seen[got] = _who(w)
     finally:
         for p in procs:
@@ -177,14 +179,14 @@ def check_streams(sampler: Sampler, x: Any, workers: int,
             conn.close()
 
 
-def _draw(w: int, conn: Any, one_round: Callable[[], tuple[Array, Bits]],
+def _draw(w: int, conn: Any, one_round: Callable[[bool], tuple[Array | None, Bits]],
           worker_init: Callable[[int], None] | None) -> None:
     try:
         _reseed(w, worker_init)
         done = 0
         while True:
-            encoded, bits = one_round()
-            conn.send(("round", fingerprint(encoded) if done < CHECKED else None, bits))
+            encoded, bits = one_round(done < CHECKED)
+            conn.send(("round", None if encoded is None else fingerprint(encoded), bits))
             done += 1
     except BaseException as e:   # terminate() ends the loop; anything else is reported
         with contextlib.suppress(OSError, ValueError):
@@ -196,12 +198,13 @@ def _draw(w: int, conn: Any, one_round: Callable[[], tuple[Array, Bits]],
 class Workers:
     """``workers − 1`` forked processes drawing estimation rounds until :meth:`close`.
 
-    ``one_round()`` draws ``m`` outputs of every input of the chosen pairs and returns the
-    first input's encoded outputs (for the stream check) with the membership bits; the
+    ``one_round(check)`` draws ``m`` outputs of every input of the chosen pairs and returns
+    the first input's encoded outputs (for the stream check, when ``check``; else None) with
+    the membership bits; the
     parent's chunks must be drawn by the same calls in the same order.  Create
     it before starting any thread of the estimation (a fork copies only the calling thread)."""
 
-    def __init__(self, workers: int, one_round: Callable[[], tuple[Array, Bits]],
+    def __init__(self, workers: int, one_round: Callable[[bool], tuple[Array | None, Bits]],
                  worker_init: Callable[[int], None] | None) -> None:
         ctx = _context()
         self.workers = workers
@@ -283,9 +286,6 @@ class Workers:
                 if fp is None:
                     continue
                 if fp in seen:
-                    raise AuditFailed(
-                        f"workers={self.workers}: {who} drew the same round {r + 1} as "
-                        f"{seen[fp]}, so the processes share one random stream; reseed the "
-                        "mechanism's generator in worker_init(w), or use workers=1")
+                    raise _shared_stream(self.workers, who, seen[fp], f"round {r + 1}")
                 seen[fp] = who
         return [bits for rs in self._rounds for bits in rs]

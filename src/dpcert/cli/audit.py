@@ -91,18 +91,18 @@ def _parse_value(text: str) -> Any:
         return text
 
 
-def _load(spec: str) -> Any:
+def _load(spec: str, what: str = "target") -> Any:
     if ":" not in spec:
-        raise InvalidParameter(f"target={spec!r} must be MODULE:CALLABLE")
+        raise InvalidParameter(f"{what}={spec!r} must be MODULE:CALLABLE")
     mod_name, _, attr = spec.partition(":")
     sys.path.insert(0, str(Path.cwd()))
     try:
         obj: Any = importlib.import_module(mod_name)
     except ImportError as e:
-        raise InvalidParameter(f"target={spec!r}: cannot import {mod_name!r}: {e}") from e
+        raise InvalidParameter(f"{what}={spec!r}: cannot import {mod_name!r}: {e}") from e
     for part in attr.split("."):
         if not hasattr(obj, part):
-            raise InvalidParameter(f"target={spec!r}: {mod_name!r} has no attribute {attr!r}")
+            raise InvalidParameter(f"{what}={spec!r}: {mod_name!r} has no attribute {attr!r}")
         obj = getattr(obj, part)
     return obj
 
@@ -175,6 +175,8 @@ def run(args: argparse.Namespace) -> int:
     from dpcert.core.measurement import Measurement
 
     mech = _load(args.target)
+    # loaded (and checked by audit) before anything is drawn
+    worker_init = None if args.worker_init is None else _load(args.worker_init, "worker_init")
     if not callable(mech):
         raise InvalidParameter(f"target={args.target!r} is not callable")
     sampler = one_at_a_time(mech) if args.scalar and not isinstance(mech, Measurement) else mech
@@ -200,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
                    ladder=args.ladder,
                    zcdp_delta=args.zcdp_delta, seed=args.seed, name=args.target,
                    workers=args.workers,
-                   worker_init=None if args.worker_init is None else _load(args.worker_init),
+                   worker_init=worker_init,
                    progress=None if args.quiet else progress)
     print(json.dumps(result.to_dict(), indent=1) if args.json else result)
     if args.plot_dir is not None and matplotlib_available():
