@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import dpcert as dp
-from dpcert.audit import audit, estimate, parallel
-from dpcert.audit.events import Event, Identity
+from dpcert.audit import audit, dscreen, estimate, parallel
+from dpcert.audit.events import Event, Identity, row_hash
 from dpcert.audit.outputs import OutputEncoder, measurement_sampler
 from dpcert.errors import AuditFailed, InvalidParameter
 
@@ -175,3 +175,110 @@ def test_audit_rejects_bad_workers(workers: Any) -> None:
 def test_audit_rejects_a_worker_init_that_is_not_callable() -> None:
     with pytest.raises(InvalidParameter, match="worker_init=3"):
         audit(lambda x, n: np.zeros(n), samples=1_000, workers=2, worker_init=3)
+
+
+# --- the search's workers (parallel.Crew, the discrete screen's batches) ---------------------
+
+
+def test_a_crew_runs_the_task_in_every_worker_with_the_search_indices() -> None:
+    parent = os.getpid()
+    seen: list[int] = []
+
+    def init(w: int) -> None:
+        seen.append(w)
+
+    def task(a: int) -> tuple[int, list[int], bool]:
+        return a + 1, seen, os.getpid() != parent
+
+    with parallel.Crew(parallel.Forking(3, init), task) as crew:
+        crew.send(41)
+        got = crew.gather(time.perf_counter() + 60.0)
+        crew.send(1)
+        again = crew.gather(time.perf_counter() + 60.0)
+    # the estimation's workers are w = 1, 2; the search's 3, 4 (distinct streams)
+    assert got == [(42, [3], True), (42, [4], True)]
+    assert [a for a, _, _ in again] == [2, 2]
+    assert seen == [] and _no_children()
+
+
+def test_a_failing_or_silent_search_worker_is_an_error_not_a_hang() -> None:
+    parent = os.getpid()
+
+    def broken(a: int) -> int:
+        if os.getpid() != parent:
+            raise RuntimeError("child broke")
+        return a
+
+    with (pytest.raises(AuditFailed, match="search worker 1 failed: RuntimeError: child broke"),
+          parallel.Crew(parallel.Forking(2), broken) as crew):
+        crew.send(1)
+        crew.gather(time.perf_counter() + 60.0)
+    assert _no_children()
+
+    def silent(a: int) -> int:
+        time.sleep(3600)
+        return a
+
+    with (pytest.raises(AuditFailed, match="search worker 1 gave no result in time"),
+          parallel.Crew(parallel.Forking(2), silent) as crew):
+        crew.send(1)
+        crew.gather(time.perf_counter() + 0.3)
+    assert _no_children()
+
+
+def test_check_streams_refuses_a_search_worker_on_an_estimation_workers_stream() -> None:
+    # a worker_init seeded by min(w, 1) gives the search's worker (w = 2) the stream of the
+    # estimation's (w = 1): it would replay the draws the events were chosen on
+    f, rng = _shared_rng_sampler(5)
+
+    def init(w: int) -> None:
+        rng.bit_generator.state = np.random.PCG64([5, min(w, 1)]).state
+
+    with pytest.raises(AuditFailed, match="search worker 1 drew the same 1000 outputs as "
+                                          "worker 1"):
+        parallel.check_streams(f, 0.0, 2, init)
+    assert _no_children()
+
+
+def test_the_discrete_screen_merges_the_workers_counts() -> None:
+    # the parent draws 0s, its worker 1s: every batch holds both, and the parent's encoder is
+    # the only one that grows (a worker's copy is frozen: a value new to it is code -1)
+    parent = os.getpid()
+
+    def sampler(x: int, n: int) -> list[str]:
+        return ["a"] * n if os.getpid() == parent else ["b"] * n
+
+    enc = OutputEncoder()
+    enc.encode(["a"])
+    with parallel.Crew(parallel.Forking(2, None, enc), lambda *a: dscreen._draw(
+            sampler, 0, 1, rows=a[1], chunk=a[2], until=a[3], enc=enc)) as crew:
+        fa, fb, ha, hb = dscreen._draw_all(crew, sampler, [(0, 1)], 0, rows=9_000,
+                                           chunk=3_000, until=None, enc=enc)
+    assert fa.n + ha.n == 18_000 and fb.n + hb.n == 18_000
+    both = fa.merge(ha)
+    # codes: "a" is 0 in the parent; the worker's "b" is unseen by its frozen copy: -1
+    assert dict(zip(both.keys.tolist(), both.counts.tolist(), strict=True)) == {
+        row_hash(np.array([0.0]))[0].item(): 9_000.0,
+        row_hash(np.array([-1.0]))[0].item(): 9_000.0}
+    assert enc.encode(["b"]).tolist() == [1.0]   # the parent's code book was untouched
+    assert _no_children()
+
+
+def test_an_audit_with_workers_screens_a_few_valued_mechanism_in_both_processes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # 4-ary randomized response (ε = ln 3) on string categories (the encoder's code book): on a
+    # clock, the discrete screen runs (the crew is made), and the bound is sound at 1 − 10⁻⁷
+    made = []
+    real = parallel.Crew
+
+    def crew(*a: Any) -> Any:
+        made.append(a[0])
+        return real(*a)
+
+    monkeypatch.setattr(dscreen, "Crew", crew)
+    m = dp.m.make_randomized_response(["a", "b", "c", "d"], math.log(3.0))
+    r = audit(m, pairs=[("a", "b"), ("a", "c"), ("c", "d")], seconds=3.0,
+              confidence=1 - 1e-7, workers=2, seed=3)
+    assert [f.workers for f in made] == [2]
+    assert 0.0 < r.epsilon_lower <= math.log(3.0)
+    assert _no_children()

@@ -47,7 +47,7 @@ from dpcert.audit.estimate import POISSON_FAILURE, poisson_counts, ratio_lower, 
 from dpcert.audit.events import Event
 from dpcert.audit.outputs import OutputEncoder, Sampler, measurement_sampler
 from dpcert.audit.pairs import Adjacency, measurement_pairs, scalar_pairs, statdp_pairs
-from dpcert.audit.parallel import check_streams
+from dpcert.audit.parallel import Forking, check_streams
 from dpcert.audit.search import FINALISTS, MIN_SEARCH, SEARCH_SHARE, Candidate, choose, run_search
 from dpcert.core.measurement import Measurement
 from dpcert.errors import InvalidParameter
@@ -409,13 +409,17 @@ def audit(mechanism: Any, pairs: Sequence[Any] | None = None, *, claimed: Any = 
     workers
         Processes drawing the estimation batch (this one and ``workers − 1`` forked ones,
         :mod:`dpcert.audit.parallel`): about ``workers``× the draws in the same time on as many
-        free cores.  The processes must draw independent outputs: dpcert measurements do (they
-        read the OS CSPRNG); a black box holding its own generator needs ``worker_init``.
+        free cores.  On a time budget, the search's screens of few-valued outputs (the
+        discrete and pattern screens) draw in as many processes too.  The processes must draw
+        independent outputs: dpcert measurements do (they read the OS CSPRNG); a black box
+        holding its own generator needs ``worker_init``.
         Outputs that repeat between processes stop the audit with
         :class:`~dpcert.errors.AuditFailed`.
     worker_init
-        Called as ``worker_init(w)`` in worker process ``w = 1 … workers−1`` before it draws,
-        to give the mechanism's generator a stream of its own (it sets the generator's state
+        Called as ``worker_init(w)`` in each worker process before it draws, with
+        ``w = 1 … workers−1`` in the estimation's and ``w = workers … 2·workers−2`` in the
+        search's, to give the mechanism's generator a stream of its own for each ``w`` (it
+        sets the generator's state
         from fresh OS entropy, or from ``[seed, w]`` for a seeded run; the example in
         :mod:`dpcert.audit.parallel` shows one).
 
@@ -464,7 +468,8 @@ def audit(mechanism: Any, pairs: Sequence[Any] | None = None, *, claimed: Any = 
 
     # Phase 1: search (its data never enters the bound).
     found, drawn, searched = run_search(sampler, pair_list, plan, enc, z_search, delta,
-                                        progress, t_start)
+                                        progress, t_start,
+                                        Forking(procs, worker_init, enc) if procs > 1 else None)
     enc.freeze()
     chosen = choose(found, k, rungs)
     if plan.deadline is not None:

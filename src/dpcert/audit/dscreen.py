@@ -49,6 +49,7 @@ from dpcert.audit.events import (
 )
 from dpcert.audit.membership import MAX_CODES  # the same bound on a code book's size
 from dpcert.audit.outputs import OutputEncoder, Sampler
+from dpcert.audit.parallel import PROBE_WAIT, Crew, Forking
 
 __all__ = ["FINAL", "MAX_VALUES", "discrete_screen", "halving_rounds"]
 
@@ -137,8 +138,11 @@ class _Counts:
         return out
 
 
+Batch = tuple[_Counts, _Counts, _Counts, _Counts]
+
+
 def _draw(sampler: Sampler, x: Any, xp: Any, *, rows: int, chunk: int, until: float | None,
-          enc: OutputEncoder | None) -> tuple[_Counts, _Counts, _Counts, _Counts]:
+          enc: OutputEncoder | None) -> Batch:
     """Counts of ``x``'s and ``xp``'s outputs: (fit a, fit b, held-out a, held-out b).  The last
     third of every chunk is held out, so the split holds whenever the clock stops the batch;
     chunks start at :data:`FIRST_CHUNK` rows and double up to ``chunk`` while the clock allows,
@@ -163,6 +167,24 @@ def _draw(sampler: Sampler, x: Any, xp: Any, *, rows: int, chunk: int, until: fl
         if until is None or time.perf_counter() + 3 * last < until:
             m, last = min(2 * m, chunk), 2 * last
     return fa, fb, ha, hb
+
+
+def _draw_all(crew: Crew | None, sampler: Sampler, pair_list: list[tuple[Any, Any]], i: int, *,
+              rows: int, chunk: int, until: float | None, enc: OutputEncoder | None) -> Batch:
+    """:func:`_draw` of pair ``i`` in this process and, with a ``crew``, the same call (same
+    ``rows`` cap and ``until``) in each of its workers, their counts merged into these."""
+    x, xp = pair_list[i]
+    if crew is None:
+        return _draw(sampler, x, xp, rows=rows, chunk=chunk, until=until, enc=enc)
+    t0 = time.perf_counter()
+    crew.send(i, rows, chunk, until)
+    got = _draw(sampler, x, xp, rows=rows, chunk=chunk, until=until, enc=enc)
+    # a worker's last chunk may overrun ``until`` as this one's may: allow it twice as long
+    now = time.perf_counter()
+    for other in crew.gather(now + max(PROBE_WAIT, 2.0 * (now - t0))):
+        got = (got[0].merge(other[0]), got[1].merge(other[1]), got[2].merge(other[2]),
+               got[3].merge(other[3]))
+    return got
 
 
 def _rays(fa: _Counts, fb: _Counts, ha: _Counts, hb: _Counts, pair: int, *, n_estimate: int,
@@ -255,7 +277,8 @@ def discrete_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]], *, rows:
                     chunk: int, deadline: float | None, n_estimate: int, z: float,
                     delta: float, enc: OutputEncoder | None = None,
                     estimate_until: float | None = None,
-                    eliminated: list[Candidate] | None = None) -> tuple[list[Candidate], int]:
+                    eliminated: list[Candidate] | None = None,
+                    fork: Forking | None = None) -> tuple[list[Candidate], int]:
     """Candidate events of the best pairs of a few-valued mechanism (see the module
     docstring).
 
@@ -278,7 +301,30 @@ def discrete_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]], *, rows:
     given: their predictions rest on fewer counts and were never shrunk by later rounds, so
     beside the finalists' they win by luck (SVT1 seed 3: a pair out after the first round,
     predicted 0.071 on 10⁴ held-out draws, chosen over the finalists' 0.063; the audit gave
-    0.035)."""
+    0.035).
+
+    With a ``deadline`` and ``fork`` of ``workers > 1``, every batch is drawn by this process
+    and ``workers − 1`` forked ones (:class:`~dpcert.audit.parallel.Crew`) until the same
+    clock time, and their counts are merged: about ``workers``× the counts per round, the
+    same rounds.  (Without a deadline, batches are fixed by ``rows`` and drawn here alone.)"""
+    if fork is not None and fork.workers > 1 and deadline is not None:
+        def task(i: int, rows: int, chunk: int, until: float | None) -> Batch:
+            x, xp = pair_list[i]
+            return _draw(sampler, x, xp, rows=rows, chunk=chunk, until=until, enc=enc)
+
+        with Crew(fork, task) as crew:
+            return _screen(crew, sampler, pair_list, rows=rows, chunk=chunk,
+                           deadline=deadline, n_estimate=n_estimate, z=z, delta=delta,
+                           enc=enc, estimate_until=estimate_until, eliminated=eliminated)
+    return _screen(None, sampler, pair_list, rows=rows, chunk=chunk, deadline=deadline,
+                   n_estimate=n_estimate, z=z, delta=delta, enc=enc,
+                   estimate_until=estimate_until, eliminated=eliminated)
+
+
+def _screen(crew: Crew | None, sampler: Sampler, pair_list: list[tuple[Any, Any]], *,
+            rows: int, chunk: int, deadline: float | None, n_estimate: int, z: float,
+            delta: float, enc: OutputEncoder | None, estimate_until: float | None,
+            eliminated: list[Candidate] | None) -> tuple[list[Candidate], int]:
     found: list[Candidate] = []
     pooled: dict[int, tuple[_Counts, _Counts, _Counts, _Counts]] = {}
     drawn = 0
@@ -305,8 +351,8 @@ def discrete_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]], *, rows:
             if end is not None and t0 >= end and (screened or r > 0):
                 break   # out of time: the pairs screened so far are ranked (as the search does)
             until = None if end is None else t0 + (end - t0) / (len(pairs) - j)
-            x, xp = pair_list[i]
-            c = _draw(sampler, x, xp, rows=cap, chunk=chunk, until=until, enc=enc)
+            c = _draw_all(crew, sampler, pair_list, i, rows=cap, chunk=chunk, until=until,
+                          enc=enc)
             drawn += c[0].n + c[2].n
             seconds += time.perf_counter() - t0
             old = pooled.get(i)
@@ -345,8 +391,8 @@ def discrete_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]], *, rows:
         if deadline is not None and t0 >= deadline:
             break
         until = None if deadline is None else t0 + (deadline - t0) / (len(final) - j)
-        x, xp = pair_list[i]
-        c = _draw(sampler, x, xp, rows=SECOND_ROWS * rows, chunk=chunk, until=until, enc=enc)
+        c = _draw_all(crew, sampler, pair_list, i, rows=SECOND_ROWS * rows, chunk=chunk,
+                      until=until, enc=enc)
         drawn += c[0].n + c[2].n
         seconds += time.perf_counter() - t0
         mine = [f for f in found if f.pair == i]

@@ -14,14 +14,16 @@ Why the bound stays valid
   that keeps its own generator would draw the *same* outputs in every process, and the counts
   would no longer be sums of independent draws.  Each worker reseeds NumPy's global legacy
   generator from the OS and calls ``worker_init(w)`` (``w = 1 … W−1``), where the caller
-  reseeds whatever generator the mechanism holds.  dpcert's own samplers read the OS CSPRNG and
-  drop their buffer after a fork (:class:`~dpcert.samplers.entropy.SystemSource`).  The
-  auditor checks the assumption twice: :func:`check_streams` before the search (in forked
-  copies only, so the search's draws are those of ``workers=1``), and the
-  first :data:`CHECKED` rounds of every process against the same rounds of every other (a
-  shared stream repeats them call for call).  Identical outputs of the first input (unless
-  they are all one value, which says nothing) stop the audit with
-  :class:`~dpcert.errors.AuditFailed`.
+  reseeds whatever generator the mechanism holds.  The search's workers (:class:`Crew`, which
+  draw the few-valued screens' batches) call it with ``w = W … 2W−2``
+  (:func:`search_index`): no estimation worker may replay a search worker's draws.  dpcert's
+  own samplers read the OS CSPRNG and drop their buffer after a fork
+  (:class:`~dpcert.samplers.entropy.SystemSource`).  The auditor checks the assumption twice:
+  :func:`check_streams` before the search (in forked copies only, so the parent draws what it
+  would draw with ``workers=1``), and the first :data:`CHECKED` rounds of every process
+  against the same rounds of every other (a shared stream repeats them call for call).
+  Identical outputs of the first input (unless they are all one value, which says nothing)
+  stop the audit with :class:`~dpcert.errors.AuditFailed`.
 * **Which draws count does not depend on their values.**  The parent stops on the wall clock
   or on the number of draws, never on the outputs; the tally lists the parent's chunks, then
   worker 1's rounds in order, then worker 2's, ….  Every round covers every input of the chosen
@@ -55,6 +57,7 @@ import multiprocessing
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -62,7 +65,8 @@ import numpy as np
 from dpcert.audit.outputs import OutputEncoder, Sampler
 from dpcert.errors import AuditFailed, InvalidParameter
 
-__all__ = ["CHECKED", "PROBE", "Workers", "check_streams", "fingerprint"]
+__all__ = ["CHECKED", "PROBE", "Crew", "Forking", "Workers", "check_streams", "fingerprint",
+           "search_index"]
 
 Array = np.ndarray[Any, Any]
 #: What a worker round gives back: (pair, side, packed membership bits of each event).
@@ -115,8 +119,23 @@ def _probe(w: int, conn: Any, sampler: Sampler, x: Any,
         conn.close()
 
 
-def _who(w: int) -> str:
-    return "the parent" if w == 0 else f"worker {w}"
+def search_index(w: int, workers: int) -> int:
+    """The ``worker_init`` index of the search's worker ``w`` (``1 … workers − 1``):
+    ``workers − 1 + w``, after the estimation's ``1 … workers − 1``.  Distinct indices give
+    distinct streams, so no estimation worker draws again what a search worker drew (a
+    ``worker_init`` seeded by its index would otherwise replay the search's outputs into the
+    estimation, and the chosen events would be measured on the draws they were chosen on).
+
+    >>> [search_index(w, 3) for w in (1, 2)]
+    [3, 4]
+    """
+    return workers - 1 + w
+
+
+def _who(w: int, workers: int) -> str:
+    if w == 0:
+        return "the parent"
+    return f"worker {w}" if w < workers else f"search worker {w - workers + 1}"
 
 
 def _shared_stream(workers: int, who: str, other: str, what: str) -> AuditFailed:
@@ -131,9 +150,10 @@ def check_streams(sampler: Sampler, x: Any, workers: int,
                   per_draw: float | None = None) -> None:
     """Refuse ``workers`` when forked copies of ``sampler`` draw the same outputs on ``x``.
 
-    Forks ``workers`` children: ``workers − 1`` reseed as the estimation's workers do, and
-    one stands in for the parent (its generators as inherited), so the parent's own stream is
-    not touched and the search draws what it would draw with ``workers=1``.  Each draws
+    Forks ``2·workers − 1`` children: ``workers − 1`` reseed as the estimation's workers do,
+    ``workers − 1`` as the search's (:func:`search_index`), and one stands in for the parent
+    (its generators as inherited), so the parent's own stream is not touched and it draws
+    what it would draw with ``workers=1``.  Each draws
     :data:`PROBE` outputs of ``x``.  Raises :class:`~dpcert.errors.AuditFailed` when two of
     them drew the same outputs, when a child fails, or when one does not answer within
     ``max(PROBE_WAIT, 20 × PROBE × per_draw)`` seconds (a mechanism that cannot run after a
@@ -141,7 +161,7 @@ def check_streams(sampler: Sampler, x: Any, workers: int,
     ctx = _context()
     procs, conns = [], []
     try:
-        for w in range(workers):
+        for w in range(2 * workers - 1):
             recv, send = ctx.Pipe(duplex=False)
             conns.append(recv)
             p = ctx.Process(target=_probe, args=(w, send, sampler, x, worker_init),
@@ -155,21 +175,23 @@ def check_streams(sampler: Sampler, x: Any, workers: int,
         for w, conn in enumerate(conns):
             if not conn.poll(max(0.0, end - time.perf_counter())):
                 raise AuditFailed(
-                    f"workers={workers}: {_who(w)}'s copy drew no outputs in {wait:.0f} s; "
+                    f"workers={workers}: {_who(w, workers)}'s copy drew no outputs in "
+                    f"{wait:.0f} s; "
                     "this mechanism may not run in a forked process (threads, a Polars "
                     "query): use workers=1")
             try:
                 status, got = conn.recv()
             except (EOFError, OSError) as e:
-                raise AuditFailed(f"workers={workers}: {_who(w)}'s copy exited without "
-                                  f"drawing ({type(e).__name__}); use workers=1") from None
+                raise AuditFailed(f"workers={workers}: {_who(w, workers)}'s copy exited "
+                                  f"without drawing ({type(e).__name__}); use workers=1"
+                                  ) from None
             if status != "ok":
-                raise AuditFailed(f"workers={workers}: {_who(w)}'s copy failed: {got}")
+                raise AuditFailed(f"workers={workers}: {_who(w, workers)}'s copy failed: {got}")
             if got is None:
                 continue
             if got in seen:
-                raise _shared_stream(workers, _who(w), seen[got], f"{PROBE} outputs")
-            seen[got] = _who(w)
+                raise _shared_stream(workers, _who(w, workers), seen[got], f"{PROBE} outputs")
+            seen[got] = _who(w, workers)
     finally:
         for p in procs:
             p.terminate()
@@ -289,3 +311,112 @@ class Workers:
                     raise _shared_stream(self.workers, who, seen[fp], f"round {r + 1}")
                 seen[fp] = who
         return [bits for rs in self._rounds for bits in rs]
+
+
+@dataclass(frozen=True)
+class Forking:
+    """How the search may fork: ``workers`` processes in all, ``worker_init`` as for the
+    estimation (called with :func:`search_index`), and the output ``encoder`` whose copy
+    each search worker freezes (the parent's code book stays the only one that grows, so a
+    value new to a worker is counted as unseen, never under a code the parent gives to
+    something else)."""
+
+    workers: int
+    worker_init: Callable[[int], None] | None = None
+    encoder: OutputEncoder | None = None
+
+
+def _serve(w: int, conn: Any, task: Callable[..., Any], fork: Forking) -> None:
+    try:
+        _reseed(search_index(w, fork.workers), fork.worker_init)
+        if fork.encoder is not None:
+            fork.encoder.freeze()
+        while True:
+            try:
+                args = conn.recv()
+            except (EOFError, OSError):
+                return
+            if args is None:
+                return
+            conn.send(("ok", task(*args)))
+    except BaseException as e:   # terminate() ends the loop; anything else is reported
+        with contextlib.suppress(OSError, ValueError):
+            conn.send(("error", f"{type(e).__name__}: {e}"))
+    finally:
+        conn.close()
+
+
+class Crew:
+    """``fork.workers − 1`` forked processes that run ``task(*args)`` for the search.
+
+    The search's draws never enter the bound (the estimation draws its own, after the events
+    are fixed), so their only requirement is that they are not the estimation's: each worker
+    reseeds with its :func:`search_index`, which :func:`check_streams` probed.  ``task`` and
+    what it reads (the mechanism, the input pairs) are inherited at the fork; only ``args``
+    and the results are pickled.  :meth:`send` gives every worker the same ``args``;
+    :meth:`gather` waits for their results.  Use it as a context manager (or call
+    :meth:`close`): no child outlives it."""
+
+    def __init__(self, fork: Forking, task: Callable[..., Any]) -> None:
+        ctx = _context()
+        self.workers = fork.workers
+        self._conns: list[Any] = []
+        self._procs: list[Any] = []
+        try:
+            for w in range(1, fork.workers):
+                mine, theirs = ctx.Pipe()
+                self._conns.append(mine)
+                p = ctx.Process(target=_serve, args=(w, theirs, task, fork), daemon=True,
+                                name=f"dpcert-audit-search-{w}")
+                p.start()
+                theirs.close()
+                self._procs.append(p)
+        except BaseException:   # e.g. no fork possible: leave no child behind
+            self.close()
+            raise
+
+    def __enter__(self) -> Crew:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def send(self, *args: Any) -> None:
+        """Start ``task(*args)`` in every worker."""
+        for conn in self._conns:
+            conn.send(args)
+
+    def gather(self, until: float) -> list[Any]:
+        """The workers' results of the last :meth:`send`, worker by worker.  Raises
+        :class:`~dpcert.errors.AuditFailed` when one failed, or gave no result by ``until``
+        (``time.perf_counter()`` seconds)."""
+        out = []
+        for w, conn in enumerate(self._conns, start=1):
+            who = _who(search_index(w, self.workers), self.workers)
+            if not conn.poll(max(0.0, until - time.perf_counter())):
+                raise AuditFailed(f"workers={self.workers}: {who} gave no result in time; "
+                                  "this mechanism may not run in a forked process: use "
+                                  "workers=1")
+            try:
+                status, got = conn.recv()
+            except (EOFError, OSError) as e:
+                raise AuditFailed(f"workers={self.workers}: {who} exited "
+                                  f"({type(e).__name__}); use workers=1") from None
+            if status != "ok":
+                raise AuditFailed(f"workers={self.workers}: {who} failed: {got}")
+            out.append(got)
+        return out
+
+    def close(self) -> None:
+        """End the workers (idempotent)."""
+        for conn in self._conns:
+            with contextlib.suppress(OSError, ValueError):
+                conn.send(None)
+        for p in self._procs:
+            p.join(timeout=1.0)
+            if p.is_alive():
+                p.terminate()
+                p.join()
+        for conn in self._conns:
+            conn.close()
+        self._procs, self._conns = [], []

@@ -52,6 +52,7 @@ from dpcert.audit.events import AllOf, Event, predicted_one
 from dpcert.audit.features import Composed, Pattern, refine_pattern
 from dpcert.audit.membership import Membership
 from dpcert.audit.outputs import OutputEncoder, Sampler
+from dpcert.audit.parallel import Forking
 
 __all__ = ["JOIN_SHARE", "pattern_screen"]
 
@@ -71,11 +72,13 @@ def _block(c: Candidate) -> Pattern | None:
 def pattern_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]],
                    patterns: list[Pattern], *, rows: int, chunk: int, deadline: float | None,
                    n_estimate: int, z: float, delta: float, enc: OutputEncoder | None = None,
-                   estimate_until: float | None = None) -> tuple[list[Candidate], int]:
+                   estimate_until: float | None = None, fork: Forking | None = None
+                   ) -> tuple[list[Candidate], int]:
     """Candidates on each pattern and, with several, their intersection (see the module).
 
-    ``rows``, ``chunk``, ``n_estimate``, ``z``, ``delta`` and ``estimate_until`` are the
-    discrete screen's; ``deadline`` (``time.perf_counter()`` seconds) is shared: with several
+    ``rows``, ``chunk``, ``n_estimate``, ``z``, ``delta``, ``estimate_until`` and ``fork``
+    are the discrete screen's (its arms' batches are drawn by ``fork.workers`` processes);
+    ``deadline`` (``time.perf_counter()`` seconds) is shared: with several
     patterns, :data:`JOIN_SHARE` of it goes to measuring the intersection.  Returns the
     candidates (events on the output) and the draws per input."""
     start = time.perf_counter()
@@ -99,7 +102,7 @@ def pattern_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]],
     got, screened = discrete_screen(arm_sampler, arms, rows=rows, chunk=chunk,
                                     deadline=screens_end, n_estimate=n_estimate, z=z,
                                     delta=delta, estimate_until=estimate_until,
-                                    eliminated=dropped)
+                                    eliminated=dropped, fork=fork)
     drawn += screened
 
     def on_output(cs: list[Candidate]) -> list[Candidate]:

@@ -73,6 +73,7 @@ from dpcert.audit.features import (
     is_float_valued,
 )
 from dpcert.audit.outputs import OutputEncoder, Sampler
+from dpcert.audit.parallel import Forking
 from dpcert.audit.pscreen import pattern_screen
 from dpcert.audit.quadrants import search_quadrants
 from dpcert.audit.screen import WIDE_MAX_ROWS, WIDE_SHARE, wide_screen
@@ -286,8 +287,12 @@ def _search_one(sampler: Sampler, pair_list: list[tuple[Any, Any]], i: int, n: i
 
 def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
                   enc: OutputEncoder, z: float, delta: float, progress: Progress | None,
-                  t_start: float) -> tuple[list[Candidate], int, int]:
+                  t_start: float, fork: Forking | None = None
+                  ) -> tuple[list[Candidate], int, int]:
     """Candidates from search batches; returns (candidates, draws, pairs searched).
+
+    With ``fork`` (``workers > 1``), the discrete and pattern screens' batches are drawn by
+    that many processes (:class:`~dpcert.audit.parallel.Crew`); the rest runs here.
 
     With more than :data:`FINALISTS` pairs the search has two stages: every pair is screened
     on a quarter-size batch, and the ``FINALISTS`` pairs with the best predicted bounds are
@@ -361,7 +366,7 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
         got, rows = discrete_screen(sampler, pair_list, rows=DISCRETE_MAX_ROWS,
                                     chunk=plan.chunk, deadline=now + DISCRETE_SHARE * (stop - now),
                                     n_estimate=plan.n_estimate, z=z, delta=delta, enc=enc,
-                                    estimate_until=plan.deadline)
+                                    estimate_until=plan.deadline, fork=fork)
         found, extra = _confirm(found + got, sampler, pair_list, plan, enc, z, delta, t_start,
                                 end)
         return found, drawn + 2 * (rows + extra), len(pair_list)
@@ -374,7 +379,7 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
         got, rows = pattern_screen(sampler, pair_list, patterns, rows=DISCRETE_MAX_ROWS,
                                    chunk=plan.chunk, deadline=now + DISCRETE_SHARE * (stop - now),
                                    n_estimate=plan.n_estimate, z=z, delta=delta, enc=enc,
-                                   estimate_until=plan.deadline)
+                                   estimate_until=plan.deadline, fork=fork)
         found += got
         drawn += 2 * rows
     wide = any(isinstance(c.event.statistic, RowSum) for c in found)

@@ -69,10 +69,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--scalar", action="store_true",
                    help="the callable is g(x) returning one output")
     p.add_argument("--workers", type=int, default=1, metavar="W",
-                   help="processes drawing the estimation batch (forked; the mechanism must "
-                        "draw independently in each, as dpcert measurements do)")
+                   help="processes drawing the estimation batch and the screens of "
+                        "few-valued outputs (forked; the mechanism must draw independently "
+                        "in each, as dpcert measurements do)")
     p.add_argument("--worker-init", default=None, metavar="MODULE:CALLABLE",
-                   help="called as f(w) in worker process w before it draws, to reseed the "
+                   help="called as f(w) in worker process w (distinct for every worker, "
+                        "search's and estimation's) before it draws, to reseed the "
                         "mechanism's generator")
     p.add_argument("--samples", type=int, default=None)
     p.add_argument("--seconds", type=float, default=None)
