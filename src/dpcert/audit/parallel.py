@@ -132,10 +132,11 @@ def search_index(w: int, workers: int) -> int:
     return workers - 1 + w
 
 
-def _who(w: int, workers: int) -> str:
-    if w == 0:
-        return "the parent"
-    return f"worker {w}" if w < workers else f"search worker {w - workers + 1}"
+def _copies(workers: int) -> list[tuple[int, str]]:
+    """The processes an audit with ``workers`` may run, as (``worker_init`` index, name): the
+    parent (0, never reseeded), the estimation's workers, the search's."""
+    return ([(0, "the parent")] + [(w, f"worker {w}") for w in range(1, workers)]
+            + [(search_index(w, workers), f"search worker {w}") for w in range(1, workers)])
 
 
 def _shared_stream(workers: int, who: str, other: str, what: str) -> AuditFailed:
@@ -161,7 +162,8 @@ def check_streams(sampler: Sampler, x: Any, workers: int,
     ctx = _context()
     procs, conns = [], []
     try:
-        for w in range(2 * workers - 1):
+        copies = _copies(workers)
+        for w, _ in copies:
             recv, send = ctx.Pipe(duplex=False)
             conns.append(recv)
             p = ctx.Process(target=_probe, args=(w, send, sampler, x, worker_init),
@@ -172,26 +174,24 @@ def check_streams(sampler: Sampler, x: Any, workers: int,
         wait = max(PROBE_WAIT, 20.0 * PROBE * (per_draw or 0.0))
         end = time.perf_counter() + wait
         seen: dict[bytes, str] = {}
-        for w, conn in enumerate(conns):
+        for (_, who), conn in zip(copies, conns, strict=True):
             if not conn.poll(max(0.0, end - time.perf_counter())):
                 raise AuditFailed(
-                    f"workers={workers}: {_who(w, workers)}'s copy drew no outputs in "
-                    f"{wait:.0f} s; "
+                    f"workers={workers}: {who}'s copy drew no outputs in {wait:.0f} s; "
                     "this mechanism may not run in a forked process (threads, a Polars "
                     "query): use workers=1")
             try:
                 status, got = conn.recv()
             except (EOFError, OSError) as e:
-                raise AuditFailed(f"workers={workers}: {_who(w, workers)}'s copy exited "
-                                  f"without drawing ({type(e).__name__}); use workers=1"
-                                  ) from None
+                raise AuditFailed(f"workers={workers}: {who}'s copy exited without drawing "
+                                  f"({type(e).__name__}); use workers=1") from None
             if status != "ok":
-                raise AuditFailed(f"workers={workers}: {_who(w, workers)}'s copy failed: {got}")
+                raise AuditFailed(f"workers={workers}: {who}'s copy failed: {got}")
             if got is None:
                 continue
             if got in seen:
-                raise _shared_stream(workers, _who(w, workers), seen[got], f"{PROBE} outputs")
-            seen[got] = _who(w, workers)
+                raise _shared_stream(workers, who, seen[got], f"{PROBE} outputs")
+            seen[got] = who
     finally:
         for p in procs:
             p.terminate()
@@ -392,7 +392,7 @@ class Crew:
         (``time.perf_counter()`` seconds)."""
         out = []
         for w, conn in enumerate(self._conns, start=1):
-            who = _who(search_index(w, self.workers), self.workers)
+            who = f"search worker {w}"
             if not conn.poll(max(0.0, until - time.perf_counter())):
                 raise AuditFailed(f"workers={self.workers}: {who} gave no result in time; "
                                   "this mechanism may not run in a forked process: use "
