@@ -9,6 +9,7 @@ from dpcert.audit.features import (
     FloatCell,
     LowestBit,
     fit_additive,
+    fit_additive_pair,
     fit_feature_map,
     is_float_valued,
 )
@@ -57,6 +58,45 @@ def test_additive_score_is_the_likelihood_ratio_of_independent_bits() -> None:
     bottom = np.r_[np.zeros(6), np.ones(14)][None, :]
     assert score(top)[0] > 6 * 0.3 and score(bottom)[0] < -6 * 0.3
     assert "additive" in score.describe()
+
+
+def _bits(seed: int, n: int, p_a: np.ndarray, p_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return ((rng.random((n, p_a.size)) < p_a).astype(float),
+            (rng.random((n, p_b.size)) < p_b).astype(float))
+
+
+def test_the_sparse_additive_score_has_the_levels_of_the_true_likelihood_ratio() -> None:
+    # RAPPOR-like: 6 bits carry e^0.05 each way, 14 carry nothing.  The plain score's noise
+    # weights spread the outputs with all 6 bits favourable over many values; the sparse
+    # score zeroes the noise weights, so it depends on the 6 bits only (2^6 values), and its
+    # top value is taken by exactly the outputs with all 6 favourable
+    p_a = np.r_[np.full(6, 0.5125), np.full(14, 0.5)]
+    p_b = np.r_[np.full(6, 0.4875), np.full(14, 0.5)]
+    a, b = _bits(3, 50_000, p_a, p_b)
+    fm = fit_feature_map(a)
+    plain, sparse = fit_additive_pair(a, b, fm)
+    assert sparse is not None and sparse.sparse and "sparse additive" in sparse.describe()
+    assert not plain.sparse and plain.describe().startswith("additive")
+    kept = [j for j, t in enumerate(sparse.tables) if t.any()]
+    assert kept == list(range(6))
+    ya, _ = _bits(4, 20_000, p_a, p_b)
+    s_sparse, s_plain = sparse(ya), plain(ya)
+    assert np.unique(np.round(s_sparse, 9)).size <= 64 < 10_000 < np.unique(s_plain).size
+    top = s_sparse == s_sparse.max()
+    assert np.array_equal(top, (ya[:, :6] == 1).all(axis=1))
+    # the same tables where nothing is dropped
+    assert all(np.array_equal(u, v) for u, v in zip(plain.tables, fit_additive(a, b, fm).tables,
+                                                    strict=True))
+
+
+def test_no_sparse_score_when_it_would_change_nothing_or_leave_nothing() -> None:
+    strong = np.full(4, 0.8)
+    a, b = _bits(5, 20_000, strong, 1.0 - strong)
+    assert fit_additive_pair(a, b, fit_feature_map(a))[1] is None      # every weight kept
+    same = np.full(4, 0.5)
+    a, b = _bits(6, 20_000, same, same)
+    assert fit_additive_pair(a, b, fit_feature_map(a))[1] is None      # every weight dropped
 
 
 def test_search_finds_sentinel_mixed_events() -> None:

@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import math
+import multiprocessing
 import time
 from collections.abc import Callable
 
 import numpy as np
 
 from dpcert.audit.candidates import Candidate
-from dpcert.audit.confirm import MIN_SUPPORT, confirm
+from dpcert.audit.confirm import (
+    CONTEST_EVENTS,
+    CONTEST_HITS,
+    MAX_ROWS,
+    MIN_SUPPORT,
+    confirm,
+    contest,
+)
 from dpcert.audit.events import Event, Identity
+from dpcert.audit.parallel import Forking
 
 
 def _coin(p_x: float, p_xp: float, seed: int = 0) -> Callable[[int, int], np.ndarray]:
@@ -105,3 +114,62 @@ def test_a_strong_small_event_below_the_leader_is_confirmed_and_leads() -> None:
     assert got[1] is steady
     assert got[0].support >= MIN_SUPPORT and got[0].predicted > 0.45
     assert max(got, key=lambda c: c.predicted) is got[0]
+
+
+def _two_pairs(seed: int) -> tuple[Callable[[str, int], np.ndarray], list[tuple[str, str]]]:
+    """Pair 0: a 2 % event at ratio e^0.30; pair 1: at e^0.25 (the weaker pair)."""
+    rng = np.random.default_rng(seed)  # insecure-ok: test subject's noise
+    p = {"a": 0.02, "a'": 0.02 * math.exp(-0.30), "b": 0.02, "b'": 0.02 * math.exp(-0.25)}
+
+    def mech(x: str, n: int) -> np.ndarray:
+        return (rng.random(n) < p[x]).astype(float)
+
+    return mech, [("a", "a'"), ("b", "b'")]
+
+
+def test_a_contest_remeasures_close_pairs_and_the_stronger_one_leads() -> None:
+    # pair 1 leads by luck on its held-out draws (0.27 against 0.24, each ±0.04); the
+    # contest draws both pairs again and pair 0 leads; a measured pair's unmeasured
+    # candidate ranks no higher than its re-measured ones
+    mech, pairs = _two_pairs(7)
+    lucky = Candidate(1, ONE, True, 0.27, support=1_300, held=65_000, against=990)
+    strong = Candidate(0, ONE, True, 0.24, support=1_300, held=65_000, against=1_020)
+    # pair 1's next three (measured) and fifth (not) candidates: the "no hit" event, nearly
+    # as likely for both inputs, lucky too on the held-out draws
+    weak = [Candidate(1, ZERO, False, 0.26 - i / 200, support=64_000, held=65_000,
+                      against=63_000) for i in range(4)]
+    found = [lucky, strong, *weak]
+    got, rows = contest(found, mech, pairs, chunk=100_000, deadline=time.perf_counter() + 120,
+                        n_estimate=20_000_000, z=2.4, delta=0.0)
+    want = int(min(MAX_ROWS, CONTEST_HITS / (1_300 / 65_000)))
+    assert rows == 2 * want
+    assert got[0].held == want and got[1].held == want       # both re-measured, same rows
+    assert max(got, key=lambda c: c.predicted) is got[1]      # pair 0 leads
+    assert 0.27 < got[1].predicted < 0.30 and got[0].predicted < got[1].predicted
+    measured = [c for c in got if c.pair == 1 and c.held == want]
+    assert len(measured) == CONTEST_EVENTS
+    assert got[-1].held == 65_000 and got[-1].predicted == min(c.predicted for c in measured)
+    assert got[-1].predicted < 0.05
+
+
+def test_no_contest_without_a_challenger() -> None:
+    mech, pairs = _two_pairs(8)
+    lead = Candidate(0, ONE, True, 0.28, support=20_000, held=1_000_000, against=14_800)
+    far = Candidate(1, ONE, True, 0.10, support=20_000, held=1_000_000, against=18_000)
+    got, rows = contest([lead, far], mech, pairs, chunk=100_000,
+                        deadline=time.perf_counter() + 120, n_estimate=20_000_000, z=2.4,
+                        delta=0.0)
+    assert rows == 0 and got == [lead, far]
+
+
+def test_a_contest_with_workers_sums_their_counts() -> None:
+    mech, pairs = _two_pairs(9)
+    lucky = Candidate(1, ONE, True, 0.27, support=1_300, held=65_000, against=990)
+    strong = Candidate(0, ONE, True, 0.24, support=1_300, held=65_000, against=1_020)
+    got, rows = contest([lucky, strong], mech, pairs, chunk=100_000,
+                        deadline=time.perf_counter() + 120, n_estimate=20_000_000, z=2.4,
+                        delta=0.0, fork=Forking(2))
+    want = int(min(MAX_ROWS, CONTEST_HITS / (1_300 / 65_000)))
+    assert rows == 2 * 2 * want and got[0].held == got[1].held == 2 * want
+    assert max(got, key=lambda c: c.predicted) is got[1]
+    assert not multiprocessing.active_children()

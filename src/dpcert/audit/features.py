@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "SPARSE_Z",
     "AdditiveScore",
     "Binned",
     "Composed",
@@ -49,6 +50,7 @@ __all__ = [
     "Pattern",
     "SentinelSummary",
     "fit_additive",
+    "fit_additive_pair",
     "fit_binned",
     "fit_feature_map",
     "fit_patterns",
@@ -67,6 +69,11 @@ SENTINEL_MIN_DISTINCT = 64
 MAX_SENTINELS = 4
 #: Bins per feature of the additive score.
 ADDITIVE_BINS = 48
+#: Standard errors within which a sparse additive score's table entry counts as 0
+#: (:func:`fit_additive_pair`): a feature without information keeps an entry with
+#: probability 0.27 %; RAPPOR's informative bits (log-ratio 0.05 at 2.5·10⁴ counts per bin,
+#: 5.6 standard errors) keep theirs with probability 99.5 %.
+SPARSE_Z = 3.0
 
 
 def is_float_valued(y: Array) -> bool:
@@ -225,11 +232,13 @@ def fit_summary(features: FeatureMap, y: Array | None = None) -> SentinelSummary
 
 @dataclass(frozen=True, eq=False)
 class AdditiveScore:
-    """``Σ_j table_j[bin_j(f_j(y))]`` over the features ``f`` of a :class:`FeatureMap`."""
+    """``Σ_j table_j[bin_j(f_j(y))]`` over the features ``f`` of a :class:`FeatureMap`
+    (``sparse``: entries within :data:`SPARSE_Z` standard errors of 0 were set to 0)."""
 
     features: Any
     edges: tuple[Array, ...]
     tables: tuple[Array, ...]
+    sparse: bool = False
 
     def __call__(self, y: Array) -> Array:
         f = self.features(y)
@@ -239,7 +248,8 @@ class AdditiveScore:
         return total
 
     def describe(self) -> str:
-        return f"additive log-ratio score over {self.features.describe()}"
+        kind = "sparse additive" if self.sparse else "additive"
+        return f"{kind} log-ratio score over {self.features.describe()}"
 
 
 def _bin(v: Array, edges: Array) -> Array:
@@ -266,8 +276,27 @@ def _edges(v: Array) -> Array:
 
 def fit_additive(a: Array, b: Array, features: Any) -> AdditiveScore:
     """Fit the per-feature binned log-ratios on training outputs ``a`` (from x), ``b`` (x')."""
+    return _fit_additive(a, b, features)[0]
+
+
+def fit_additive_pair(a: Array, b: Array, features: Any
+                      ) -> tuple[AdditiveScore, AdditiveScore | None]:
+    """:func:`fit_additive` and its sparse version, or None when sparsity changes nothing or
+    leaves nothing (one set of counts serves both).
+
+    The sparse score drops every table entry whose log-ratio is within :data:`SPARSE_Z`
+    standard errors (``√(1/c_a + 1/c_b)``) of 0: the features that carry no information then
+    add no noise to the score.  On RAPPOR's 20 bits, of which 6 differ between the inputs,
+    the plain score's 14 noise weights smear its top level (all 6 bits favourable, probability
+    1.8 %) into the levels below, and its best threshold event held 1 % of the draws; the
+    sparse score depends on the 6 bits alone, and its top value is that level."""
+    return _fit_additive(a, b, features, sparse=True)
+
+
+def _fit_additive(a: Array, b: Array, features: Any, sparse: bool = False
+                  ) -> tuple[AdditiveScore, AdditiveScore | None]:
     fa, fb = features(a), features(b)
-    edges, tables = [], []
+    edges, tables, thin = [], [], []
     for j in range(fa.shape[1]):
         e = _edges(np.concatenate([fa[:, j], fb[:, j]]))
         size = e.size + 2
@@ -277,7 +306,14 @@ def fit_additive(a: Array, b: Array, features: Any) -> AdditiveScore:
         t[(ca == 0) & (cb == 0)] = 0.0
         edges.append(e)
         tables.append(t)
-    return AdditiveScore(features, tuple(edges), tuple(tables))
+        if sparse:
+            se = np.sqrt(1.0 / (ca + 0.5) + 1.0 / (cb + 0.5))
+            thin.append(np.where(np.abs(t) < SPARSE_Z * se, 0.0, t))
+    plain = AdditiveScore(features, tuple(edges), tuple(tables))
+    if not sparse or all(np.array_equal(u, v) for u, v in zip(thin, tables, strict=True)) \
+            or not any(u.any() for u in thin):
+        return plain, None
+    return plain, AdditiveScore(features, tuple(edges), tuple(thin), sparse=True)
 
 
 @dataclass(frozen=True, eq=False)

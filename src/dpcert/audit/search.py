@@ -46,7 +46,7 @@ import numpy as np
 from dpcert.audit.candidates import HOLDOUT, LADDER_TAILS, Candidate, _ladder
 from dpcert.audit.classifier import fit_logistic
 from dpcert.audit.confirm import MAX_ROWS as MAX_CONFIRM_ROWS
-from dpcert.audit.confirm import confirm
+from dpcert.audit.confirm import confirm, contest
 from dpcert.audit.dscreen import MAX_VALUES, discrete_screen
 from dpcert.audit.events import (
     Coordinate,
@@ -66,6 +66,7 @@ from dpcert.audit.features import (
     LowestBit,
     Pattern,
     fit_additive,
+    fit_additive_pair,
     fit_binned,
     fit_feature_map,
     fit_patterns,
@@ -104,6 +105,9 @@ DISCRETE_MAX_ROWS = 50_000_000
 #: Share of a time budget for confirming weakly supported leaders (:mod:`dpcert.audit.confirm`)
 #: after the search's own share.
 CONFIRM_SHARE = 0.05
+#: Share of a time budget for the contest between close pairs (:func:`dpcert.audit.confirm.
+#: contest`), after the confirmation.
+CONTEST_SHARE = 0.06
 #: Fewest search draws per input of each pair.
 MIN_SEARCH = 500
 #: Draws per input of the larger of the two small first searches that measure the search's
@@ -235,8 +239,10 @@ def _select(a: Array, b: Array, pair: int, *, n_estimate: int, z: float, delta: 
             add(stat, stat(va), stat(vb), rays_only=True)
     ta, tb = ta[:MAX_FIT_ROWS], tb[:MAX_FIT_ROWS]
     fm = fit_feature_map(np.concatenate([ta, tb]))
-    nb = fit_additive(ta, tb, fm)
+    nb, sparse = fit_additive_pair(ta, tb, fm)
     add(nb, nb(va), nb(vb), rays_only=True)
+    if sparse is not None:
+        add(sparse, sparse(va), sparse(vb), rays_only=True)
     summary = fit_summary(fm, np.concatenate([ta, tb]))
     if summary is not None:
         ns = fit_additive(ta, tb, summary)
@@ -425,6 +431,15 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
         found += got
         drawn += 2 * rows
     found, extra = _confirm(found, sampler, pair_list, plan, enc, z, delta, t_start, end)
+    if plan.deadline is not None and len(pair_list) > 1:
+        # which pair leads, on fresh draws of the close ones (time budgets only: an audit
+        # fixed by its sample counts keeps its draws)
+        found, more = contest(found, sampler, pair_list, chunk=plan.chunk,
+                              deadline=time.perf_counter()
+                              + CONTEST_SHARE * (plan.deadline - t_start),
+                              n_estimate=plan.n_estimate, z=z, delta=delta, enc=enc,
+                              fork=fork)
+        extra += more
     return found, drawn + 2 * extra, searched
 
 
