@@ -173,3 +173,21 @@ def test_a_contest_with_workers_sums_their_counts() -> None:
     assert rows == 2 * 2 * want and got[0].held == got[1].held == 2 * want
     assert max(got, key=lambda c: c.predicted) is got[1]
     assert not multiprocessing.active_children()
+
+
+def test_a_contest_keeps_predictions_that_rest_on_more_draws() -> None:
+    # a screen measured the leader on 5·10⁶ rows: a contest of 10⁶ rows must not replace its
+    # prediction (nor cap its pair's other well-measured candidates); the challenger, seen on
+    # 6.5·10⁴, is re-measured
+    mech, pairs = _two_pairs(10)
+    screened = Candidate(0, ONE, True, 0.27, support=100_000, held=5_000_000, against=74_000)
+    also = Candidate(0, ZERO, False, 0.26, support=4_900_000, held=5_000_000,
+                     against=4_880_000)
+    challenger = Candidate(1, ONE, True, 0.25, support=1_300, held=65_000, against=990)
+    got, rows = contest([screened, also, challenger], mech, pairs, chunk=100_000,
+                        deadline=time.perf_counter() + 120, n_estimate=20_000_000, z=2.4,
+                        delta=0.0)
+    want = int(min(MAX_ROWS, CONTEST_HITS / (100_000 / 5_000_000)))
+    assert rows == 2 * want
+    assert got[0] is screened and got[1] is also
+    assert got[2].held == want and got[2].predicted < 0.25

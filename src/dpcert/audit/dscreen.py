@@ -326,7 +326,7 @@ def _screen(crew: Crew | None, sampler: Sampler, pair_list: list[tuple[Any, Any]
             delta: float, enc: OutputEncoder | None, estimate_until: float | None,
             eliminated: list[Candidate] | None) -> tuple[list[Candidate], int]:
     found: list[Candidate] = []
-    pooled: dict[int, tuple[_Counts, _Counts, _Counts, _Counts]] = {}
+    pooled: dict[int, Batch] = {}
     drawn = 0
     seconds = 0.0
     start = time.perf_counter()

@@ -18,8 +18,9 @@ Which statistics are tried:
   (also searched again on a wide batch of their own, :mod:`dpcert.audit.screen`); the
   log-ratio histogram for discrete outputs, and for other outputs a histogram over binned
   rows (atoms apart, a few quantile bins per coordinate) when they fall in few cells; an
-  additive (naive-Bayes) score over coordinates and sentinel flags and one over consecutive
-  differences; a logistic score over coordinates and sentinel flags (DP-Sniper's classifier);
+  additive (naive-Bayes) score over coordinates and sentinel flags, its sparse version (the
+  entries indistinguishable from 0 dropped), and one over consecutive differences; a logistic
+  score over coordinates and sentinel flags (DP-Sniper's classifier);
   for outputs that mix atoms with numbers, the log-ratio histogram of each block's atom
   pattern (:class:`~dpcert.audit.features.Pattern`; screened on large batches with the
   blocks' intersection, :mod:`dpcert.audit.pscreen`, when it has few values).
