@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from dpcert.audit.events import AboveCount, Coordinate, Event, RowSum
+from dpcert.audit.events import AboveCount, Coordinate, Event, HistogramScore, Identity, RowSum
 from dpcert.audit.search import Candidate, choose, search_pair
 
 
@@ -41,7 +41,20 @@ def test_choose_gives_no_family_place_to_an_event_predicted_at_or_below_zero() -
              Candidate(0, Event(RowSum(), 5.0, math.inf), True, -0.001),
              Candidate(1, Event(RowSum(), 5.0, math.inf), True, 0.12)]
     assert [c.predicted for c in choose(found, 2)] == [0.157, 0.128]
-    assert [c.predicted for c in choose(found, 4)] == [0.157, 0.128, -0.001, 0.12]
+    # nor a filler's place (another family's, below half the best's prediction)
+    assert [c.predicted for c in choose(found, 4)] == [0.157, 0.128, 0.12]
+
+
+def test_choose_gives_no_place_to_another_familys_weak_event() -> None:
+    # Laplace: a float-cell histogram predicted 0.03 beside output rays at 0.095 costs 4× the
+    # counting and cannot give the bound; near-copies of the best one fill the places
+    hist = HistogramScore(np.array([1, 2], dtype=np.uint64), np.array([0.1, -0.1]))
+    found = [Candidate(0, Event(Identity(), 1.0, math.inf), True, 0.095),
+             Candidate(0, Event(hist, 0.05, math.inf), True, 0.03),
+             Candidate(0, Event(Identity(), 2.0, math.inf), True, 0.02),
+             Candidate(0, Event(RowSum(), 5.0, math.inf), True, 0.06)]
+    assert [c.predicted for c in choose(found, 2)] == [0.095, 0.06]
+    assert [c.predicted for c in choose(found, 4)] == [0.095, 0.06, 0.02]
 
 
 def test_sum_of_coordinates_goes_to_estimation_beside_a_lucky_coordinate() -> None:
