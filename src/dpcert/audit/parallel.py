@@ -146,6 +146,23 @@ def _shared_stream(workers: int, who: str, other: str, what: str) -> AuditFailed
         "dpcert measurement, which reads the OS CSPRNG), or use workers=1")
 
 
+def _answer(conn: Any, until: float, workers: int, who: str, silence: str) -> Any:
+    """What a child sent on ``conn`` as ``("ok", value)`` by ``until``
+    (``time.perf_counter()`` seconds).  Raises :class:`~dpcert.errors.AuditFailed` when it
+    sent nothing by then (``silence`` says so), exited, or reported an error."""
+    if not conn.poll(max(0.0, until - time.perf_counter())):
+        raise AuditFailed(f"workers={workers}: {who} {silence}; this mechanism may not run in "
+                          "a forked process (threads, a Polars query): use workers=1")
+    try:
+        status, got = conn.recv()
+    except (EOFError, OSError) as e:
+        raise AuditFailed(f"workers={workers}: {who} exited without an answer "
+                          f"({type(e).__name__}); use workers=1") from None
+    if status != "ok":
+        raise AuditFailed(f"workers={workers}: {who} failed: {got}")
+    return got
+
+
 def check_streams(sampler: Sampler, x: Any, workers: int,
                   worker_init: Callable[[int], None] | None = None,
                   per_draw: float | None = None) -> None:
@@ -175,18 +192,8 @@ def check_streams(sampler: Sampler, x: Any, workers: int,
         end = time.perf_counter() + wait
         seen: dict[bytes, str] = {}
         for (_, who), conn in zip(copies, conns, strict=True):
-            if not conn.poll(max(0.0, end - time.perf_counter())):
-                raise AuditFailed(
-                    f"workers={workers}: {who}'s copy drew no outputs in {wait:.0f} s; "
-                    "this mechanism may not run in a forked process (threads, a Polars "
-                    "query): use workers=1")
-            try:
-                status, got = conn.recv()
-            except (EOFError, OSError) as e:
-                raise AuditFailed(f"workers={workers}: {who}'s copy exited without drawing "
-                                  f"({type(e).__name__}); use workers=1") from None
-            if status != "ok":
-                raise AuditFailed(f"workers={workers}: {who}'s copy failed: {got}")
+            got = _answer(conn, end, workers, f"{who}'s copy",
+                          f"drew no outputs in {wait:.0f} s")
             if got is None:
                 continue
             if got in seen:
@@ -392,19 +399,8 @@ class Crew:
         (``time.perf_counter()`` seconds)."""
         out = []
         for w, conn in enumerate(self._conns, start=1):
-            who = f"search worker {w}"
-            if not conn.poll(max(0.0, until - time.perf_counter())):
-                raise AuditFailed(f"workers={self.workers}: {who} gave no result in time; "
-                                  "this mechanism may not run in a forked process: use "
-                                  "workers=1")
-            try:
-                status, got = conn.recv()
-            except (EOFError, OSError) as e:
-                raise AuditFailed(f"workers={self.workers}: {who} exited "
-                                  f"({type(e).__name__}); use workers=1") from None
-            if status != "ok":
-                raise AuditFailed(f"workers={self.workers}: {who} failed: {got}")
-            out.append(got)
+            out.append(_answer(conn, until, self.workers, f"search worker {w}",
+                               "gave no result in time"))
         return out
 
     def close(self) -> None:
