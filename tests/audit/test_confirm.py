@@ -127,11 +127,18 @@ def _two_pairs(seed: int) -> tuple[Callable[[str, int], np.ndarray], list[tuple[
     return mech, [("a", "a'"), ("b", "b'")]
 
 
+def _contest(found: list[Candidate], seed: int, fork: Forking | None = None
+             ) -> tuple[list[Candidate], int]:
+    """A contest on :func:`_two_pairs` with 2 minutes and 2·10⁷ estimation draws planned."""
+    mech, pairs = _two_pairs(seed)
+    return contest(found, mech, pairs, chunk=100_000, deadline=time.perf_counter() + 120,
+                   n_estimate=20_000_000, z=2.4, delta=0.0, fork=fork)
+
+
 def test_a_contest_remeasures_close_pairs_and_the_stronger_one_leads() -> None:
     # pair 1 leads by luck on its held-out draws (0.27 against 0.24, each ±0.04); the
     # contest draws both pairs again and pair 0 leads; a measured pair's unmeasured
     # candidate ranks no higher than its re-measured ones
-    mech, pairs = _two_pairs(7)
     lucky = Candidate(1, ONE, True, 0.27, support=1_300, held=65_000, against=990)
     strong = Candidate(0, ONE, True, 0.24, support=1_300, held=65_000, against=1_020)
     # pair 1's next three (measured) and fifth (not) candidates: the "no hit" event, nearly
@@ -139,8 +146,7 @@ def test_a_contest_remeasures_close_pairs_and_the_stronger_one_leads() -> None:
     weak = [Candidate(1, ZERO, False, 0.26 - i / 200, support=64_000, held=65_000,
                       against=63_000) for i in range(4)]
     found = [lucky, strong, *weak]
-    got, rows = contest(found, mech, pairs, chunk=100_000, deadline=time.perf_counter() + 120,
-                        n_estimate=20_000_000, z=2.4, delta=0.0)
+    got, rows = _contest(found, 7)
     want = int(min(MAX_ROWS, CONTEST_HITS / (1_300 / 65_000)))
     assert rows == 2 * want
     assert got[0].held == want and got[1].held == want       # both re-measured, same rows
@@ -153,22 +159,16 @@ def test_a_contest_remeasures_close_pairs_and_the_stronger_one_leads() -> None:
 
 
 def test_no_contest_without_a_challenger() -> None:
-    mech, pairs = _two_pairs(8)
     lead = Candidate(0, ONE, True, 0.28, support=20_000, held=1_000_000, against=14_800)
     far = Candidate(1, ONE, True, 0.10, support=20_000, held=1_000_000, against=18_000)
-    got, rows = contest([lead, far], mech, pairs, chunk=100_000,
-                        deadline=time.perf_counter() + 120, n_estimate=20_000_000, z=2.4,
-                        delta=0.0)
+    got, rows = _contest([lead, far], 8)
     assert rows == 0 and got == [lead, far]
 
 
 def test_a_contest_with_workers_sums_their_counts() -> None:
-    mech, pairs = _two_pairs(9)
     lucky = Candidate(1, ONE, True, 0.27, support=1_300, held=65_000, against=990)
     strong = Candidate(0, ONE, True, 0.24, support=1_300, held=65_000, against=1_020)
-    got, rows = contest([lucky, strong], mech, pairs, chunk=100_000,
-                        deadline=time.perf_counter() + 120, n_estimate=20_000_000, z=2.4,
-                        delta=0.0, fork=Forking(2))
+    got, rows = _contest([lucky, strong], 9, Forking(2))
     want = int(min(MAX_ROWS, CONTEST_HITS / (1_300 / 65_000)))
     assert rows == 2 * 2 * want and got[0].held == got[1].held == 2 * want
     assert max(got, key=lambda c: c.predicted) is got[1]
@@ -179,14 +179,11 @@ def test_a_contest_keeps_predictions_that_rest_on_more_draws() -> None:
     # a screen measured the leader on 5·10⁶ rows: a contest of 10⁶ rows must not replace its
     # prediction (nor cap its pair's other well-measured candidates); the challenger, seen on
     # 6.5·10⁴, is re-measured
-    mech, pairs = _two_pairs(10)
     screened = Candidate(0, ONE, True, 0.27, support=100_000, held=5_000_000, against=74_000)
     also = Candidate(0, ZERO, False, 0.26, support=4_900_000, held=5_000_000,
                      against=4_880_000)
     challenger = Candidate(1, ONE, True, 0.25, support=1_300, held=65_000, against=990)
-    got, rows = contest([screened, also, challenger], mech, pairs, chunk=100_000,
-                        deadline=time.perf_counter() + 120, n_estimate=20_000_000, z=2.4,
-                        delta=0.0)
+    got, rows = _contest([screened, also, challenger], 10)
     want = int(min(MAX_ROWS, CONTEST_HITS / (100_000 / 5_000_000)))
     assert rows == 2 * want
     assert got[0] is screened and got[1] is also

@@ -201,6 +201,14 @@ def test_a_crew_runs_the_task_in_every_worker_with_the_search_indices() -> None:
     assert seen == [] and _no_children()
 
 
+def _crew_fails(task: Any, wait: float, match: str) -> None:
+    with (pytest.raises(AuditFailed, match=match),
+          parallel.Crew(parallel.Forking(2), task) as crew):
+        crew.send(1)
+        crew.gather(time.perf_counter() + wait)
+    assert _no_children()
+
+
 def test_a_failing_or_silent_search_worker_is_an_error_not_a_hang() -> None:
     parent = os.getpid()
 
@@ -209,21 +217,13 @@ def test_a_failing_or_silent_search_worker_is_an_error_not_a_hang() -> None:
             raise RuntimeError("child broke")
         return a
 
-    with (pytest.raises(AuditFailed, match="search worker 1 failed: RuntimeError: child broke"),
-          parallel.Crew(parallel.Forking(2), broken) as crew):
-        crew.send(1)
-        crew.gather(time.perf_counter() + 60.0)
-    assert _no_children()
+    _crew_fails(broken, 60.0, "search worker 1 failed: RuntimeError: child broke")
 
     def silent(a: int) -> int:
         time.sleep(3600)
         return a
 
-    with (pytest.raises(AuditFailed, match="search worker 1 gave no result in time"),
-          parallel.Crew(parallel.Forking(2), silent) as crew):
-        crew.send(1)
-        crew.gather(time.perf_counter() + 0.3)
-    assert _no_children()
+    _crew_fails(silent, 0.3, "search worker 1 gave no result in time")
 
 
 def test_check_streams_refuses_a_search_worker_on_an_estimation_workers_stream() -> None:

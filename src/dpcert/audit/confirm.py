@@ -52,7 +52,7 @@ from dpcert.audit.candidates import Candidate
 from dpcert.audit.events import guard_z, predicted_one
 from dpcert.audit.membership import Membership
 from dpcert.audit.outputs import OutputEncoder, Sampler
-from dpcert.audit.parallel import PROBE_WAIT, Crew, Forking
+from dpcert.audit.parallel import Crew, Forking
 
 __all__ = ["CONTEST_EVENTS", "CONTEST_HITS", "CONTEST_PAIRS", "MIN_HOPE", "MIN_SUPPORT", "ROUNDS",
            "TARGET_HITS", "confirm", "contest", "optimistic"]
@@ -128,11 +128,16 @@ def confirm(found: Sequence[Candidate], sampler: Sampler, pairs: Sequence[tuple[
             break
         z_guard = guard_z(len(mine))
         for j, (ka, kb) in zip(mine, counts, strict=True):
-            c = out[j]
-            k1, k2 = (ka, kb) if c.forward else (kb, ka)
-            pred = predicted_one(k1, k2, n, n, n_estimate, z, delta, z_guard)
-            out[j] = replace(c, predicted=pred, support=float(k1), held=n, against=float(k2))
+            out[j] = _rescored(out[j], ka, kb, n, n_estimate, z, delta, z_guard)
     return out, drawn
+
+
+def _rescored(c: Candidate, ka: int, kb: int, n: int, n_estimate: int, z: float, delta: float,
+              z_guard: float) -> Candidate:
+    """``c`` predicted from ``ka`` hits of x and ``kb`` of x' among ``n`` fresh draws each."""
+    k1, k2 = (ka, kb) if c.forward else (kb, ka)
+    pred = predicted_one(k1, k2, n, n, n_estimate, z, delta, z_guard)
+    return replace(c, predicted=pred, support=float(k1), held=n, against=float(k2))
 
 
 def optimistic(c: Candidate, n_estimate: int, z: float, delta: float) -> float:
@@ -239,24 +244,18 @@ def _contest(out: list[Candidate], measured: list[int], events: dict[int, list[i
             break
         mine = events[pair]
         until = t0 + (deadline - t0) / (len(measured) - i)
-        if crew is not None:
-            crew.send(pair, until)
-        counts, n = task(pair, until)
-        if crew is not None:
-            now = time.perf_counter()
-            for more, m in crew.gather(now + max(PROBE_WAIT, 2.0 * (now - t0))):
-                counts = [(a + c, b + d) for (a, b), (c, d) in zip(counts, more, strict=True)]
-                n += m
+        (counts, n), others = ((task(pair, until), []) if crew is None
+                               else crew.alongside(task, pair, until))
+        for more, m in others:
+            counts = [(a + c, b + d) for (a, b), (c, d) in zip(counts, more, strict=True)]
+            n += m
         drawn += n
         z_guard = guard_z(len(mine))
         updated = []
         for j, (ka, kb) in zip(mine, counts, strict=True):
-            c = out[j]
-            if n <= c.held:
+            if n <= out[j].held:
                 continue   # its prediction rests on more draws already (a screen's counts)
-            k1, k2 = (ka, kb) if c.forward else (kb, ka)
-            pred = predicted_one(k1, k2, n, n, n_estimate, z, delta, z_guard)
-            out[j] = replace(c, predicted=pred, support=float(k1), held=n, against=float(k2))
+            out[j] = _rescored(out[j], ka, kb, n, n_estimate, z, delta, z_guard)
             updated.append(j)
         if not updated:
             continue

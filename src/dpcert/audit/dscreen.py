@@ -49,7 +49,7 @@ from dpcert.audit.events import (
 )
 from dpcert.audit.membership import MAX_CODES  # the same bound on a code book's size
 from dpcert.audit.outputs import OutputEncoder, Sampler
-from dpcert.audit.parallel import PROBE_WAIT, Crew, Forking
+from dpcert.audit.parallel import Crew, Forking
 
 __all__ = ["FINAL", "MAX_VALUES", "discrete_screen", "halving_rounds"]
 
@@ -173,15 +173,14 @@ def _draw_all(crew: Crew | None, sampler: Sampler, pair_list: list[tuple[Any, An
               rows: int, chunk: int, until: float | None, enc: OutputEncoder | None) -> Batch:
     """:func:`_draw` of pair ``i`` in this process and, with a ``crew``, the same call (same
     ``rows`` cap and ``until``) in each of its workers, their counts merged into these."""
-    x, xp = pair_list[i]
-    if crew is None:
+    def mine(i: int, rows: int, chunk: int, until: float | None) -> Batch:
+        x, xp = pair_list[i]
         return _draw(sampler, x, xp, rows=rows, chunk=chunk, until=until, enc=enc)
-    t0 = time.perf_counter()
-    crew.send(i, rows, chunk, until)
-    got = _draw(sampler, x, xp, rows=rows, chunk=chunk, until=until, enc=enc)
-    # a worker's last chunk may overrun ``until`` as this one's may: allow it twice as long
-    now = time.perf_counter()
-    for other in crew.gather(now + max(PROBE_WAIT, 2.0 * (now - t0))):
+
+    if crew is None:
+        return mine(i, rows, chunk, until)
+    got, others = crew.alongside(mine, i, rows, chunk, until)
+    for other in others:
         got = (got[0].merge(other[0]), got[1].merge(other[1]), got[2].merge(other[2]),
                got[3].merge(other[3]))
     return got

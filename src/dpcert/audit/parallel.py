@@ -58,7 +58,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -69,6 +69,7 @@ __all__ = ["CHECKED", "PROBE", "Crew", "Forking", "Workers", "check_streams", "f
            "search_index"]
 
 Array = np.ndarray[Any, Any]
+_T = TypeVar("_T")
 #: What a worker round gives back: (pair, side, packed membership bits of each event).
 Bits = list[tuple[int, int, list[Array]]]
 
@@ -402,6 +403,17 @@ class Crew:
             out.append(_answer(conn, until, self.workers, f"search worker {w}",
                                "gave no result in time"))
         return out
+
+    def alongside(self, task: Callable[..., _T], *args: Any) -> tuple[_T, list[Any]]:
+        """:meth:`send` ``args``, run ``task(*args)`` here meanwhile, then :meth:`gather`:
+        (this process's result, the workers' results).  A worker's last chunk may overrun a
+        deadline as this process's may, so each gets max(:data:`PROBE_WAIT`, twice this
+        process's time) after it."""
+        t0 = time.perf_counter()
+        self.send(*args)
+        mine = task(*args)
+        now = time.perf_counter()
+        return mine, self.gather(now + max(PROBE_WAIT, 2.0 * (now - t0)))
 
     def close(self) -> None:
         """End the workers (idempotent)."""
