@@ -43,9 +43,20 @@ def test_wide_screen_prefers_the_count_above_medians_to_the_sum() -> None:
         assert isinstance(best.event.statistic, AboveCount) and best.predicted > 0.02
         sums = [c.predicted for c in main if isinstance(c.event.statistic, RowSum)]
         assert max(sums) < best.predicted
-        # the ladder: nested rays of the same statistic, smaller than the best event
+        # the ladders: nested rays of each statistic's best ray, smaller, same direction (the
+        # choice takes the chosen event's own)
         rungs = [c for c in got if c.ladder]
-        assert rungs and all(c.event.statistic is best.event.statistic for c in rungs)
+        assert any(c.event.statistic is best.event.statistic for c in rungs)
+        assert any(isinstance(c.event.statistic, RowSum) for c in rungs)
+        for stat in {id(c.event.statistic): c.event.statistic for c in rungs}.values():
+            head = max((c for c in main if c.event.statistic is stat),
+                       key=lambda c: c.predicted)
+            y = np.arange(21.0) if isinstance(stat, AboveCount) else np.linspace(-4e3, 4e3, 999)
+            inside = (y >= head.event.low) & (y <= head.event.high)
+            for c in (c for c in rungs if c.event.statistic is stat):
+                rung = (y >= c.event.low) & (y <= c.event.high)
+                assert c.forward == head.forward and not (rung & ~inside).any()
+                assert rung.sum() < inside.sum()
 
 
 def test_wide_screen_draws_one_chunk_and_returns_nothing_for_1d_outputs() -> None:

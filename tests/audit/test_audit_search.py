@@ -70,3 +70,63 @@ def test_sum_of_coordinates_goes_to_estimation_beside_a_lucky_coordinate() -> No
         found = search_pair(a, b, 0, n_estimate=4_000_000, z=2.5, delta=0.0)
         picked = choose(found, 2)
         assert any(isinstance(c.event.statistic, (RowSum, AboveCount)) for c in picked)
+        # each family's best ray predicted above 0 has its ladder, so the choice can take
+        # the chosen events' own (checked to fail with one ladder per search)
+        for kind in (RowSum, AboveCount, Coordinate):
+            rays = [c for c in found if not c.ladder and isinstance(c.event.statistic, kind)
+                    and c.predicted > 0 and math.isinf(c.event.low) != math.isinf(c.event.high)]
+            if rays:
+                head = max(rays, key=lambda c: c.predicted)
+                assert any(c.ladder and c.event.statistic is head.event.statistic
+                           and c.forward == head.forward for c in found)
+
+
+def _rungs(stat: object, forward: bool, levels: list[tuple[float, float]], pair: int = 0
+           ) -> list[Candidate]:
+    return [Candidate(pair, Event(stat, t, math.inf), forward, p, ladder=True)  # type: ignore[arg-type]
+            for t, p in levels]
+
+
+def test_choose_takes_the_ladder_of_the_chosen_events_own_statistic() -> None:
+    # LaplaceParallel: the best pair's *last* ladder was a coordinate's, predicted at 0, and
+    # took the four places beside the count of coordinates above their medians, whose own
+    # rungs give the bound (checked to fail when choose takes the last ladder)
+    count, coord = AboveCount(np.zeros(20)), Coordinate(3)
+    best = Candidate(0, Event(count, 12.0, math.inf), True, 0.03)
+    own = _rungs(count, True, [(14.0, 0.02), (15.0, 0.035), (16.0, 0.03), (17.0, -0.01)])
+    late = _rungs(coord, True, [(300.0, -0.0003), (500.0, -0.001), (700.0, -0.01)])
+    found = [best, *own, Candidate(0, Event(coord, 200.0, math.inf), True, -0.0001), *late]
+    picked = choose(found, 2, ladder=4)
+    assert picked[0] is best
+    # the own ladder, its best-predicted rungs first
+    assert [c.event.low for c in picked if c.ladder] == [15.0, 16.0, 14.0, 17.0]
+    assert [c.event.low for c in choose(found, 2, ladder=2) if c.ladder] == [15.0, 16.0]
+    # another direction of the same statistic is another ladder
+    other_way = _rungs(count, False, [(14.0, 0.5)])
+    assert other_way[0] not in choose([best, *other_way, *own], 2, ladder=4)
+
+
+def test_choose_shares_the_places_between_the_chosen_events_ladders() -> None:
+    count, total = AboveCount(np.zeros(20)), RowSum()
+    a = Candidate(0, Event(count, 12.0, math.inf), True, 0.03)
+    b = Candidate(0, Event(total, 900.0, math.inf), True, 0.027)
+    ra = _rungs(count, True, [(14.0, 0.02), (15.0, 0.025), (16.0, 0.01)])
+    rb = _rungs(total, True, [(2000.0, 0.02), (2500.0, 0.015), (3000.0, 0.01)])
+    picked = choose([a, b, *ra, *rb], 2, ladder=4)
+    assert picked[:2] == [a, b]
+    assert picked[2:] == [ra[1], rb[0], ra[0], rb[1]]
+
+
+def test_choose_takes_another_ladder_only_above_the_bar() -> None:
+    # the best event is an interval (no ladder of its own): the pair's last ladder goes only
+    # when a rung of it is predicted above FAMILY_SHARE of the best
+    coord, total = Coordinate(0), RowSum()
+    band = Candidate(0, Event(coord, -1.0, 1.0), True, 0.04)
+    weak = _rungs(total, True, [(1.0, 0.01), (2.0, 0.019)])
+    strong = _rungs(total, True, [(1.0, 0.01), (2.0, 0.021)])
+    assert [c for c in choose([band, *weak], 2, ladder=4) if c.ladder] == []
+    assert [c for c in choose([band, *strong], 2, ladder=4) if c.ladder] == [strong[1],
+                                                                             strong[0]]
+    # and never another pair's
+    assert [c for c in choose([band, *_rungs(total, True, [(2.0, 0.5)], pair=1)], 2,
+                              ladder=4) if c.ladder] == []

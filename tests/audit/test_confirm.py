@@ -15,8 +15,12 @@ from dpcert.audit.confirm import (
     CONTEST_HITS,
     MAX_ROWS,
     MIN_SUPPORT,
+    RESOLVE,
+    TARGET_HITS,
     confirm,
     contest,
+    target_hits,
+    thin,
 )
 from dpcert.audit.events import Event, Identity
 from dpcert.audit.parallel import Forking
@@ -40,7 +44,7 @@ def test_a_lucky_leader_is_demoted_and_a_supported_one_leads() -> None:
     # 7 of 83 vs 0 of 83 predicted 0.38 on a pair whose two inputs are the same coin; the
     # supported candidate of another pair (0.1) must lead after the confirmation
     lucky = Candidate(0, ONE, True, 0.38, support=7, held=83, against=0)
-    steady = Candidate(1, ONE, True, 0.10, support=5_000, held=100_000)
+    steady = Candidate(1, ONE, True, 0.10, support=5_000, held=100_000, against=4_400)
     got, rows = confirm([lucky, steady], _coin(0.08, 0.08), [(0, 0), (0, 1)], chunk=5_000,
                         deadline=None, n_estimate=10**6, z=2.0, delta=0.0)
     assert rows > 0
@@ -60,6 +64,22 @@ def test_a_strong_small_event_keeps_its_lead() -> None:
     assert got[1] is other          # supported and not leading: untouched
 
 
+def test_an_imprecise_leader_is_measured_again_whatever_its_hits() -> None:
+    # LaplaceParallel: a coordinate's ray seen 244 times (true log-ratio 0.005, standard
+    # error 0.09) predicted 0.046 and led the count above medians (0.035 on 5 600 hits); 300
+    # hits are over MIN_SUPPORT, but a standard error of 0.08 over a prediction of 0.05 is
+    # no evidence.  Checked to fail when only the hits make a prediction thin.
+    lucky = Candidate(0, ONE, True, 0.05, support=300, held=10_000, against=270)
+    steady = Candidate(1, ONE, True, 0.03, support=20_000, held=100_000, against=19_000)
+    assert lucky.support >= MIN_SUPPORT and thin(lucky) and not thin(steady)
+    got, rows = confirm([lucky, steady], _coin(0.03, 0.03), [(0, 0), (0, 1)], chunk=10_000,
+                        deadline=None, n_estimate=5 * 10**6, z=2.0, delta=0.0)
+    # sized for a standard error of 1/RESOLVE of the prediction: 2·(2/0.05)² = 3 200 hits
+    assert target_hits(lucky) == 2 * (RESOLVE / 0.05) ** 2 > TARGET_HITS
+    assert rows >= 100_000 and got[1] is steady
+    assert max(got, key=lambda c: c.predicted) is steady
+
+
 def test_a_supported_leader_draws_nothing() -> None:
     calls: list[int] = []
 
@@ -67,7 +87,7 @@ def test_a_supported_leader_draws_nothing() -> None:
         calls.append(n)
         return np.zeros(n)
 
-    lead = Candidate(0, ONE, True, 0.3, support=MIN_SUPPORT, held=10_000)
+    lead = Candidate(0, ONE, True, 0.3, support=MIN_SUPPORT, held=10_000, against=60)
     weak = Candidate(0, ZERO, True, 0.1, support=3, held=10_000, against=3)
     got, rows = confirm([lead, weak], mech, [(0, 1)], chunk=1_000, deadline=None,
                         n_estimate=10**6, z=2.0, delta=0.0)

@@ -7,7 +7,9 @@ Examples
 >>> import numpy as np
 >>> from dpcert.audit.events import Event, Identity
 >>> best = Candidate(0, Event(Identity(), 0.0, np.inf), True, 0.5)
->>> [c.event.describe() for c in _ladder(best, np.arange(1000.0), np.arange(1000.0))][:2]
+>>> rungs = _ladder(best, np.arange(1000.0), np.arange(1000.0), n_estimate=10**6, z=2.0,
+...                 delta=0.0)
+>>> [c.event.describe() for c in rungs][:2]
 ['output ≥ 899.1', 'output ≥ 969.03']
 """
 
@@ -19,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcert.audit.events import Event
+from dpcert.audit.events import Event, predicted_one
 
 __all__ = ["HOLDOUT", "LADDER_TAILS", "Candidate"]
 
@@ -51,18 +53,23 @@ class Candidate:
     against: float = 0.0
 
 
-def _ladder(best: Candidate, ha: Array, hb: Array) -> list[Candidate]:
+def _ladder(best: Candidate, ha: Array, hb: Array, *, n_estimate: int, z: float,
+            delta: float) -> list[Candidate]:
     """Smaller rays of ``best``'s statistic, nested inside its event: thresholds at the
-    :data:`LADDER_TAILS` quantiles (of the held-out outputs of the favoured input) beyond its
-    own.  The search cannot tell a strong event of probability 0.5 % from a weak one of 20 %
-    on 10⁵ draws; the estimation batch of 10⁶–10⁷ can, so a few nested rays go to it."""
+    :data:`LADDER_TAILS` quantiles (of the held-out outputs ``ha`` of x and ``hb`` of x', of
+    the favoured input's) beyond its own.  The search cannot tell a strong event of
+    probability 0.5 % from a weak one of 20 % on 10⁵ draws; the estimation batch of 10⁶–10⁷
+    can, so a few nested rays go to it.  Each rung's prediction is its own, on the held-out
+    outputs (the threshold is a quantile of them, so it is a little optimistic: it only ranks
+    the rungs of one ladder)."""
     low, high = float(best.event.low), float(best.event.high)
     upper = math.isinf(high) and not math.isinf(low)
     lower = math.isinf(low) and not math.isinf(high)
     if not (upper or lower):
         return []
-    s = best.event.statistic(ha if best.forward else hb)
-    s = s[np.isfinite(s)]
+    sa, sb = best.event.statistic(ha), best.event.statistic(hb)
+    s1, s2 = (sa, sb) if best.forward else (sb, sa)
+    s = s1[np.isfinite(s1)]
     if s.size == 0:
         return []
     tails = np.array(LADDER_TAILS)
@@ -73,5 +80,9 @@ def _ladder(best: Candidate, ha: Array, hb: Array) -> list[Candidate]:
         if (upper and t > low) or (lower and t < high):
             ev = Event(best.event.statistic, t, math.inf) if upper else \
                 Event(best.event.statistic, -math.inf, t)
-            out.append(Candidate(best.pair, ev, best.forward, best.predicted, True))
+            k1 = float(np.count_nonzero((s1 >= ev.low) & (s1 <= ev.high)))
+            k2 = float(np.count_nonzero((s2 >= ev.low) & (s2 <= ev.high)))
+            pred = predicted_one(k1, k2, s1.size, s2.size, n_estimate, z, delta, 1.0)
+            out.append(Candidate(best.pair, ev, best.forward, pred, True, support=k1,
+                                 held=s1.size, against=k2))
     return out

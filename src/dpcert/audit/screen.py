@@ -140,17 +140,20 @@ def wide_screen(sampler: Sampler, x: Any, xp: Any, pair: int, *, rows: int, chun
             ((kb, n - cut), (ka, n - cut))
         pred = predicted_one(float(k1), float(k2), n1, n2, n_estimate, z, delta, z_guard)
         out.append(Candidate(pair, ev, fwd, pred))
-    rays = [c for c in out if c.predicted > 0 and not isinstance(c.event.statistic, Quadrant)]
-    if rays:
+    # the ladder of each statistic's best ray (the choice takes the chosen events' own)
+    for i, stat in enumerate(stats):
+        rays = [c for c in out if c.predicted > 0 and c.event.statistic is stat]
+        if not rays:
+            continue
         best = max(rays, key=lambda c: c.predicted)
-        i = next(i for i, s in enumerate(stats) if s is best.event.statistic)
         # the ladder reads the statistic's held-out values through an identity view
-        out += [Candidate(c.pair, Event(best.event.statistic, c.event.low, c.event.high),
-                          c.forward, c.predicted, True)
+        out += [Candidate(c.pair, Event(stat, c.event.low, c.event.high), c.forward,
+                          c.predicted, True, c.support, c.held, c.against)
                 for c in _ladder(Candidate(pair, Event(_Stored(), best.event.low,
                                                        best.event.high),
                                            best.forward, best.predicted),
-                                 va[i][cut:], vb[i][cut:])]
+                                 va[i][cut:], vb[i][cut:], n_estimate=n_estimate, z=z,
+                                 delta=delta)]
     return out, n
 
 

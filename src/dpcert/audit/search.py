@@ -150,12 +150,25 @@ def search_pair(a: Array, b: Array, pair: int, *, n_estimate: int, z: float, del
                     screening=screening)
     found = rescore(found, a[cut_a:], b[cut_b:], n_estimate=n_estimate, z=z, delta=delta)
     # the ladder climbs a likelihood-ratio score (histogram, additive, logistic) when there is
-    # one: its nested rays are the Neyman–Pearson family; else the raw output's rays
+    # one: its nested rays are the Neyman–Pearson family; else the raw output's rays.  The
+    # best ray of each family predicted above 0 has one too, as :func:`choose` takes the
+    # chosen events' own ladders (LaplaceParallel's count of coordinates above their medians,
+    # chosen at ≤ 7 without one, gave 0.034 where its rays ≤ 4–5 give 0.044)
     rays = [c for c in found if math.isinf(c.event.low) != math.isinf(c.event.high)]
     scores = [c for c in rays if not isinstance(c.event.statistic, (Identity, Coordinate))
               and c.predicted > 0]
     if (scores or rays) and not screening:
-        found += _ladder(max(scores or rays, key=lambda c: c.predicted), a[cut_a:], b[cut_b:])
+        heads = [max(scores or rays, key=lambda c: c.predicted)]
+        best_of: dict[type, Candidate] = {}
+        for c in rays:
+            kind = type(c.event.statistic)
+            if c.predicted > 0 and (kind not in best_of
+                                    or c.predicted > best_of[kind].predicted):
+                best_of[kind] = c
+        heads += [c for c in best_of.values() if all(c is not h for h in heads)]
+        for head in heads:
+            found += _ladder(head, a[cut_a:], b[cut_b:], n_estimate=n_estimate, z=z,
+                             delta=delta)
     return found
 
 
@@ -481,19 +494,18 @@ def _wide(sampler: Sampler, pair_list: list[tuple[Any, Any]], found: list[Candid
     (rare strong events, invisible in the search batch, decide which pair is best: SVT Alg. 3's
     ``e^{0.24}`` event of probability 0.2 % on the half-half pair; those screens only rank the
     pairs); then the :data:`FINALISTS` best pairs (by the screen, else by the search) share
-    the rest.  A screen's ladder is kept only when its best event beats every event found
-    before it.  Returns the candidates and the draws per input."""
+    the rest.  Every screen's ladders are kept (:func:`choose` takes those of the chosen
+    events' own statistics).  Returns the candidates and the draws per input."""
     ranked = sorted((c for c in found if not c.ladder), key=lambda c: c.predicted,
                     reverse=True)
     if not ranked:
         return [], 0
-    best = ranked[0].predicted
     out: list[Candidate] = []
     drawn = 0
 
     def run(pairs: list[int], until: float | None, rows: int, keep: bool
             ) -> list[Candidate]:
-        nonlocal best, drawn
+        nonlocal drawn
         seen: list[Candidate] = []
         for j, i in enumerate(pairs):
             stop = (None if until is None else
@@ -504,13 +516,8 @@ def _wide(sampler: Sampler, pair_list: list[tuple[Any, Any]], found: list[Candid
                                  enc=enc)
             drawn += m
             seen += got
-            if not keep:
-                continue
-            top = max((c.predicted for c in got if not c.ladder), default=-math.inf)
-            if top <= best:
-                got = [c for c in got if not c.ladder]
-            best = max(best, top)
-            out.extend(got)
+            if keep:
+                out.extend(got)
         return seen
 
     rows = WIDE_MAX_ROWS if end is not None else min(WIDE_MAX_ROWS, 2 * plan.n_search)
@@ -533,8 +540,9 @@ def choose(found: list[Candidate], k: int, ladder: int = 0) -> list[Candidate]:
     """The ``k`` best candidates, from the best one's pair first (one estimation batch serves
     them all), at most one per family of statistic while that pair has other families'
     candidates; its other events, then other pairs' candidates fill the remaining places.
-    Then up to ``ladder`` of the nested smaller rays of the best ray of the best pair
-    (:func:`_ladder`)."""
+    Then up to ``ladder`` nested smaller rays (:func:`_ladder`) of the chosen events' own
+    statistics, taken in turn from each chosen event of the best pair that has them, each
+    ladder's best-predicted rungs first."""
     ranked = sorted((c for c in found if not c.ladder), key=lambda c: c.predicted,
                     reverse=True)
     if not ranked:
@@ -562,7 +570,38 @@ def choose(found: list[Candidate], k: int, ladder: int = 0) -> list[Candidate]:
     picked += [c for c in order if c not in picked and (
         c.predicted > bar or type(c.event.statistic) is type(best.event.statistic))
     ][:k - len(picked)]
-    # the rungs of the best pair's last (largest) search
+    return picked + _rungs(found, picked, best, bar, ladder)
+
+
+def _rungs(found: list[Candidate], picked: list[Candidate], best: Candidate, bar: float,
+           ladder: int) -> list[Candidate]:
+    """Up to ``ladder`` rungs for :func:`choose`: the ladders of the picked events' own
+    statistics (best pair, same direction), in turn, each by its rungs' predictions.  A ladder
+    of another statistic goes only where no picked event has one, and only when a rung of it
+    is predicted above ``bar``: LaplaceParallel sent four rays of one coordinate, predicted
+    at 0, beside the count of coordinates above their medians (whose rays, 4 000 times as
+    likely, gave the bound), because they were the best pair's last ladder."""
     rungs = [c for c in found if c.ladder and c.pair == best.pair]
-    last = rungs[-1].event.statistic if rungs else None
-    return picked + [c for c in rungs if c.event.statistic is last][:ladder]
+    if ladder <= 0 or not rungs:
+        return []
+
+    def own(c: Candidate) -> list[Candidate]:
+        mine: dict[tuple[float, float], Candidate] = {}
+        for r in rungs:
+            if r.event.statistic is c.event.statistic and r.forward == c.forward:
+                mine[(float(r.event.low), float(r.event.high))] = r
+        return sorted(mine.values(), key=lambda r: r.predicted, reverse=True)
+
+    ladders: list[list[Candidate]] = []
+    for c in picked:
+        mine = own(c) if c.pair == best.pair else []
+        if mine and all(mine[0] is not m[0] for m in ladders):
+            ladders.append(mine)
+    if not ladders:
+        last = own(rungs[-1])
+        if last and last[0].predicted > bar:
+            ladders.append(last)
+    out: list[Candidate] = []
+    for j in range(max((len(m) for m in ladders), default=0)):
+        out += [m[j] for m in ladders if j < len(m)]
+    return out[:ladder]
