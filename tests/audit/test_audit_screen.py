@@ -157,7 +157,7 @@ def test_the_wide_screen_keeps_its_slot_when_a_search_overruns(
     slots: list[float] = []
 
     def wide(*args: object) -> tuple[list[Candidate], int]:
-        end = args[-1]
+        end = args[-2]   # (..., end, fork)
         assert isinstance(end, float)
         slots.append(end - clock[0])
         return [], 0

@@ -282,3 +282,44 @@ def test_an_audit_with_workers_screens_a_few_valued_mechanism_in_both_processes(
     assert [f.workers for f in made] == [2]
     assert 0.0 < r.epsilon_lower <= math.log(3.0)
     assert _no_children()
+
+
+def test_the_wide_screen_pools_the_workers_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    # on a deadline with two processes, the rows after the first chunk are shared: the
+    # parent's values and its worker's (outputs offset by 1000 there) both come back
+    from types import SimpleNamespace
+
+    from dpcert.audit import search
+    from dpcert.audit.candidates import Candidate
+    from dpcert.audit.events import RowSum
+
+    parent = os.getpid()
+
+    def sampler(x: float, n: int) -> np.ndarray:
+        return np.full((n, 3), x + (0.0 if os.getpid() == parent else 1000.0))
+
+    seen: list[Any] = []
+
+    def fake(*args: Any, more: Any = None, **kw: Any) -> tuple[list[Any], int]:
+        seen.append(more)
+        if more is not None:
+            seen.append(more([RowSum()], 5_000, None, 0.0))
+        return [], 0
+
+    monkeypatch.setattr(search, "wide_screen", fake)
+    found = [Candidate(0, Event(RowSum(), 0.0, math.inf), True, 0.01)]
+    plan = SimpleNamespace(chunk=1_000, n_estimate=10**6, n_search=10_000)
+    pairs = [(0.0, 1.0)]
+    search._wide(sampler, pairs, found, plan, OutputEncoder(), 2.0, 0.0,
+                 time.perf_counter() + 60.0, parallel.Forking(2))
+    parts = seen[1]
+    assert [p[2] for p in parts] == [2_500, 2_500]
+    (va, vb, _), (wa, wb, _) = parts
+    assert set(va[0].tolist()) == {0.0} and set(vb[0].tolist()) == {3.0}
+    assert set(wa[0].tolist()) == {3000.0} and set(wb[0].tolist()) == {3003.0}
+    assert _no_children()
+    # one process without a deadline (a fixed number of samples) or without workers
+    for end, fork in ((None, parallel.Forking(2)), (time.perf_counter() + 60.0, None)):
+        seen.clear()
+        search._wide(sampler, pairs, found, plan, OutputEncoder(), 2.0, 0.0, end, fork)
+        assert seen == [None]

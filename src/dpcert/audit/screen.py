@@ -29,6 +29,7 @@ Examples
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -46,7 +47,7 @@ from dpcert.audit.features import fit_feature_map, fit_summary, is_float_valued
 from dpcert.audit.outputs import OutputEncoder, Sampler
 from dpcert.audit.quadrants import Quadrant, search_quadrants
 
-__all__ = ["WIDE_MAX_ROWS", "WIDE_SHARE", "wide_screen"]
+__all__ = ["WIDE_MAX_ROWS", "WIDE_SHARE", "More", "Values", "draw_values", "wide_screen"]
 
 Array = np.ndarray[Any, Any]
 
@@ -74,38 +75,69 @@ def _values(stats: list[Any], y: Array) -> list[Array]:
     return [s(y) for s in stats]
 
 
-def wide_screen(sampler: Sampler, x: Any, xp: Any, pair: int, *, rows: int, chunk: int,
-                deadline: float | None, n_estimate: int, z: float, delta: float,
-                enc: OutputEncoder | None = None) -> tuple[list[Candidate], int]:
-    """Candidate events of the cheap statistics for the pair ``(x, xp)`` (index ``pair``).
+#: One process's values of the cheap statistics: (on x's draws, on x''s draws, rows each).
+Values = tuple[list[Array], list[Array], int]
+#: Draws the rest of a screen's values: ``more(stats, rows, deadline, pace)`` gives every
+#: process's :data:`Values` (this one's first), ``rows`` in all at most (``pace``: seconds
+#: one chunk took, so none starts that would end after the deadline).
+More = Callable[[list[Any], int, "float | None", float], list[Values]]
 
-    Draws up to ``rows`` outputs of each input in chunks of ``chunk`` (both inputs the same
-    number), stopping early at ``deadline`` (``time.perf_counter()`` seconds; checked between
-    chunks).  Returns the candidates and the rows drawn per input; no candidates when no cheap
-    statistic applies (1-D, discrete or integer outputs), after one chunk."""
-    def sample(v: Any, m: int) -> Array:
-        out = sampler(v, m)
-        return np.asarray(out if enc is None else enc.encode(out, m), dtype=np.float64)
 
-    m = max(1, min(chunk, rows))
-    t0 = time.perf_counter()
-    ya, yb = sample(x, m), sample(xp, m)
-    stats = _statistics(ya, yb)
-    if not stats:
-        return [], m
-    parts_a, parts_b = [_values(stats, ya)], [_values(stats, yb)]
-    n = m
-    last = time.perf_counter() - t0
+def _sample(sampler: Sampler, v: Any, m: int, enc: OutputEncoder | None) -> Array:
+    out = sampler(v, m)
+    return np.asarray(out if enc is None else enc.encode(out, m), dtype=np.float64)
+
+
+def draw_values(sampler: Sampler, x: Any, xp: Any, stats: list[Any], *, rows: int, chunk: int,
+                deadline: float | None, enc: OutputEncoder | None = None,
+                pace: float = 0.0) -> Values:
+    """The values of ``stats`` on up to ``rows`` fresh draws of each input, in chunks of
+    ``chunk``, stopping before a chunk that would end after ``deadline`` (a chunk takes as
+    long as the last one, ``pace`` seconds before the first)."""
+    parts_a: list[list[Array]] = []
+    parts_b: list[list[Array]] = []
+    n, last = 0, pace
     while n < rows:
         now = time.perf_counter()
         if deadline is not None and now + last > deadline:
             break
         m = min(chunk, rows - n)
-        t0 = now
-        parts_a.append(_values(stats, sample(x, m)))
-        parts_b.append(_values(stats, sample(xp, m)))
+        parts_a.append(_values(stats, _sample(sampler, x, m, enc)))
+        parts_b.append(_values(stats, _sample(sampler, xp, m, enc)))
         n += m
-        last = time.perf_counter() - t0
+        last = time.perf_counter() - now
+    return ([np.concatenate([p[i] for p in parts_a]) if parts_a else np.zeros(0)
+             for i in range(len(stats))],
+            [np.concatenate([p[i] for p in parts_b]) if parts_b else np.zeros(0)
+             for i in range(len(stats))], n)
+
+
+def wide_screen(sampler: Sampler, x: Any, xp: Any, pair: int, *, rows: int, chunk: int,
+                deadline: float | None, n_estimate: int, z: float, delta: float,
+                enc: OutputEncoder | None = None, more: More | None = None
+                ) -> tuple[list[Candidate], int]:
+    """Candidate events of the cheap statistics for the pair ``(x, xp)`` (index ``pair``).
+
+    Draws up to ``rows`` outputs of each input in chunks of ``chunk`` (both inputs the same
+    number), stopping early at ``deadline`` (``time.perf_counter()`` seconds; checked between
+    chunks).  The statistics are fitted on the first chunk; ``more`` (several processes, see
+    :func:`dpcert.audit.search._wide`) draws the rest, else this process does.  Returns the
+    candidates and the rows drawn per input; no candidates when no cheap statistic applies
+    (1-D, discrete or integer outputs), after one chunk."""
+    m = max(1, min(chunk, rows))
+    t0 = time.perf_counter()
+    ya, yb = _sample(sampler, x, m, enc), _sample(sampler, xp, m, enc)
+    stats = _statistics(ya, yb)
+    if not stats:
+        return [], m
+    first: Values = (_values(stats, ya), _values(stats, yb), m)
+    pace = time.perf_counter() - t0
+    rest = ([draw_values(sampler, x, xp, stats, rows=rows - m, chunk=chunk,
+                         deadline=deadline, enc=enc, pace=pace)]
+            if more is None else more(stats, rows - m, deadline, pace))
+    parts = [first, *rest]
+    n = sum(p[2] for p in parts)
+    parts_a, parts_b = [p[0] for p in parts if p[2]], [p[1] for p in parts if p[2]]
     va = [np.concatenate([p[i] for p in parts_a]) for i in range(len(stats))]
     vb = [np.concatenate([p[i] for p in parts_b]) for i in range(len(stats))]
     cut = n - int(HOLDOUT * n)

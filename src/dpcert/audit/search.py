@@ -37,6 +37,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable
@@ -75,10 +76,17 @@ from dpcert.audit.features import (
     is_float_valued,
 )
 from dpcert.audit.outputs import OutputEncoder, Sampler
-from dpcert.audit.parallel import Forking
+from dpcert.audit.parallel import Crew, Forking
 from dpcert.audit.pscreen import pattern_screen
 from dpcert.audit.quadrants import search_quadrants
-from dpcert.audit.screen import WIDE_MAX_ROWS, WIDE_SHARE, wide_screen
+from dpcert.audit.screen import (
+    WIDE_MAX_ROWS,
+    WIDE_SHARE,
+    More,
+    Values,
+    draw_values,
+    wide_screen,
+)
 from dpcert.errors import InvalidParameter
 
 __all__ = ["HOLDOUT", "LADDER_TAILS", "Candidate", "choose", "draw", "rescore", "run_search",
@@ -444,7 +452,7 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
         # under-estimated the cost per draw: LaplaceParallel's first search of 2·10^5 draws
         # ran 0.6 s past the search's end, the screen got one chunk and the audit 0.0)
         wide_end = None if end is None else max(end, time.perf_counter() + wide_slot)
-        got, rows = _wide(sampler, pair_list, found, plan, enc, z, delta, wide_end)
+        got, rows = _wide(sampler, pair_list, found, plan, enc, z, delta, wide_end, fork)
         found += got
         drawn += 2 * rows
     found, extra = _confirm(found, sampler, pair_list, plan, enc, z, delta, t_start, end)
@@ -487,21 +495,59 @@ def _few_patterns(found: list[Candidate]) -> list[Pattern]:
 
 
 def _wide(sampler: Sampler, pair_list: list[tuple[Any, Any]], found: list[Candidate],
-          plan: Any, enc: OutputEncoder, z: float, delta: float, end: float | None
-          ) -> tuple[list[Candidate], int]:
+          plan: Any, enc: OutputEncoder, z: float, delta: float, end: float | None,
+          fork: Forking | None = None) -> tuple[list[Candidate], int]:
     """The wide screen (:mod:`dpcert.audit.screen`) until ``end``.  With more than
     :data:`FINALISTS` pairs, every pair is first screened on :data:`WIDE_FIRST` of the time
     (rare strong events, invisible in the search batch, decide which pair is best: SVT Alg. 3's
     ``e^{0.24}`` event of probability 0.2 % on the half-half pair; those screens only rank the
     pairs); then the :data:`FINALISTS` best pairs (by the screen, else by the search) share
     the rest.  Every screen's ladders are kept (:func:`choose` takes those of the chosen
-    events' own statistics).  Returns the candidates and the draws per input."""
+    events' own statistics).  On a deadline with ``fork`` (``workers > 1``), each screen's
+    rows after the first chunk are drawn by that many processes (:class:`~dpcert.audit.
+    parallel.Crew`), the same share and deadline each, and their statistics' values pooled:
+    LaplaceParallel's count of coordinates above their medians needs about 10⁶ rows to be
+    told from the sum and from lucky coordinates.  Returns the candidates and the draws per
+    input."""
     ranked = sorted((c for c in found if not c.ladder), key=lambda c: c.predicted,
                     reverse=True)
     if not ranked:
         return [], 0
+    if end is not None and fork is not None and fork.workers > 1:
+        # (the workers run the task inherited at the fork, with the arguments sent)
+        with Crew(fork, functools.partial(_wide_values, sampler, pair_list, plan.chunk,
+                                          enc)) as crew:
+            return _wide_runs(sampler, pair_list, ranked, plan, enc, z, delta, end, crew)
+    return _wide_runs(sampler, pair_list, ranked, plan, enc, z, delta, end, None)
+
+
+def _wide_values(sampler: Sampler, pair_list: list[tuple[Any, Any]], chunk: int,
+                 enc: OutputEncoder, i: int, stats: list[Any], rows: int,
+                 until: float | None, pace: float) -> Values:
+    """One process's share of a wide screen of pair ``i`` (:func:`~dpcert.audit.screen.
+    draw_values`)."""
+    x, xp = pair_list[i]
+    return draw_values(sampler, x, xp, stats, rows=rows, chunk=chunk, deadline=until, enc=enc,
+                       pace=pace)
+
+
+def _wide_runs(sampler: Sampler, pair_list: list[tuple[Any, Any]], ranked: list[Candidate],
+               plan: Any, enc: OutputEncoder, z: float, delta: float, end: float | None,
+               crew: Crew | None) -> tuple[list[Candidate], int]:
     out: list[Candidate] = []
     drawn = 0
+
+    def more(i: int) -> More | None:
+        if crew is None:
+            return None
+        task = functools.partial(_wide_values, sampler, pair_list, plan.chunk, enc)
+
+        def draw(stats: list[Any], rows: int, until: float | None, pace: float
+                 ) -> list[Values]:
+            share = -(-rows // crew.workers)
+            mine, others = crew.alongside(task, i, stats, share, until, pace)
+            return [mine, *others]
+        return draw
 
     def run(pairs: list[int], until: float | None, rows: int, keep: bool
             ) -> list[Candidate]:
@@ -513,7 +559,7 @@ def _wide(sampler: Sampler, pair_list: list[tuple[Any, Any]], found: list[Candid
             x, xp = pair_list[i]
             got, m = wide_screen(sampler, x, xp, i, rows=rows, chunk=plan.chunk,
                                  deadline=stop, n_estimate=plan.n_estimate, z=z, delta=delta,
-                                 enc=enc)
+                                 enc=enc, more=more(i))
             drawn += m
             seen += got
             if keep:
