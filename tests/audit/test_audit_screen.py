@@ -41,6 +41,9 @@ def test_wide_screen_prefers_the_count_above_medians_to_the_sum() -> None:
         main = [c for c in got if not c.ladder]
         best = max(main, key=lambda c: c.predicted)
         assert isinstance(best.event.statistic, AboveCount) and best.predicted > 0.02
+        # the held-out hits are recorded (a thin prediction is then confirmed)
+        assert all(c.held == 66_666 for c in main)   # the last third of 200 000 rows
+        assert all(0 < c.support < c.held for c in main if c.predicted > 0)
         sums = [c.predicted for c in main if isinstance(c.event.statistic, RowSum)]
         assert max(sums) < best.predicted
         # the ladders: nested rays of each statistic's best ray, smaller, same direction (the

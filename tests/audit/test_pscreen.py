@@ -86,6 +86,12 @@ def test_independent_blocks_intersect_into_a_stronger_event() -> None:
     y = mech(0, 1_000)
     want = np.logical_and.reduce([e.contains(y) for e in best.event.statistic.events])
     assert np.array_equal(best.event.contains(y), want)
+    # every rung shares its ray's statistic object (one Composed per pattern and score), so
+    # the choice can take a chosen ray's own ladder (checked to fail with a Composed per
+    # candidate)
+    rungs = [c for c in got if c.ladder]
+    assert rungs and all(any(r.event.statistic is c.event.statistic for c in parts)
+                         for r in rungs)
 
 
 def test_copies_of_one_block_are_not_intersected() -> None:

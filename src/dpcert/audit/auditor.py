@@ -409,8 +409,9 @@ def audit(mechanism: Any, pairs: Sequence[Any] | None = None, *, claimed: Any = 
     workers
         Processes drawing the estimation batch (this one and ``workers − 1`` forked ones,
         :mod:`dpcert.audit.parallel`): about ``workers``× the draws in the same time on as many
-        free cores.  On a time budget, the search's screens of few-valued outputs (the
-        discrete and pattern screens) draw in as many processes too.  The processes must draw
+        free cores.  On a time budget, the search's screens (the discrete and pattern
+        screens of few-valued outputs, the wide screen of numeric vectors) draw in as many
+        processes too.  The processes must draw
         independent outputs: dpcert measurements do (they read the OS CSPRNG); a black box
         holding its own generator needs ``worker_init``.
         Outputs that repeat between processes stop the audit with

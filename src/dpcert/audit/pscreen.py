@@ -105,11 +105,20 @@ def pattern_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]],
                                     eliminated=dropped, fork=fork)
     drawn += screened
 
+    # one Composed per (pattern, arm's score): a ray and its ladder keep one statistic, which
+    # is how the choice finds an event's own ladder
+    wrapped: dict[tuple[int, int], Composed] = {}
+
     def on_output(cs: list[Candidate]) -> list[Candidate]:
-        return [Candidate(c.pair // k, Event(Composed(patterns[c.pair % k], c.event.statistic),
-                                             c.event.low, c.event.high),
-                          c.forward, c.predicted, c.ladder, c.support, c.held, c.against)
-                for c in cs]
+        out = []
+        for c in cs:
+            key = (c.pair % k, id(c.event.statistic))
+            if key not in wrapped:
+                wrapped[key] = Composed(patterns[c.pair % k], c.event.statistic)
+            out.append(Candidate(c.pair // k, Event(wrapped[key], c.event.low, c.event.high),
+                                 c.forward, c.predicted, c.ladder, c.support, c.held,
+                                 c.against))
+        return out
 
     found = on_output(got)
     if join:
