@@ -514,10 +514,12 @@ def _wide(sampler: Sampler, pair_list: list[tuple[Any, Any]], found: list[Candid
     if not ranked:
         return [], 0
     if end is not None and fork is not None and fork.workers > 1:
-        # (the workers run the task inherited at the fork, with the arguments sent)
-        with Crew(fork, functools.partial(_wide_values, sampler, pair_list, plan.chunk,
-                                          enc)) as crew:
-            return _wide_runs(sampler, pair_list, ranked, plan, enc, z, delta, end, crew)
+        # (the workers run the task inherited at the fork, with the arguments sent; this
+        # process runs the same task beside them)
+        task = functools.partial(_wide_values, sampler, pair_list, plan.chunk, enc)
+        with Crew(fork, task) as crew:
+            return _wide_runs(sampler, pair_list, ranked, plan, enc, z, delta, end,
+                              (crew, task))
     return _wide_runs(sampler, pair_list, ranked, plan, enc, z, delta, end, None)
 
 
@@ -533,14 +535,15 @@ def _wide_values(sampler: Sampler, pair_list: list[tuple[Any, Any]], chunk: int,
 
 def _wide_runs(sampler: Sampler, pair_list: list[tuple[Any, Any]], ranked: list[Candidate],
                plan: Any, enc: OutputEncoder, z: float, delta: float, end: float | None,
-               crew: Crew | None) -> tuple[list[Candidate], int]:
+               forked: tuple[Crew, Callable[..., Values]] | None
+               ) -> tuple[list[Candidate], int]:
     out: list[Candidate] = []
     drawn = 0
 
     def more(i: int) -> More | None:
-        if crew is None:
+        if forked is None:
             return None
-        task = functools.partial(_wide_values, sampler, pair_list, plan.chunk, enc)
+        crew, task = forked
 
         def draw(stats: list[Any], rows: int, until: float | None, pace: float
                  ) -> list[Values]:
