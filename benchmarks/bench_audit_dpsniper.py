@@ -26,6 +26,7 @@ import argparse
 import importlib.util
 import json
 import os
+import platform
 import sys
 import time
 from pathlib import Path
@@ -94,6 +95,19 @@ def summary(rows: list[dict[str, Any]], subs: Any) -> str:
             f"({len(mine)}): sum of mean bounds {ours:.4f} (DP-Sniper {theirs:.4f})")
 
 
+def cpu_model() -> str:
+    """The processor's model name (Linux ``/proc/cpuinfo``; else ``platform.processor()``):
+    the draws an audit gets in its budget, and so the bounds, depend on it (a 2-core AMD EPYC
+    drew about 7× as many as the 2-core machine of docs/auditor.md rounds 1-13)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown processor"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -110,7 +124,8 @@ def main() -> None:
     args = ap.parse_args()
     rows = []
     print(f"confidence {args.confidence:g}; budget {args.budget_fraction:g} × DP-Sniper's "
-          f"search time; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
+          f"search time; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
+          f"({cpu_model()}); "
           f"{args.workers} worker process(es)")
     print(f"{'mechanism':19s} {'claim':>6s} {'DP-Sniper ε≥':>12s} {'dpcert ε≥ (seeds)':>26s} "
           f"{'≥?':>3s} {'DP-Sniper s':>11s} {'dpcert s':>9s} {'draws/input':>18s} verdict")
