@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcert.audit.features import REFINE_BINS, Pattern
+from dpcert.audit.features import Pattern, most_bins
 
 __all__ = ["CountPattern", "count_pattern"]
 
@@ -92,10 +92,9 @@ class CountPattern:
 
 def count_pattern(pattern: Pattern, y: Array, max_values: int) -> CountPattern | None:
     """The :class:`CountPattern` of ``pattern``'s block and atoms, its sums split at quantiles
-    of the sums in ``y`` (outputs) into the most bins of
-    :data:`~dpcert.audit.features.REFINE_BINS` that keep at most ``max_values`` distinct
-    values on ``y``; None when no row of ``y`` has a number in the block or even 2 bins are
-    too many.
+    of the sums in ``y`` (outputs) into the most bins that keep at most ``max_values``
+    distinct values on ``y`` (:func:`~dpcert.audit.features.most_bins`); None when no row
+    of ``y`` has a number in the block or even 2 bins are too many.
 
     >>> import numpy as np
     >>> rng = np.random.default_rng(1)  # insecure-ok: test data for the doctest, not noise
@@ -110,12 +109,5 @@ def count_pattern(pattern: Pattern, y: Array, max_values: int) -> CountPattern |
     _, total, has = CountPattern(pattern.columns, pattern.atoms).parts(y)
     if not has.any():
         return None
-    sums = total[has]
-    for bins in REFINE_BINS:
-        q = np.unique(np.quantile(sums, np.linspace(0.0, 1.0, bins + 1)[1:-1]))
-        if q.size == 0:
-            continue
-        counted = CountPattern(pattern.columns, pattern.atoms, tuple(float(v) for v in q))
-        if np.unique(counted(y), axis=0).shape[0] <= max_values:
-            return counted
-    return None
+    return most_bins(total[has], y,
+                     lambda cuts: CountPattern(pattern.columns, pattern.atoms, cuts), max_values)

@@ -34,8 +34,9 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -56,6 +57,7 @@ __all__ = [
     "fit_patterns",
     "fit_summary",
     "is_float_valued",
+    "most_bins",
     "refine_pattern",
 ]
 
@@ -420,6 +422,12 @@ class Pattern:
         return f"atom pattern of coordinate{'s' if len(cols) > 1 else ''} {where}{binned}"
 
 
+class _Binned(Protocol):
+    def __call__(self, y: Array) -> Array: ...
+
+
+_Map = TypeVar("_Map", bound=_Binned)
+
 #: Bins tried (most first) for the numbers of a refined pattern (:func:`refine_pattern`).
 REFINE_BINS = (8, 6, 4, 3, 2)
 
@@ -444,13 +452,22 @@ def refine_pattern(pattern: Pattern, y: Array, max_values: int) -> Pattern | Non
     numbers = cols[~is_atom & np.isfinite(cols)]
     if numbers.size == 0:
         return None
+    return most_bins(numbers, y, lambda cuts: Pattern(pattern.columns, pattern.atoms, cuts),
+                     max_values)
+
+
+def most_bins(values: Array, y: Array, make: Callable[[tuple[float, ...]], _Map],
+              max_values: int) -> _Map | None:
+    """``make(cuts)`` with ``values`` cut at their quantiles into the most bins of
+    :data:`REFINE_BINS` whose map keeps at most ``max_values`` distinct rows on the outputs
+    ``y``; None when even 2 bins are too many (or the values have one quantile only)."""
     for bins in REFINE_BINS:
-        q = np.unique(np.quantile(numbers, np.linspace(0.0, 1.0, bins + 1)[1:-1]))
+        q = np.unique(np.quantile(values, np.linspace(0.0, 1.0, bins + 1)[1:-1]))
         if q.size == 0:
             continue
-        refined = Pattern(pattern.columns, pattern.atoms, tuple(float(v) for v in q))
-        if np.unique(refined(y), axis=0).shape[0] <= max_values:
-            return refined
+        binned = make(tuple(float(v) for v in q))
+        if np.unique(binned(y), axis=0).shape[0] <= max_values:
+            return binned
     return None
 
 
