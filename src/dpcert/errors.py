@@ -25,6 +25,7 @@ __all__ = [
     "InvalidParameter",
     "MeasureMismatch",
     "MetricMismatch",
+    "InadmissibleColumn",
     "OutOfDomain",
     "ReleaseFailed",
     "UnsafeExpression",
@@ -49,6 +50,12 @@ class OutOfDomain(DPCertError, ValueError):
 
 class DomainMismatch(DPCertError, TypeError):
     """Two components were chained whose domains do not agree."""
+
+
+class InadmissibleColumn(InvalidParameter):
+    """A column the plan reads has a type the engine does not admit for its role (privacy unit,
+    group key, value, filter); the message names the column, its type and the nearest cast that
+    would admit it.  Raised by the admission step, before anything is charged."""
 
 
 class MetricMismatch(DPCertError, TypeError):

@@ -250,7 +250,7 @@ def test_the_harness_catches_a_nan_unit_split(monkeypatch: pytest.MonkeyPatch) -
 @pytest.mark.parametrize("values", [[[1], [2]], [{"a": 1}, {"a": 2}]])
 def test_unit_types_without_exact_comparison_are_refused(values: list[Any]) -> None:
     df = pl.DataFrame({"uid": values, "g": ["a", "b"]})
-    with pytest.raises(errors.InvalidParameter, match="compared exactly"):
+    with pytest.raises(errors.InadmissibleColumn, match="does not admit as a privacy unit"):
         dp.Session(df, "uid", budget=dp.PureDP(1.0))
 
 

@@ -20,7 +20,7 @@ from dpcert.backends._polars_types import _canonical, _logical
 from dpcert.backends.base import GroupedStats, StatSpec
 from dpcert.errors import InvalidParameter, OutOfDomain
 
-__all__ = ["fixed_point_expr", "grouped_stats"]
+__all__ = ["fixed_point_expr", "grouped_stats", "public_keys_frame"]
 
 _SPLIT = 24
 
@@ -43,7 +43,7 @@ def fixed_point_expr(spec: StatSpec) -> pl.Expr:
     return pl.when(missing).then(pl.lit(rl, pl.Float64)).otherwise(r).cast(pl.Int64)
 
 
-def _public_keys(keys: Sequence[tuple[Any, ...]], by: list[str], schema: Any) -> pl.DataFrame:
+def public_keys_frame(keys: Sequence[tuple[Any, ...]], by: list[str], schema: Any) -> pl.DataFrame:
     """Public keys as a frame of the key columns' types: strict cast, canonical, distinct."""
     if any(len(k) != len(by) for k in keys):
         raise InvalidParameter(f"keys: every public key must have {len(by)} values for {by}")
@@ -90,7 +90,7 @@ def grouped_stats(lf: pl.LazyFrame, by: list[str], keys: Sequence[tuple[Any, ...
     check_specs(specs, _logical_schema(schema))
     if keys is not None and not by:
         raise InvalidParameter("keys: public keys need group columns (by)")
-    kdf = _public_keys(keys, by, schema) if keys is not None else None
+    kdf = public_keys_frame(keys, by, schema) if keys is not None else None
     lf = lf.with_columns([_canonical(c, schema[c]) for c in by]) if by else lf
     aggs: list[pl.Expr] = [pl.len().cast(pl.Int64).alias("#n")]
     for s in specs:

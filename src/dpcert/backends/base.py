@@ -39,6 +39,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from dpcert.backends.admission import AdmittedColumn, AdmittedType, Role
+
 __all__ = ["BoundSpec", "FrameOps", "GroupedStats", "StatKind", "StatSpec"]
 
 #: ``count``: rows; ``unit_count``: distinct privacy units; ``fixed_sum``/``fixed_sum_sq``:
@@ -100,6 +102,37 @@ class FrameOps(Protocol):
         """Column name → logical type (``"int"``, ``"float"``, ``"str"``, ``"bool"``,
         ``"date"``, ``"datetime"`` (time-zone-aware instants), ``"datetime_ntz"`` (naive
         wall-clock times) or ``"other"``); reads no rows."""
+        ...
+
+    def native_schema(self, data: Any) -> Mapping[str, Any]:
+        """Column name → the engine's own data type (reads no rows)."""
+        ...
+
+    def admitted_type(self, column: str, dtype: Any, role: Role) -> AdmittedType:
+        """The internal type of ``column`` (engine type ``dtype``) in ``role``, or
+        :class:`~dpcert.errors.InadmissibleColumn` (:mod:`dpcert.backends.admission`)."""
+        ...
+
+    def admit(self, data: Any, columns: Sequence[AdmittedColumn]) -> Any:
+        """The admitted frame: exactly ``columns`` under their internal names and types; total
+        on every frame of the schema the columns were admitted from."""
+        ...
+
+    def admit_keys(self, by: Sequence[str], keys: Sequence[tuple[Any, ...]],
+                   native: Mapping[str, Any], columns: Sequence[AdmittedColumn]
+                   ) -> tuple[tuple[Any, ...], ...]:
+        """Public keys of the user's key columns ``by`` as the admitted key ``columns`` hold
+        them; keys that do not fit the column types or repeat are refused."""
+        ...
+
+    def predicate_columns(self, predicates: Sequence[Any]) -> tuple[str, ...]:
+        """The columns that checked predicates read."""
+        ...
+
+    def rename_predicates(self, predicates: Sequence[Any], mapping: Mapping[str, str],
+                          schema: Mapping[str, str]) -> tuple[Any, ...]:
+        """Checked predicates rewritten to read ``mapping[c]`` for each column ``c`` of the
+        admitted ``schema``."""
         ...
 
     def check_predicates(self, predicates: Sequence[Any],

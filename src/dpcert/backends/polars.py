@@ -28,8 +28,10 @@ import numpy as np
 import polars as pl
 
 from dpcert.backends import _hash
-from dpcert.backends._polars_stats import grouped_stats
+from dpcert.backends._polars_admit import admit_frame, admitted_type, rename_columns
+from dpcert.backends._polars_stats import grouped_stats, public_keys_frame
 from dpcert.backends._polars_types import _canonical, _logical
+from dpcert.backends.admission import AdmittedColumn, AdmittedType, Role
 from dpcert.backends.base import BoundSpec, GroupedStats, StatSpec
 from dpcert.errors import InvalidParameter
 
@@ -360,6 +362,37 @@ class PolarsBackend:
     def schema(self, data: Any) -> Mapping[str, str]:
         """Column name → logical type (reads no rows)."""
         return {k: _logical(v) for k, v in to_lazy(data).collect_schema().items()}
+
+    def native_schema(self, data: Any) -> Mapping[str, Any]:
+        """Column name → Polars dtype (reads no rows)."""
+        return dict(to_lazy(data).collect_schema())
+
+    def admitted_type(self, column: str, dtype: Any, role: Role) -> AdmittedType:
+        """The internal type of a column in a role (:mod:`dpcert.backends._polars_admit`)."""
+        return admitted_type(column, dtype, role)
+
+    def admit(self, data: Any, columns: Sequence[AdmittedColumn]) -> pl.LazyFrame:
+        """The admitted frame: exactly ``columns``, renamed and cast (total)."""
+        return admit_frame(to_lazy(data), tuple(columns))
+
+    def admit_keys(self, by: Sequence[str], keys: Sequence[tuple[Any, ...]],
+                   native: Mapping[str, Any], columns: Sequence[AdmittedColumn]
+                   ) -> tuple[tuple[Any, ...], ...]:
+        """Public keys cast strictly to the key columns' dtypes (refused if they do not fit or
+        repeat), then mapped as the columns are admitted."""
+        kdf = public_keys_frame(keys, list(by), native)
+        out = admit_frame(kdf.lazy(), tuple(columns)).collect()
+        return tuple(tuple(r) for r in out.iter_rows())
+
+    def predicate_columns(self, predicates: Sequence[Any]) -> tuple[str, ...]:
+        """The columns the (checked) predicates read."""
+        return tuple(dict.fromkeys(c for p in predicates for c in p.meta.root_names()))
+
+    def rename_predicates(self, predicates: Sequence[Any], mapping: Mapping[str, str],
+                          schema: Mapping[str, str]) -> tuple[Any, ...]:
+        """The predicates reading ``mapping[c]`` for each column ``c``, checked again on the
+        admitted ``schema``."""
+        return self.check_predicates([rename_columns(p, mapping) for p in predicates], schema)
 
     def check_predicates(self, predicates: Sequence[Any],
                          schema: Mapping[str, str]) -> tuple[Any, ...]:

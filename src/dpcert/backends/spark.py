@@ -62,6 +62,13 @@ import numpy as np
 
 from dpcert.backends import _hash
 from dpcert.backends._fixed import check_specs, fixed_bounds, private_key_order
+from dpcert.backends.admission import (
+    AdmittedColumn,
+    AdmittedType,
+    Role,
+    internal_name,
+    refuse,
+)
 from dpcert.backends.base import BoundSpec, GroupedStats, StatSpec
 from dpcert.errors import InvalidParameter, OutOfDomain, ReleaseFailed
 
@@ -135,6 +142,11 @@ def read_table(path: str, *, master: str | None = None, remote: str | None = Non
     raise InvalidParameter(f"path={path!r}: expected a .csv or .parquet path")
 
 
+#: Spark types a value column may have (read as double).
+_NUMERIC_TYPES = frozenset({"ByteType", "ShortType", "IntegerType", "LongType", "FloatType",
+                            "DoubleType", "DecimalType"})
+
+
 def _logical(dtype: Any) -> str:
     return _TYPES.get(type(dtype).__name__, "other")
 
@@ -201,6 +213,58 @@ class SparkBackend:
         _check_frame(data)
         self._bounding(data)
         return {f.name: _logical(f.dataType) for f in data.schema.fields}
+
+    def native_schema(self, data: Any) -> Mapping[str, Any]:
+        """Column name → Spark data type (reads no rows)."""
+        _check_frame(data)
+        return {f.name: f.dataType for f in data.schema.fields}
+
+    def admitted_type(self, column: str, dtype: Any, role: Role) -> AdmittedType:
+        """The internal type of a column in a role (:mod:`dpcert.backends.admission`)."""
+        kind = type(dtype).__name__
+        if role == "value":
+            if kind in _NUMERIC_TYPES:
+                return "float"
+            raise refuse(column, dtype.simpleString(), role, "to double")
+        if kind in _TYPES and kind != "TimestampNTZType":
+            return _TYPES[kind]  # type: ignore[return-value]
+        if kind == "TimestampNTZType":
+            return "datetime_ntz"
+        cast = {"DecimalType": "to double or to string", "BinaryType": "to string: hex(...)",
+                "NullType": "to the type the column should have: every value is null"}.get(
+            kind, "to bigint, double, string, boolean, date or timestamp")
+        raise refuse(column, dtype.simpleString(), role, cast)
+
+    def admit(self, data: Any, columns: Sequence[AdmittedColumn]) -> Any:
+        """The admitted frame: exactly ``columns``, renamed and cast (total casts only)."""
+        _check_frame(data)
+        F, _ = _api(data)
+        target = {"int": "bigint", "float": "double", "str": "string"}
+        if not columns:  # a plan that reads no column still counts rows
+            return data.select(F.lit(0).cast("bigint").alias(internal_name(0)))
+        return data.select([
+            (F.col(_q(c.user)).cast(target[c.type]) if c.type in target
+             else F.col(_q(c.user))).alias(c.internal) for c in columns])
+
+    def admit_keys(self, by: Sequence[str], keys: Sequence[tuple[Any, ...]],
+                   native: Mapping[str, Any], columns: Sequence[AdmittedColumn]
+                   ) -> tuple[tuple[Any, ...], ...]:
+        """Public keys checked against the admitted key types (no implicit conversion)."""
+        kinds = {c.internal: c.type for c in columns}
+        return tuple(_public_keys(keys, [c.internal for c in columns], kinds))
+
+    def predicate_columns(self, predicates: Sequence[Any]) -> tuple[str, ...]:
+        """The columns the (checked) predicates read."""
+        from dpcert.backends.spark_expr import tree_columns
+
+        return tuple(dict.fromkeys(c for p in predicates for c in tree_columns(p.tree)))
+
+    def rename_predicates(self, predicates: Sequence[Any], mapping: Mapping[str, str],
+                          schema: Mapping[str, str]) -> tuple[Any, ...]:
+        """The checked predicates reading ``mapping[c]`` for each column ``c``."""
+        from dpcert.backends.spark_expr import CheckedPredicate, rename_tree
+
+        return tuple(CheckedPredicate(rename_tree(p.tree, mapping)) for p in predicates)
 
     def check_predicates(self, predicates: Sequence[Any],
                          schema: Mapping[str, str]) -> tuple[Any, ...]:

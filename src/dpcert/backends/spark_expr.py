@@ -45,7 +45,7 @@ from typing import Any
 from dpcert.errors import UnsafeExpression
 
 __all__ = ["CheckedPredicate", "check_spark_predicate", "parse_column_text", "parse_sql",
-           "to_spark"]
+           "rename_tree", "to_spark", "tree_columns"]
 
 Node = tuple[Any, ...]
 _CMP = {"=": "=", "==": "=", "<>": "!=", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
@@ -310,9 +310,30 @@ class CheckedPredicate:
         return to_spark(self.tree, F)
 
 
+def tree_columns(tree: Node) -> list[str]:
+    """The columns a checked tree reads, in order of appearance."""
+    if tree[0] == "col":
+        return [tree[1]]
+    if tree[0] == "lit":
+        return []
+    return [c for sub in tree[1:] if isinstance(sub, tuple) for c in tree_columns(sub)]
+
+
+def rename_tree(tree: Node, mapping: Mapping[str, str]) -> Node:
+    """The tree reading ``mapping[c]`` wherever it read column ``c``."""
+    if tree[0] == "col":
+        return ("col", mapping[tree[1]])
+    if tree[0] == "lit":
+        return tree
+    return (tree[0], *(rename_tree(s, mapping) if isinstance(s, tuple) else s for s in tree[1:]))
+
+
 def check_spark_predicate(p: Any, schema: Mapping[str, str]) -> CheckedPredicate:
     """A SQL string or Spark Column as a :class:`CheckedPredicate` (rebuilt by dpcert, never
     the caller's object), or :class:`UnsafeExpression` naming what is not allowed."""
+    if isinstance(p, CheckedPredicate):  # already checked, renamed to admitted columns
+        _kind(p.tree, schema, str(p.tree))
+        return p
     if isinstance(p, str):
         from dpcert.backends._allow import check_polars_predicate
 

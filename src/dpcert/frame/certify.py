@@ -134,15 +134,26 @@ class CheckResult:
 def check_certificate(cert: Mapping[str, Any]) -> CheckResult:
     """Re-compile the certificate's plan under its budget and compare the charged amount and
     every step's constructor, ``d_in``, ``d_out`` and proof note."""
+    from dpcert.frame.admit import admission_from_json
     from dpcert.frame.compile import compile_plan
 
     if cert.get("format") != FORMAT:
         raise InvalidParameter(f"format={cert.get('format')!r}: expected {FORMAT!r}")
     plan = plan_from_json(cert["plan"])
     budget = budget_from_json(cert["budget"])
-    m = compile_plan(plan, budget, schema=dict(cert["schema"]), backend=None)
+    admit = [s for s in cert.get("steps", []) if isinstance(s, dict)
+             and s.get("constructor") == "admit"]
+    admission = None
+    if admit:  # releases start with the admission step; its record is re-checked below
+        params = admit[0].get("params")
+        admission = admission_from_json(params.get("columns") if isinstance(params, dict)
+                                        else None, plan, dict(cert["schema"]))
+    m = compile_plan(plan, budget, schema=dict(cert["schema"]), backend=None,
+                     admission=admission)
     charged = m.map(1)
     msgs: list[str] = []
+    if len(admit) > 1 or ("backend" in cert and not admit):
+        msgs.append(f"steps: {len(admit)} admission steps; a release has exactly one")
     if jsonable(charged) != cert.get("charged_exact"):
         msgs.append(f"charged: recorded {cert.get('charged_exact')} != recompiled "
                     f"{jsonable(charged)}")

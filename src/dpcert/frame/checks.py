@@ -188,13 +188,10 @@ def internal_prefix(columns: Sequence[str]) -> str:
 
 
 
-_NUMERIC = (pl.Float32, pl.Float64, pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16,
-            pl.UInt32, pl.UInt64)
-
-
 def check_schema(lf: pl.LazyFrame, plan: QueryPlan) -> dict[str, Any]:
-    """Everything about ``plan`` that can be checked on the schema, before any charge: columns
-    exist with usable types, the unit can be compared exactly and is not a group key, filters
+    """Everything about ``plan`` that can be checked on the schema, before any charge (besides
+    the admission of its columns' types, :func:`dpcert.frame.admit.admit_plan`): columns
+    exist, the unit can be compared exactly and is not a group key, filters
     are row-local and infallible, public keys fit their columns and are distinct, output names
     do not collide, bounds are finite enough.  Reads no rows.
 
@@ -210,11 +207,7 @@ def check_schema(lf: pl.LazyFrame, plan: QueryPlan) -> dict[str, Any]:
     for col in plan.columns:
         if col not in schema:
             raise InvalidParameter(f"unknown column {col!r}; the data has {sorted(schema)}")
-    for a in plan.aggregates:
-        for col in a.columns:
-            if schema[col] not in _NUMERIC:
-                raise InvalidParameter(
-                    f"{a.name}: column {col!r} has type {schema[col]}, not numeric")
+    for a in plan.aggregates:  # value types: the admission step (dpcert.frame.admit)
         if isinstance(a, (Sum, Mean, Variance, Quantile)):
             check_bounds_magnitude(a.name, a.bounds)
     check_unit_column(plan.privacy_unit, plan.group_keys, schema)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -49,6 +49,7 @@ from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
 from dpcert.core.metrics import L1Distance, L2Distance
 from dpcert.core.transformation import Transformation
 from dpcert.errors import BudgetExceeded, InvalidParameter, MeasureMismatch
+from dpcert.frame.admit import Admission, make_admit
 from dpcert.frame.checks import check_scale_limit
 from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, QueryPlan, Sum, Variance
 from dpcert.frame.postprocess import ReleaseTable, mean_interval, variance_interval
@@ -182,7 +183,8 @@ def _noise(sel: Transformation, share: Fraction, d1: tuple[int, int, int], zcdp:
 
 def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
                  backend: FrameOps | None, key: bytes | None = None, alpha: Any = 0.05,
-                 source: Any = None, neighbours: Any = None) -> Measurement:
+                 source: Any = None, neighbours: Any = None,
+                 admission: Admission | None = None) -> Measurement:
     """The release of ``plan`` as one Measurement on ``(FrameDomain(schema), UnitDistance)``.
 
     Parameters
@@ -195,6 +197,8 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
     alpha : interval level of the output table
     source : entropy for fresh bounding keys (tests only)
     neighbours : optional ``d_in ↦ [(frame, frame'), ...]`` for auditing (``FrameDomain``)
+    admission : the plan admitted on its data (:func:`dpcert.frame.admit.admit_plan`); releases
+        always pass one, so code after the charge reads internal names and admitted types only
 
     Returns
     -------
@@ -204,7 +208,7 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
         Its ``map(1)`` is what the release costs.
     """
     pre = compile_transformation(plan, budget, schema=schema, backend=backend, key=key,
-                                 source=source, neighbours=neighbours)
+                                 source=source, neighbours=neighbours, admission=admission)
     t, specs, stats, shares = pre.transformation, pre.specs, pre.stats, pre.shares
     delta = pre.delta
     private, zcdp = plan.public_keys is None, isinstance(budget, ZCDP)
@@ -273,11 +277,15 @@ class CompiledPrefix:
 
 def compile_transformation(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
                            backend: FrameOps | None, key: bytes | None = None,
-                           source: Any = None, neighbours: Any = None) -> CompiledPrefix:
+                           source: Any = None, neighbours: Any = None,
+                           admission: Admission | None = None) -> CompiledPrefix:
     """The transformation prefix of :func:`compile_plan` (same arguments): ``(FrameDomain,
     UnitDistance) → (GroupedDomain, GroupDistance)``, exact integer statistics per group, with
-    the StatSpecs (fixed-point exponents) that ``budget`` implies.  The neighbour harness
-    (:mod:`dpcert.frame.neighbours`) runs exactly this on neighbouring tables."""
+    the StatSpecs (fixed-point exponents) that ``budget`` implies.  With an ``admission``
+    (:func:`dpcert.frame.admit.admit_plan`, what every release uses) the chain starts with
+    :func:`~dpcert.frame.admit.make_admit` and every later step reads internal names only.
+    The neighbour harness (:mod:`dpcert.frame.neighbours`) runs exactly this on neighbouring
+    tables."""
     private = plan.public_keys is None
     stats, _ = plan_stats(plan)
     shares, delta = _split(budget, stats, private)
@@ -297,19 +305,38 @@ def compile_transformation(plan: QueryPlan, budget: Measure, *, schema: Mapping[
                             None if s.bounds is None else s.bounds[1], exponent=e)
     domain = FrameDomain(tuple(schema.items()), _schema_reader(backend), neighbours=neighbours)
     metric = UnitDistance(plan.privacy_unit)
+    head: Transformation | None = None
+    filters: tuple[Any, ...] = plan.filters
+    public = plan.public_keys
+    if admission is not None:  # from here on: internal names and admitted types only
+        head = make_admit(domain, metric, admission)
+        domain, metric = head.output_domain, head.output_metric  # type: ignore[assignment]
+        specs = {n: _internal_spec(sp, admission) for n, sp in specs.items()}
+        by, filters, public = admission.keys, admission.predicates, admission.public_keys
     values = tuple(dict.fromkeys(s.column for s in specs.values()  # what the stats read
                                  if s.column and s.kind in ("fixed_sum", "fixed_sum_sq",
                                                             "at_most")))
     t: Any = make_bound_contributions(domain, metric, by, G, R, backend=backend, key=key,
                                       value_columns=values, source=source)
-    if plan.filters:
+    if filters:
         if backend is None:
             raise InvalidParameter("filters need a backend to check them (backend=None)")
-        t = make_frame_filter(domain, metric, plan.filters, backend=backend) >> t
-    t = t >> make_group_by(t.output_domain, t.output_metric, by, plan.public_keys,
+        t = make_frame_filter(domain, metric, filters, backend=backend) >> t
+    if head is not None:
+        t = head >> t
+    t = t >> make_group_by(t.output_domain, t.output_metric, by, public,
                            list(specs.values()), backend=backend)
     assert isinstance(t, Transformation)
     return CompiledPrefix(t, specs, stats, shares, delta)
+
+
+def _internal_spec(spec: StatSpec, admission: Admission) -> StatSpec:
+    """``spec`` reading the admitted column (values: the ``float`` column; distinct units: the
+    admitted unit)."""
+    if spec.column is None:
+        return spec
+    col = admission.unit if spec.kind == "unit_count" else admission.values[spec.column]
+    return replace(spec, column=col)
 
 
 def _grid(s: NoisyStat) -> StatSpec:

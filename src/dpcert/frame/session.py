@@ -34,8 +34,9 @@ from dpcert.core.events import ComposedEvent
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import ZCDP, Measure
 from dpcert.errors import BudgetExceeded, InvalidParameter, ReleaseFailed
+from dpcert.frame.admit import admit_plan
 from dpcert.frame.certificate import release_certificate
-from dpcert.frame.checks import check_quantile_cells, check_schema, check_unit_column
+from dpcert.frame.checks import check_quantile_cells, check_schema
 from dpcert.frame.io import to_lazy
 from dpcert.frame.ledger import BudgetMismatchWarning, open_ledger, release_failed
 from dpcert.frame.plan import Aggregate, Quantile, QueryPlan
@@ -106,13 +107,9 @@ class Session:
             raise InvalidParameter(
                 f"privacy_unit={privacy_unit!r} is not a column; the data has {names}"
             )
-        if privacy_unit is not None and self._backend.name == "spark":
-            if logical[privacy_unit] not in _SPARK_UNIT_TYPES:
-                raise InvalidParameter(
-                    f"privacy_unit={privacy_unit!r} has Spark type {logical[privacy_unit]}: units "
-                    f"must be compared exactly, which dpcert does for {sorted(_SPARK_UNIT_TYPES)}")
-        elif privacy_unit is not None:
-            check_unit_column(privacy_unit, (), dict(cols))
+        if privacy_unit is not None:  # admitted as a unit (compared exactly), or refused
+            native = self._backend.native_schema(self._lf)
+            self._backend.admitted_type(privacy_unit, native[privacy_unit], "unit")
         self.privacy_unit = privacy_unit
         self.budget = budget
         self._spent: Any = budget.zero()
@@ -210,10 +207,6 @@ class Session:
             self._filter.charge(event, amount, batch=batch)
             self._spent = new_total
         return info
-
-
-#: Spark logical types a privacy unit may have (compared exactly by the Spark backend).
-_SPARK_UNIT_TYPES = frozenset({"int", "str", "bool", "date", "datetime", "datetime_ntz"})
 
 
 def _as_amount(m: Measure, total: Any) -> Measure:
@@ -318,11 +311,13 @@ class Query:
             src = self.session._source or default_source()
             key = src.random_uint64(2).tobytes()
         plan, lf = self.plan(), self.session._lf
+        admission = admit_plan(plan, backend, lf)  # before anything: refusals name the column
         neighbours = None
         if backend.name == "polars":  # auditing neighbours are built with Polars
             neighbours = (lambda d: unit_neighbours(lf, plan) if d >= 1 else [])  # noqa: E731
         return compile_plan(plan, budget, schema=backend.schema(lf), backend=backend, key=key,
-                            alpha=alpha, source=self.session._source, neighbours=neighbours)
+                            alpha=alpha, source=self.session._source, neighbours=neighbours,
+                            admission=admission)
 
     def check(self, budget: Measure) -> Measurement:
         """Every check that runs before a charge (schema, filters, keys, names, bounds, noise
@@ -345,6 +340,7 @@ class Query:
             for agg in plan.aggregates:
                 if isinstance(agg, Quantile):
                     check_quantile_cells(agg.name, len(plan.public_keys), agg.candidates)
+        # admits the plan's columns into the closed internal form, then compiles
         return self.measurement(budget, key=bytes(16))  # type: ignore[no-any-return]
 
     def release(self, budget: Measure, *, alpha: Any = 0.05, name: str | None = None

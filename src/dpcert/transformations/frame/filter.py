@@ -66,7 +66,7 @@ def make_frame_filter(input_domain: Domain, input_metric: Metric, predicates: Se
         function=lambda frame: ops.filter(frame, preds) if preds else frame,
         stability_map=lambda d: d,
         name="frame_filter",
-        params={"predicates": [repr(p) for p in preds], "backend": ops.name},
+        params={"predicates": [str(p) for p in preds], "backend": ops.name},
         proof="frame_filter.md",
     )
 
