@@ -8,6 +8,11 @@ from dpcert.mechanisms.calibration import (
     then_gaussian_approx,
     zcdp_to_approx_epsilon,
 )
+from dpcert.mechanisms.continual import (
+    continual_sum_errors,
+    make_continual_sum,
+    then_continual_sum,
+)
 from dpcert.mechanisms.estimators import FrequencyEstimate, estimate_frequencies
 from dpcert.mechanisms.exponential import (
     make_exponential,
@@ -55,8 +60,10 @@ __all__ = [
     "FrequencyEstimate",
     "analytic_gaussian_scale",
     "classic_gaussian_scale",
+    "continual_sum_errors",
     "estimate_frequencies",
     "gaussian_scale",
+    "make_continual_sum",
     "make_exponential",
     "make_gaussian_approx",
     "make_histogram",
@@ -66,6 +73,7 @@ __all__ = [
     "make_quantiles",
     "make_report_noisy_max",
     "make_sparse_vector",
+    "then_continual_sum",
     "then_exponential",
     "then_gaussian_approx",
     "then_histogram",
