@@ -213,3 +213,21 @@ def test_bad_spaces() -> None:
         dp.m.make_continual_sum(dp.VectorDomain(dp.AtomDomain(int)), dp.L1Distance(), 1)
     with pytest.raises(MetricMismatch, match="L1Distance"):
         dp.m.make_continual_sum(dp.VectorDomain(dp.AtomDomain(int), size=4), dp.L2Distance(), 1)
+
+
+def test_factorization_error_is_the_square_root_value_and_streaming_is_close() -> None:
+    """The benchmark's claims at T = 1024 (benchmarks/bench_continual.py runs T = 4096)."""
+    steps = 1024
+    sq = float(sum(c * c for c in sqrt_coefficients(steps)))
+    space = _space(steps)
+
+    def at_half_rho(method: str) -> float:
+        m = dp.m.make_continual_sum(*space, 1, method=method, noise="gaussian")  # type: ignore
+        err = continual_sum_errors(steps, 1, method=method, noise="gaussian")  # type: ignore
+        return float(err.max()) * float(m.map(1) / Fraction(1, 2))
+
+    fac, stream, honaker = at_half_rho("factorization"), at_half_rho("streaming"), at_half_rho(
+        "tree")
+    assert fac == pytest.approx(sq * sq, rel=1e-6)
+    assert fac < stream < 1.05 * fac
+    assert 2 * fac < honaker < tree.tree_levels(steps) ** 2
