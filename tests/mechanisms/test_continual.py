@@ -21,7 +21,12 @@ from dpcert.mechanisms._continual_factor import (
     sqrt_coefficients,
 )
 from dpcert.mechanisms._continual_stream import StreamFactor, StreamState
-from dpcert.mechanisms.continual import _Plan, _plan, continual_sum_errors, noise_variance
+from dpcert.mechanisms.continual import (
+    ContinualPlan,
+    continual_plan,
+    continual_sum_errors,
+    noise_variance,
+)
 from dpcert.samplers import InsecureSeededSource
 from dpcert.testing import check_measurement_contract
 
@@ -33,7 +38,7 @@ def _space(steps: int) -> tuple[Any, Any]:
     return dp.VectorDomain(dp.AtomDomain(int), size=steps), dp.L1Distance()
 
 
-def _f(plan: _Plan, x: np.ndarray) -> np.ndarray:
+def _f(plan: ContinualPlan, x: np.ndarray) -> np.ndarray:
     """The integer vector each method adds noise to (the map's subject)."""
     if plan.method == "tree":
         return np.concatenate(tree.node_sums(x, plan.levels)).astype(object)
@@ -43,14 +48,14 @@ def _f(plan: _Plan, x: np.ndarray) -> np.ndarray:
     return np.array([state.encode(int(c)) for c in x.tolist()], dtype=object)
 
 
-def _measured_loss(plan: _Plan, x: np.ndarray, x2: np.ndarray) -> Fraction:
+def _measured_loss(plan: ContinualPlan, x: np.ndarray, x2: np.ndarray) -> Fraction:
     diff = _f(plan, x) - _f(plan, x2)
     if plan.noise == "laplace":
         return Fraction(int(np.abs(diff).sum())) / plan.param
     return Fraction(int((diff * diff).sum())) / (2 * plan.param**2)
 
 
-def _wrong_map(plan: _Plan, d: Fraction) -> Fraction:
+def _wrong_map(plan: ContinualPlan, d: Fraction) -> Fraction:
     """A plausible wrong map: the sensitivity of the counts themselves (d), as if the running
     sums were a plain additive-noise release."""
     return d / plan.param if plan.noise == "laplace" else d * d / (2 * plan.param**2)
@@ -60,7 +65,7 @@ def _wrong_map(plan: _Plan, d: Fraction) -> Fraction:
 def test_map_covers_brute_force_and_wrong_map_is_caught(method: str, noise: str) -> None:
     steps = 12
     d_in = 3
-    plan = _plan(*_space(steps), Fraction(3, 2), method, noise)
+    plan = continual_plan(*_space(steps), Fraction(3, 2), method, noise)
     m = dp.m.make_continual_sum(*_space(steps), Fraction(3, 2), method=method, noise=noise)
     rng = np.random.default_rng(7)
     worst = Fraction(0)
@@ -118,7 +123,7 @@ def test_contract_and_proof_note() -> None:
         assert f'`method="{method}"`' in text
 
 
-def _empirical(plan: _Plan, x: np.ndarray, reps: int, seed: int) -> np.ndarray:
+def _empirical(plan: ContinualPlan, x: np.ndarray, reps: int, seed: int) -> np.ndarray:
     src = InsecureSeededSource(seed)
     truth = np.cumsum(x)
     if plan.method == "streaming":
@@ -131,7 +136,7 @@ def _empirical(plan: _Plan, x: np.ndarray, reps: int, seed: int) -> np.ndarray:
 @pytest.mark.parametrize(("method", "noise"), COMBOS)
 def test_error_formula_matches_seeded_empirical(method: str, noise: str) -> None:
     steps = 16
-    plan = _plan(*_space(steps), 2, method, noise)
+    plan = continual_plan(*_space(steps), 2, method, noise)
     x = np.arange(steps, dtype=np.int64) % 5
     reps = 1500 if method == "streaming" else 20000
     emp = _empirical(plan, x, reps, seed=11)
@@ -145,7 +150,7 @@ def test_error_formula_matches_seeded_empirical(method: str, noise: str) -> None
 def test_error_check_catches_the_plain_tree_formula() -> None:
     """The same empirical check rejects the plain (non-Honaker) tree's variances."""
     steps = 16
-    plan = _plan(*_space(steps), 2, "tree", "gaussian")
+    plan = continual_plan(*_space(steps), 2, "tree", "gaussian")
     emp = _empirical(plan, np.zeros(steps, dtype=np.int64), 20000, seed=11)
     v = noise_variance("gaussian", Fraction(2))
     wrong = v * tree.prefix_variances(steps, honaker=False)
@@ -165,7 +170,7 @@ def test_noise_variance_exact_forms() -> None:
 @pytest.mark.parametrize(("method", "noise"), COMBOS)
 def test_release_is_causal(method: str, noise: str) -> None:
     steps = 20
-    plan = _plan(*_space(steps), 1, method, noise)
+    plan = continual_plan(*_space(steps), 1, method, noise)
     x = np.ones(steps, dtype=np.int64)
     x2 = x.copy()
     x2[13] += 5

@@ -57,7 +57,8 @@ from dpcert.mechanisms._continual_stream import StreamFactor, StreamState
 from dpcert.samplers import discrete_gaussian, discrete_laplace
 from dpcert.samplers.entropy import EntropySource
 
-__all__ = ["continual_sum_errors", "make_continual_sum", "then_continual_sum"]
+__all__ = ["ContinualPlan", "continual_plan", "continual_sum_errors", "make_continual_sum",
+           "then_continual_sum"]
 
 Method = Literal["tree", "factorization", "streaming"]
 Noise = Literal["laplace", "gaussian"]
@@ -113,8 +114,9 @@ def _stream_bits(scale: Fraction) -> int:
     return max(0, STREAM_BITS - log2)
 
 
-class _Plan:
-    """What one constructor call fixed: sensitivities, noise parameter, release function."""
+class ContinualPlan:
+    """What one :func:`make_continual_sum` call fixed: sensitivities, noise parameter, release
+    and error functions (also used by the engine, :mod:`dpcert.frame.continual`)."""
 
     def __init__(self, steps: int, scale: Fraction, method: str, noise: str) -> None:
         self.steps, self.scale, self.method, self.noise = steps, scale, method, noise
@@ -161,15 +163,33 @@ class _Plan:
         sampler = discrete_laplace if self.noise == "laplace" else discrete_gaussian
         return sampler(self.param, size, source=source)
 
+    def draw_all(self, source: EntropySource | None = None) -> list[npt.NDArray[np.int64]]:
+        """All the noise one release uses (per tree level, or one vector), drawn up front."""
+        if self.method == "tree":
+            return [self.draw(1 << (self.levels - ell), source) for ell in range(self.levels)]
+        return [self.draw(self.steps, source)]
+
+    def release_with(self, x: npt.NDArray[np.int64], noise: list[npt.NDArray[np.int64]]
+                     ) -> FloatArray:
+        """The ``T`` running sums of ``x`` with the given noise (causal: output ``t`` depends on
+        ``x[:t]`` and the noise only, so a stream padded with zeros after step ``t`` gives the
+        same first ``t`` outputs)."""
+        if self.method == "tree":
+            noisy = [(s + z).astype(np.float64)
+                     for s, z in zip(tree.node_sums(x, self.levels), noise, strict=True)]
+            return tree.honaker_prefix(noisy, self.steps)
+        if self.method == "streaming":
+            state = StreamState(self.factor, self.unit_bits)
+            return np.array([state.decode(state.encode(int(c)) + int(z))
+                             for c, z in zip(x.tolist(), noise[0].tolist(), strict=True)])
+        w = fac.exact_toeplitz_apply(self.coef, x) + noise[0]
+        scaled = np.ldexp(np.asarray(w, dtype=np.float64), -self.unit_bits)
+        return fac.toeplitz_apply(_prefix_weights(self.steps), scaled)
+
     def release(self, x: npt.NDArray[np.int64], source: EntropySource | None = None
                 ) -> FloatArray:
         """The ``T`` noisy running sums of the integer counts ``x``."""
-        if self.method == "streaming":
-            state = StreamState(self.factor, self.unit_bits)
-            noise = self.draw(self.steps, source)
-            return np.array([state.decode(state.encode(int(c)) + int(z))
-                             for c, z in zip(x.tolist(), noise.tolist(), strict=True)])
-        return np.asarray(self.release_batch(x, 1, source)[0], dtype=np.float64)
+        return self.release_with(x, self.draw_all(source))
 
     def release_batch(self, x: npt.NDArray[np.int64], n: int,
                       source: EntropySource | None = None) -> FloatArray:
@@ -183,8 +203,6 @@ class _Plan:
         exact = fac.exact_toeplitz_apply(self.coef, x)
         w = exact[None, :] + self.draw(n * self.steps, source).reshape(n, self.steps)
         scaled = np.ldexp(np.asarray(w, dtype=np.float64), -self.unit_bits)
-        if n == 1:
-            return fac.toeplitz_apply(_prefix_weights(self.steps), scaled[0])[None, :]
         return fac.toeplitz_apply(_prefix_weights(self.steps), scaled)
 
     def errors(self) -> FloatArray:
@@ -207,13 +225,15 @@ def _prefix_weights(steps: int) -> FloatArray:
     return g
 
 
-def _plan(input_domain: Domain, input_metric: Metric, scale: Any, method: Any,
-          noise: Any) -> _Plan:
+def continual_plan(input_domain: Domain, input_metric: Metric, scale: Any, method: Any,
+                   noise: Any) -> ContinualPlan:
+    """Check the arguments of :func:`make_continual_sum` and fix its plan (maps, noise,
+    read-out); raises typed errors naming the argument."""
     steps = _check_space(input_domain, input_metric)
     b = check_positive(scale, "scale")
     m = _check_choice(method, "method", METHODS)
     n = _check_choice(noise, "noise", NOISES)
-    plan = _Plan(steps, b, m, n)
+    plan = ContinualPlan(steps, b, m, n)
     if plan.param > 2**52:
         raise InvalidParameter(f"scale={scale!r} too large for method={m!r}: "
                                f"scale·2^{plan.unit_bits} must be <= 2^52")
@@ -251,7 +271,7 @@ def make_continual_sum(input_domain: Domain, input_metric: Metric, scale: Any, *
     >>> m.map(1)   # 12 levels, scale 4
     Fraction(3, 1)
     """
-    plan = _plan(input_domain, input_metric, scale, method, noise)
+    plan = continual_plan(input_domain, input_metric, scale, method, noise)
     assert isinstance(input_domain, VectorDomain)
     to_array = input_domain.to_array
 
@@ -302,5 +322,5 @@ def continual_sum_errors(steps: int, scale: Any, *, method: Method = "tree",
     [1.0, 0.6667, 1.6667, 1.3333]
     """
     domain = VectorDomain(AtomDomain(int), size=steps)
-    return _plan(domain, L1Distance(), scale, method, noise).errors()
+    return continual_plan(domain, L1Distance(), scale, method, noise).errors()
 
