@@ -15,6 +15,7 @@ import pytest
 import dpcert as dp
 from dpcert.errors import BudgetExceeded, InvalidParameter, MeasureMismatch, OutOfDomain
 from dpcert.frame.continual import _bounded_counts
+from dpcert.mechanisms._continual_tree import tree_levels
 from dpcert.samplers import InsecureSeededSource
 
 DAYS = [1, 2, 3, 4, 5]
@@ -159,3 +160,27 @@ def test_release_table_and_standard_errors() -> None:
     se = per["running_total_se"].to_numpy()
     assert (np.diff(se) >= 0).all() and se[0] > 0
     assert rel.certificate["neighbours"].startswith("add or remove one privacy unit")
+
+
+def test_integer_sums_are_clipped_and_charged_for_r_times_the_bound() -> None:
+    df = _table(5).with_columns(pl.Series("cases", np.arange(120) % 9 - 2))
+    sess = _session(df)
+    q = sess.continual("day", DAYS, by="region", keys=KEYS, max_contributions=2,
+                       value="cases", bounds=(-1, 4))
+    assert q.sensitivity == 8 and q.statistic == "sum"
+    counts = _bounded_counts(q, df.lazy(), None, None, 7)
+    kept = (df.filter(pl.col("region").is_in(KEYS))
+            .with_columns(pl.col("cases").clip(-1, 4)))
+    assert counts["n"].sum() <= kept.group_by("pid").agg(
+        pl.col("cases").clip(0, None).sort(descending=True).head(2).sum())["cases"].sum()
+    rel = q.release(dp.ZCDP(1))
+    assert "sum" in rel.table.columns and rel.certificate["mechanism"]["sensitivity_l1"] == 8
+    pure = dp.Session(df, "pid", budget=dp.PureDP(2)).continual(
+        "day", DAYS, max_contributions=2, value="cases", bounds=(-1, 4))
+    assert pure.cost(dp.PureDP(1)) == 1
+    assert pure.plan(dp.PureDP(1)).scale == 8 * tree_levels(5)
+    with pytest.raises(InvalidParameter, match="needs bounds"):
+        sess.continual("day", DAYS, value="cases")
+    with pytest.raises(InvalidParameter, match="integer column"):
+        dp.Session(df.with_columns(pl.col("cases").cast(pl.Float64)), "pid",
+                   budget=dp.ZCDP(1)).continual("day", DAYS, value="cases", bounds=(0, 3))

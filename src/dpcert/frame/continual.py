@@ -1,5 +1,6 @@
-"""Continual release in the engine: per-period counts and their running totals over a time
-column, per group of public keys, with one unit's rows bounded over the whole stream.
+"""Continual release in the engine: per-period counts (or integer sums) and their running
+totals over a time column, per group of public keys, with one unit's rows bounded over the
+whole stream.
 
 * **Batch** (:meth:`ContinualQuery.release`): all periods are in the data; one charge, one table.
 * **Online** (:meth:`ContinualQuery.open`, then :meth:`ContinualStream.append` per period): the
@@ -10,9 +11,10 @@ The periods (``T`` of them) and the group keys (``G``) are public.  Bounding: ea
 most ``max_contributions`` rows over the whole stream — its earliest periods first, rows of one
 period in an order drawn by a keyed hash — so its kept rows depend on its own rows (and the key)
 only, and adding or removing a unit changes the ``G×T`` table of counts by at most
-``max_contributions`` in L1.  Each group's counts are released by
+``R = max_contributions`` in L1 (sums of an integer column clipped to ``[lo, hi]``: by
+``R·max(|lo|, |hi|)``).  Each group's series is released by
 :func:`dpcert.mechanisms.make_continual_sum` with noise drawn when the stream starts; the ``G``
-releases together cost the one-group map at ``d = max_contributions`` (block-diagonal: the
+releases together cost the one-group map at that ``d`` (block-diagonal: the
 columns are those of one group; ``docs/proofs/continual.md``, *In the engine*).  The online
 stream gives exactly the batch release's numbers: every output of step ``t`` depends on periods
 ``≤ t`` and the noise only.
@@ -88,13 +90,18 @@ class ContinualQuery:
     public_keys: tuple[tuple[Any, ...], ...] = ((),)
     max_contributions: int = 1
     method: str = "tree"
+    value: str | None = None
+    bounds: tuple[int, int] = (0, 1)
     _checked: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def create(cls, session: Session, time: str, periods: Any, *, by: Any = None,
-               keys: Any = None, max_contributions: int = 1, method: str = "tree"
-               ) -> ContinualQuery:
-        """Check the arguments (reads the schema only) and build the query."""
+               keys: Any = None, max_contributions: int = 1, method: str = "tree",
+               value: str | None = None, bounds: Any = None) -> ContinualQuery:
+        """Check the arguments (reads the schema only) and build the query.
+
+        ``value=None`` counts rows; ``value="col"`` sums an integer column clipped to
+        ``bounds=(lo, hi)`` (integers; nulls count as 0 before clipping)."""
         if session._backend.name != "polars":
             raise InvalidParameter("continual releases run on the Polars backend; "
                                    f"this session's data is {session._backend.name}")
@@ -113,7 +120,8 @@ class ContinualQuery:
             raise InvalidParameter(f"method={method!r} must be one of "
                                    f"{', '.join(ENGINE_METHODS)} in the engine")
         q = cls(session, time, tuple(periods), by_cols, pk,
-                check_int(max_contributions, "max_contributions", minimum=1), method)
+                check_int(max_contributions, "max_contributions", minimum=1), method,
+                value, _int_bounds(value, bounds))
         q._schema_check()
         return q
 
@@ -125,6 +133,13 @@ class ContinualQuery:
             raise InvalidParameter(f"columns {missing} are not in the data: it has "
                                    f"{sorted(schema)}")
         check_unit_column(unit, (*self.group_keys, self.time), schema)
+        if self.value is not None:
+            if self.value not in schema:
+                raise InvalidParameter(f"value={self.value!r} is not a column: the data has "
+                                       f"{sorted(schema)}")
+            if not schema[self.value].is_integer():
+                raise InvalidParameter(f"value={self.value!r} has type {schema[self.value]}: "
+                                       "continual sums need an integer column; cast or round it")
         period_df = check_public_keys([self.time], [(p,) for p in self.periods], schema)
         key_df = (check_public_keys(self.group_keys, self.public_keys, schema)
                   if self.group_keys else pl.DataFrame())
@@ -135,10 +150,23 @@ class ContinualQuery:
         """``T``: the number of periods."""
         return len(self.periods)
 
+    @property
+    def sensitivity(self) -> int:
+        """A unit's largest total contribution (L1) over the stream: ``R`` rows, each adding 1
+        (counts) or at most ``max(|lo|, |hi|)`` (sums)."""
+        if self.value is None:
+            return self.max_contributions
+        return self.max_contributions * max(abs(self.bounds[0]), abs(self.bounds[1]))
+
+    @property
+    def statistic(self) -> str:
+        """The output column of the per-period values: ``count`` or ``sum``."""
+        return "count" if self.value is None else "sum"
+
     def _noise_for(self, budget: Measure) -> tuple[str, Fraction]:
         """The noise and its scale so the stream costs at most ``budget``."""
         budget.require_value("budget")
-        r = Fraction(self.max_contributions)
+        r = Fraction(max(1, self.sensitivity))
         unit = continual_plan(*self._space(), 1, self.method,
                               "laplace" if isinstance(budget, PureDP) else "gaussian")
         if isinstance(budget, PureDP):
@@ -158,9 +186,9 @@ class ContinualQuery:
         return continual_plan(*self._space(), scale, self.method, noise)
 
     def cost(self, budget: Measure) -> Any:
-        """What the whole stream charges: the per-group map at ``d = max_contributions``."""
+        """What the whole stream charges: the per-group map at ``d = sensitivity``."""
         plan = self.plan(budget)
-        d = Fraction(self.max_contributions)
+        d = Fraction(self.sensitivity)
         total = plan.epsilon(d) if plan.noise == "laplace" else plan.rho(d)
         if not budget.compare(total, budget.require_value()):
             raise InvalidParameter(f"internal: stream cost {total} exceeds budget {budget!r}")
@@ -204,7 +232,9 @@ class ContinualQuery:
                           f"{self.max_contributions} rows over the whole stream",
             "mechanism": {"name": "continual_sum", "method": plan.method, "noise": plan.noise,
                           "scale": str(plan.scale), "steps": plan.steps,
-                          "sensitivity_l1": self.max_contributions},
+                          "statistic": self.statistic, "value": self.value,
+                          "bounds": list(self.bounds) if self.value else None,
+                          "sensitivity_l1": self.sensitivity},
             "privacy": {"measure": type(budget).__name__, "charged": str(total),
                         "budget": str(budget.require_value())},
             "session": {"spent": str(sess.spent), "budget": str(sess.budget.require_value())},
@@ -274,10 +304,24 @@ class ContinualStream:
             periods.gather(np.tile(steps, n_g)).alias(q.time)) if cols else pl.DataFrame(
             {q.time: periods.gather(steps)})
         return frame.with_columns(
-            pl.Series("count", per_period[:, start:stop].reshape(-1)),
+            pl.Series(q.statistic, per_period[:, start:stop].reshape(-1)),
             pl.Series("running_total", totals[:, start:stop].reshape(-1)),
             pl.Series("running_total_se", np.tile(se[start:stop], n_g)),
         )
+
+
+def _int_bounds(value: str | None, bounds: Any) -> tuple[int, int]:
+    if value is None:
+        if bounds is not None:
+            raise InvalidParameter(f"bounds={bounds!r} applies to value=... sums only")
+        return (0, 1)
+    if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
+        raise InvalidParameter(f"value={value!r} needs bounds=(lo, hi) (integers), got "
+                               f"bounds={bounds!r}")
+    lo, hi = check_int(bounds[0], "bounds[0]"), check_int(bounds[1], "bounds[1]")
+    if lo > hi:
+        raise InvalidParameter(f"bounds={bounds!r}: lo={lo} > hi={hi}")
+    return lo, hi
 
 
 def _round_up(x: Fraction, bits: int = 40) -> Fraction:
@@ -301,8 +345,13 @@ def _bounded_counts(q: ContinualQuery, lf: Any, period: int | None, used: Any,
     periods = q._checked["periods"].with_row_index(t_col)
     if period is not None:
         periods = periods.filter(pl.col(t_col) == period)
-    rows = lf.select(unit, q.time, *q.group_keys).join(periods.lazy(), on=q.time,
-                                                        how="inner", nulls_equal=False)
+    v_col = pre + "v"
+    if q.value is None:
+        contribution = pl.lit(1, dtype=pl.Int64)
+    else:
+        contribution = pl.col(q.value).cast(pl.Int64).fill_null(0).clip(*q.bounds)
+    rows = (lf.select(unit, q.time, *q.group_keys, contribution.alias(v_col))
+            .join(periods.lazy(), on=q.time, how="inner", nulls_equal=False))
     if q.group_keys:
         keys = q._checked["keys"].with_row_index(g_col)
         rows = rows.join(keys.lazy(), on=list(q.group_keys), how="inner", nulls_equal=True)
@@ -316,14 +365,14 @@ def _bounded_counts(q: ContinualQuery, lf: Any, period: int | None, used: Any,
     cap = q.max_contributions
     if period is None:
         kept = rows.sort([unit, t_col, r_col, g_col]).filter(rank < cap)
-        return (kept.group_by(g_col, t_col).agg(pl.len().alias("n"))
+        return (kept.group_by(g_col, t_col).agg(pl.col(v_col).sum().alias("n"))
                 .rename({g_col: "g", t_col: "t"}).collect())
     prev = used if used.height else pl.DataFrame(
         {unit: pl.Series([], dtype=schema[unit]), "used": pl.Series([], dtype=pl.Int64)})
     rows = (rows.join(prev.lazy(), on=unit, how="left").with_columns(pl.col("used").fill_null(0))
             .sort([unit, t_col, r_col, g_col]))
     kept = rows.filter(rank < cap - pl.col("used")).collect()
-    counts = (kept.group_by(g_col, t_col).agg(pl.len().alias("n"))
+    counts = (kept.group_by(g_col, t_col).agg(pl.col(v_col).sum().alias("n"))
               .rename({g_col: "g", t_col: "t"}))
     new_used = (pl.concat([prev, kept.group_by(unit).agg(pl.len().cast(pl.Int64).alias("used"))])
                 .group_by(unit).agg(pl.col("used").sum()))
