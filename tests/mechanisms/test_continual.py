@@ -236,3 +236,9 @@ def test_factorization_error_is_the_square_root_value_and_streaming_is_close() -
     assert fac == pytest.approx(sq * sq, rel=1e-6)
     assert fac < stream < 1.05 * fac
     assert 2 * fac < honaker < tree.tree_levels(steps) ** 2
+
+
+def test_tree_sums_of_huge_counts_do_not_wrap() -> None:
+    x = np.array([2**62, 2**62, -5], dtype=np.int64)
+    sums = tree.node_sums(x, tree.tree_levels(3))
+    assert int(sums[1][0]) == 2**63  # beyond int64: Python integers, exact

@@ -43,8 +43,10 @@ def tree_levels(steps: int) -> int:
 
 
 def node_sums(x: npt.NDArray[np.int64], levels: int) -> list[npt.NDArray[np.int64]]:
-    """Exact block sums per level (``x`` padded with zeros to ``2^levels`` steps)."""
-    padded = np.zeros(1 << levels, dtype=x.dtype)
+    """Exact block sums per level (``x`` padded with zeros to ``2^levels`` steps; Python
+    integers when an int64 sum could overflow)."""
+    big = x.size and int(np.abs(x.astype(object)).sum()) >= 1 << 62
+    padded = np.zeros(1 << levels, dtype=object if big else x.dtype)
     padded[: x.size] = x
     return [padded.reshape(-1, 1 << ell).sum(axis=1) for ell in range(levels)]
 
