@@ -159,6 +159,8 @@ def test_release_table_and_standard_errors() -> None:
                                per["running_total"].to_numpy(), atol=1e-9)
     se = per["running_total_se"].to_numpy()
     assert (np.diff(se) >= 0).all() and se[0] > 0
+    assert (per["running_total_ci_low"] < per["running_total"]).all()
+    assert (per["running_total"] < per["running_total_ci_high"]).all()
     assert rel.certificate["neighbours"].startswith("add or remove one privacy unit")
 
 

@@ -242,3 +242,20 @@ def test_tree_sums_of_huge_counts_do_not_wrap() -> None:
     x = np.array([2**62, 2**62, -5], dtype=np.int64)
     sums = tree.node_sums(x, tree.tree_levels(3))
     assert int(sums[1][0]) == 2**63  # beyond int64: Python integers, exact
+
+
+@pytest.mark.parametrize(("method", "noise"), COMBOS)
+def test_half_widths_cover_and_one_standard_error_does_not(method: str, noise: str) -> None:
+    steps, alpha = 16, 0.05
+    plan = continual_plan(*_space(steps), 2, method, noise)
+    x = np.arange(steps, dtype=np.int64) % 3
+    reps = 1500 if method == "streaming" else 20000
+    src = InsecureSeededSource(21)
+    if method == "streaming":
+        out = np.array([plan.release(x, src) for _ in range(reps)])
+    else:
+        out = plan.release_batch(x, reps, src)
+    err = np.abs(out - np.cumsum(x))
+    assert (err > plan.half_widths(alpha)).mean(axis=0).max() <= alpha
+    one_se = np.sqrt(plan.errors())
+    assert (err > one_se).mean(axis=0).min() > 0.2  # a 1-se "interval" is caught

@@ -30,7 +30,7 @@ Examples
 >>> q = sess.continual("day", periods=[1, 2, 3], by="region", keys=["n", "s"],
 ...                    max_contributions=2, method="factorization")
 >>> rel = q.release(dp.ZCDP(Fraction(1, 2)))
->>> rel.table.columns
+>>> rel.table.columns[:5]
 ['region', 'day', 'count', 'running_total', 'running_total_se']
 >>> rel.table.height, float(sess.spent) <= 0.5
 (6, True)
@@ -47,7 +47,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from dpcert._validate import check_int
+from dpcert._validate import check_int, check_probability
 from dpcert.core.domains import AtomDomain, VectorDomain
 from dpcert.core.events import event_from_distance, with_relation
 from dpcert.core.measures import ZCDP, Measure, PureDP
@@ -74,8 +74,10 @@ class ContinualRelease:
     certificate: dict[str, Any]
 
     def to_polars(self) -> pl.DataFrame:
-        """Group keys, the period, ``count`` (this period), ``running_total`` and its standard
-        error ``running_total_se`` (exact, from the noise covariance)."""
+        """Group keys, the period, ``count`` or ``sum`` (this period), ``running_total``, its
+        standard error ``running_total_se`` (exact, from the noise covariance) and an interval
+        ``running_total_ci_low/high`` holding it with probability ≥ 1 − alpha
+        (:meth:`~dpcert.mechanisms.continual.ContinualPlan.half_widths`)."""
         return self.table
 
 
@@ -194,19 +196,22 @@ class ContinualQuery:
             raise InvalidParameter(f"internal: stream cost {total} exceeds budget {budget!r}")
         return total
 
-    def release(self, budget: Measure, *, name: str | None = None) -> ContinualRelease:
-        """Batch mode: check, charge ``cost(budget)`` once, release every period."""
-        stream = self.open(budget, name=name, mode="batch")
+    def release(self, budget: Measure, *, name: str | None = None, alpha: Any = 0.05
+                ) -> ContinualRelease:
+        """Batch mode: check, charge ``cost(budget)`` once, release every period (intervals
+        for the running totals at level ``alpha``)."""
+        stream = self.open(budget, name=name, mode="batch", alpha=alpha)
         try:
             counts = _bounded_counts(self, self.session._lf, None, None, stream._seed)
         except Exception:
             raise ReleaseFailed("the continual release failed after its charge") from None
         return stream._release_all(counts)
 
-    def open(self, budget: Measure, *, name: str | None = None, mode: str = "online"
-             ) -> ContinualStream:
+    def open(self, budget: Measure, *, name: str | None = None, mode: str = "online",
+             alpha: Any = 0.05) -> ContinualStream:
         """Online mode: check and charge the whole stream now; then :meth:`ContinualStream.append`
         each period's rows in order."""
+        a = float(check_probability(alpha, "alpha", open_low=True, open_high=True))
         plan = self.plan(budget)
         total = self.cost(budget)
         event = with_relation(event_from_distance(budget, total), "add_remove")
@@ -216,7 +221,7 @@ class ContinualQuery:
         noise = [plan.draw_all(self.session._source) for _ in range(self._n_groups())]
         seed = int(src.random_uint64(1)[0] >> np.uint64(1))
         cert = self._certificate(plan, budget, total, ledger, mode, label)
-        return ContinualStream(self, plan, noise, seed, cert)
+        return ContinualStream(self, plan, noise, seed, cert, a)
 
     def _n_groups(self) -> int:
         return max(1, int(self._checked["keys"].height))
@@ -248,8 +253,9 @@ class ContinualStream:
 
     def __init__(self, query: ContinualQuery, plan: ContinualPlan,
                  noise: list[list[npt.NDArray[np.int64]]], seed: int,
-                 certificate: dict[str, Any]) -> None:
+                 certificate: dict[str, Any], alpha: float) -> None:
         self._q, self._plan, self._noise, self._seed = query, plan, noise, seed
+        self._half = plan.half_widths(alpha)
         self.certificate = certificate
         self._x = np.zeros((query._n_groups(), query.steps), dtype=np.int64)
         self._used = pl.DataFrame()
@@ -307,6 +313,10 @@ class ContinualStream:
             pl.Series(q.statistic, per_period[:, start:stop].reshape(-1)),
             pl.Series("running_total", totals[:, start:stop].reshape(-1)),
             pl.Series("running_total_se", np.tile(se[start:stop], n_g)),
+            pl.Series("running_total_ci_low",
+                      (totals - self._half)[:, start:stop].reshape(-1)),
+            pl.Series("running_total_ci_high",
+                      (totals + self._half)[:, start:stop].reshape(-1)),
         )
 
 

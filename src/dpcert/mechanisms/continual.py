@@ -216,6 +216,25 @@ class ContinualPlan:
             g = fac.prefix_weights(self.factor.coefficients())
         return v * np.cumsum(g * g)
 
+    def half_widths(self, alpha: float) -> FloatArray:
+        """Half-widths ``a_t`` with ``P(|ŝ_t − S_t| > a_t) ≤ alpha`` for each step.
+
+        Gaussian noise: the discrete Gaussian is sub-Gaussian with proxy ``σ²`` (Canonne, Kamath
+        & Steinke 2020), so a linear read-out ``Σ a_i z_i`` has tails ``≤ 2·exp(−a²/(2σ²Σa_i²))``
+        and ``a_t = √(2 ln(2/α)·σ²Σa_i²)``.  Laplace noise: Chebyshev, ``a_t = √(E[err²]/α)``.
+        The streaming factor adds its deterministic rounding offset ``e·2^(−s)·Σ_(k≤t)|g_k|``."""
+        if self.noise == "gaussian":
+            proxy = self.errors() * (float(self.param) ** 2
+                                     / noise_variance(self.noise, self.param))
+            half = np.sqrt(2 * np.log(2 / alpha) * proxy)
+        else:
+            half = np.sqrt(self.errors() / alpha)
+        if self.method == "streaming":
+            g = fac.prefix_weights(self.factor.coefficients())
+            half = half + float(self.stream_bounds[2]) * 2.0**-self.unit_bits * np.cumsum(
+                np.abs(g))
+        return np.asarray(half, dtype=np.float64)
+
 
 @lru_cache(maxsize=8)
 def _prefix_weights(steps: int) -> FloatArray:
