@@ -186,3 +186,17 @@ def test_integer_sums_are_clipped_and_charged_for_r_times_the_bound() -> None:
     with pytest.raises(InvalidParameter, match="integer column"):
         dp.Session(df.with_columns(pl.col("cases").cast(pl.Float64)), "pid",
                    budget=dp.ZCDP(1)).continual("day", DAYS, value="cases", bounds=(0, 3))
+
+
+def test_smoothed_batch_costs_the_same_and_has_smaller_errors() -> None:
+    df = _table()
+    a, b = _session(df), _session(df)
+    plain = _query(a).release(dp.ZCDP(1))
+    smooth = _query(b).release(dp.ZCDP(1), smooth=True)
+    assert a.spent == b.spent and smooth.certificate["mechanism"]["smooth"] is True
+    se_plain = plain.table["running_total_se"].to_numpy()
+    se_smooth = smooth.table["running_total_se"].to_numpy()
+    assert (se_smooth <= se_plain + 1e-12).all() and se_smooth.sum() < se_plain.sum()
+    with pytest.raises(InvalidParameter, match="smooth=True applies"):
+        _query(a, "factorization").release(dp.ZCDP(0.5), smooth=True)
+    assert a.spent == b.spent  # refused before the charge

@@ -259,3 +259,19 @@ def test_half_widths_cover_and_one_standard_error_does_not(method: str, noise: s
     assert (err > plan.half_widths(alpha)).mean(axis=0).max() <= alpha
     one_se = np.sqrt(plan.errors())
     assert (err > one_se).mean(axis=0).min() > 0.2  # a 1-se "interval" is caught
+
+
+def test_smoothed_tree_error_formula_and_privacy_unchanged() -> None:
+    steps = 13
+    plan = continual_plan(*_space(steps), 2, "tree", "gaussian", True)
+    online = continual_plan(*_space(steps), 2, "tree", "gaussian")
+    assert plan.rho(Fraction(3)) == online.rho(Fraction(3))  # same noisy nodes, other read-out
+    x = np.arange(steps, dtype=np.int64) % 4
+    emp = _empirical(plan, x, 20000, seed=13)
+    exact = continual_sum_errors(steps, 2, method="tree", noise="gaussian", smooth=True)
+    assert np.abs(emp / exact - 1).max() < 0.12 and abs((emp / exact).mean() - 1) < 0.04
+    assert (exact <= online.errors() + 1e-12).all() and exact.max() < online.errors().max()
+    sums = [s.astype(np.float64) for s in tree.node_sums(x, plan.levels)]
+    np.testing.assert_allclose(tree.smoothed_prefix(sums, steps), np.cumsum(x))
+    with pytest.raises(InvalidParameter, match="smooth=True applies to method='tree'"):
+        continual_plan(*_space(steps), 2, "factorization", "gaussian", True)

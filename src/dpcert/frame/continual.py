@@ -182,10 +182,10 @@ class ContinualQuery:
     def _space(self) -> tuple[VectorDomain, L1Distance]:
         return VectorDomain(AtomDomain(int), size=self.steps), L1Distance()
 
-    def plan(self, budget: Measure) -> ContinualPlan:
+    def plan(self, budget: Measure, *, smooth: bool = False) -> ContinualPlan:
         """The per-group mechanism for ``budget`` (reads no data)."""
         noise, scale = self._noise_for(budget)
-        return continual_plan(*self._space(), scale, self.method, noise)
+        return continual_plan(*self._space(), scale, self.method, noise, smooth)
 
     def cost(self, budget: Measure) -> Any:
         """What the whole stream charges: the per-group map at ``d = sensitivity``."""
@@ -196,23 +196,29 @@ class ContinualQuery:
             raise InvalidParameter(f"internal: stream cost {total} exceeds budget {budget!r}")
         return total
 
-    def release(self, budget: Measure, *, name: str | None = None, alpha: Any = 0.05
-                ) -> ContinualRelease:
+    def release(self, budget: Measure, *, name: str | None = None, alpha: Any = 0.05,
+                smooth: bool = False) -> ContinualRelease:
         """Batch mode: check, charge ``cost(budget)`` once, release every period (intervals
-        for the running totals at level ``alpha``)."""
-        stream = self.open(budget, name=name, mode="batch", alpha=alpha)
+        for the running totals at level ``alpha``).  ``smooth=True`` (tree only) reads the
+        tree with Honaker's full estimator: smaller errors, each total also informed by later
+        periods (a revised series, not a step-by-step one)."""
+        stream = self._start(budget, name, "batch", alpha, smooth)
         try:
             counts = _bounded_counts(self, self.session._lf, None, None, stream._seed)
         except Exception:
             raise ReleaseFailed("the continual release failed after its charge") from None
         return stream._release_all(counts)
 
-    def open(self, budget: Measure, *, name: str | None = None, mode: str = "online",
-             alpha: Any = 0.05) -> ContinualStream:
+    def open(self, budget: Measure, *, name: str | None = None, alpha: Any = 0.05
+             ) -> ContinualStream:
         """Online mode: check and charge the whole stream now; then :meth:`ContinualStream.append`
         each period's rows in order."""
+        return self._start(budget, name, "online", alpha, False)
+
+    def _start(self, budget: Measure, name: str | None, mode: str, alpha: Any,
+               smooth: bool) -> ContinualStream:
         a = float(check_probability(alpha, "alpha", open_low=True, open_high=True))
-        plan = self.plan(budget)
+        plan = self.plan(budget, smooth=smooth)
         total = self.cost(budget)
         event = with_relation(event_from_distance(budget, total), "add_remove")
         label = name or f"continual {self.time}"
@@ -236,6 +242,7 @@ class ContinualQuery:
             "neighbours": "add or remove one privacy unit; each unit keeps at most "
                           f"{self.max_contributions} rows over the whole stream",
             "mechanism": {"name": "continual_sum", "method": plan.method, "noise": plan.noise,
+                          "smooth": plan.smooth,
                           "scale": str(plan.scale), "steps": plan.steps,
                           "statistic": self.statistic, "value": self.value,
                           "bounds": list(self.bounds) if self.value else None,

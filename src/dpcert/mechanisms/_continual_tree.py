@@ -28,11 +28,13 @@ Examples
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["honaker_prefix", "node_sums", "node_variances", "prefix_variances", "tree_levels"]
+__all__ = ["honaker_prefix", "node_sums", "node_variances", "prefix_variances",
+           "smoothed_prefix", "smoothed_variances", "tree_levels"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -84,6 +86,43 @@ def honaker_prefix(noisy: list[FloatArray], steps: int, *, honaker: bool = True)
     if steps > inner:  # t = 2^h: the two top blocks
         out[..., -1] = z[-1][..., 0] + z[-1][..., 1]
     return out
+
+
+def smoothed_prefix(noisy: list[FloatArray], steps: int) -> FloatArray:
+    """Honaker's full estimator: the subtree estimates made consistent top-down
+    (``est_child = z_child + (est_parent − z_left − z_right)/2``, the least-squares fit of the
+    whole tree, Hay, Rastogi, Miklau & Suciu 2010; Honaker 2015), then running sums of the
+    leaves.  Every block draws on every node of its top-level tree: *not causal*."""
+    z = _subtree_estimates(noisy, True)
+    est = z[-1]
+    for ell in range(len(z) - 1, 0, -1):
+        below = z[ell - 1]
+        left, right = below[..., 0::2], below[..., 1::2]
+        gap = (est - left - right) / 2
+        new = np.empty_like(below)
+        new[..., 0::2] = left + gap
+        new[..., 1::2] = right + gap
+        est = new
+    return np.asarray(np.cumsum(est, axis=-1)[..., :steps], dtype=np.float64)
+
+
+@lru_cache(maxsize=8)
+def smoothed_variances(steps: int, chunk: int = 512) -> FloatArray:
+    """Expected squared error of each running sum of :func:`smoothed_prefix`, in units of one
+    node's noise variance: the squared norms of the rows of the (linear) estimator, computed by
+    applying it to the unit vectors, ``chunk`` at a time."""
+    levels = tree_levels(steps)
+    offsets = np.cumsum([0, *[1 << (levels - ell) for ell in range(levels)]])
+    nodes = int(offsets[-1])
+    acc = np.zeros(steps, dtype=np.float64)
+    for start in range(0, nodes, chunk):
+        idx = np.arange(start, min(nodes, start + chunk))
+        eye = np.zeros((idx.size, nodes), dtype=np.float64)
+        eye[np.arange(idx.size), idx] = 1.0
+        parts = [eye[:, offsets[ell]:offsets[ell + 1]] for ell in range(levels)]
+        acc += (smoothed_prefix(parts, steps) ** 2).sum(axis=0)
+    acc.setflags(write=False)
+    return acc
 
 
 def node_variances(levels: int, *, honaker: bool) -> list[Fraction]:

@@ -118,8 +118,10 @@ class ContinualPlan:
     """What one :func:`make_continual_sum` call fixed: sensitivities, noise parameter, release
     and error functions (also used by the engine, :mod:`dpcert.frame.continual`)."""
 
-    def __init__(self, steps: int, scale: Fraction, method: str, noise: str) -> None:
+    def __init__(self, steps: int, scale: Fraction, method: str, noise: str,
+                 smooth: bool = False) -> None:
         self.steps, self.scale, self.method, self.noise = steps, scale, method, noise
+        self.smooth = smooth
         if method == "tree":
             self.levels = tree.tree_levels(steps)
             self.unit_bits = 0
@@ -159,6 +161,11 @@ class ContinualPlan:
             sq = (d * col2 * (1 << self.unit_bits) + 2 * sqrt_up(self.steps) * e) ** 2
         return sq / (2 * self.param**2)
 
+    def _read_tree(self, noisy: list[FloatArray]) -> FloatArray:
+        if self.smooth:
+            return tree.smoothed_prefix(noisy, self.steps)
+        return tree.honaker_prefix(noisy, self.steps)
+
     def draw(self, size: int, source: EntropySource | None) -> npt.NDArray[np.int64]:
         sampler = discrete_laplace if self.noise == "laplace" else discrete_gaussian
         return sampler(self.param, size, source=source)
@@ -177,7 +184,7 @@ class ContinualPlan:
         if self.method == "tree":
             noisy = [(s + z).astype(np.float64)
                      for s, z in zip(tree.node_sums(x, self.levels), noise, strict=True)]
-            return tree.honaker_prefix(noisy, self.steps)
+            return self._read_tree(noisy)
         if self.method == "streaming":
             state = StreamState(self.factor, self.unit_bits)
             return np.array([state.decode(state.encode(int(c)) + int(z))
@@ -199,7 +206,7 @@ class ContinualPlan:
             for s in tree.node_sums(x, self.levels):
                 z = self.draw(n * s.size, source).reshape(n, s.size)
                 noisy.append((s[None, :] + z).astype(np.float64))
-            return tree.honaker_prefix(noisy, self.steps)
+            return self._read_tree(noisy)
         exact = fac.exact_toeplitz_apply(self.coef, x)
         w = exact[None, :] + self.draw(n * self.steps, source).reshape(n, self.steps)
         scaled = np.ldexp(np.asarray(w, dtype=np.float64), -self.unit_bits)
@@ -209,6 +216,8 @@ class ContinualPlan:
         """Expected squared error of each running sum (exact formula, evaluated in floats)."""
         v = noise_variance(self.noise, self.param) / 4.0**self.unit_bits
         if self.method == "tree":
+            if self.smooth:
+                return v * tree.smoothed_variances(self.steps)
             return v * tree.prefix_variances(self.steps, honaker=True)
         if self.method == "factorization":
             g = _prefix_weights(self.steps)
@@ -245,14 +254,18 @@ def _prefix_weights(steps: int) -> FloatArray:
 
 
 def continual_plan(input_domain: Domain, input_metric: Metric, scale: Any, method: Any,
-                   noise: Any) -> ContinualPlan:
+                   noise: Any, smooth: bool = False) -> ContinualPlan:
     """Check the arguments of :func:`make_continual_sum` and fix its plan (maps, noise,
     read-out); raises typed errors naming the argument."""
     steps = _check_space(input_domain, input_metric)
     b = check_positive(scale, "scale")
     m = _check_choice(method, "method", METHODS)
     n = _check_choice(noise, "noise", NOISES)
-    plan = ContinualPlan(steps, b, m, n)
+    if smooth not in (True, False):
+        raise InvalidParameter(f"smooth={smooth!r} must be True or False")
+    if smooth and m != "tree":
+        raise InvalidParameter(f"smooth=True applies to method='tree', not method={m!r}")
+    plan = ContinualPlan(steps, b, m, n, bool(smooth))
     if plan.param > 2**52:
         raise InvalidParameter(f"scale={scale!r} too large for method={m!r}: "
                                f"scale·2^{plan.unit_bits} must be <= 2^52")
@@ -260,7 +273,8 @@ def continual_plan(input_domain: Domain, input_metric: Metric, scale: Any, metho
 
 
 def make_continual_sum(input_domain: Domain, input_metric: Metric, scale: Any, *,
-                       method: Method = "tree", noise: Noise = "laplace") -> Measurement:
+                       method: Method = "tree", noise: Noise = "laplace",
+                       smooth: bool = False) -> Measurement:
     """Release the ``T`` running sums of a stream of per-step integer counts.
 
     Parameters
@@ -274,6 +288,11 @@ def make_continual_sum(input_domain: Domain, input_metric: Metric, scale: Any, *
         node (tree) or of the noise ``z`` in ``Cx + z`` (factorizations).
     method : {"tree", "factorization", "streaming"}
     noise : {"laplace", "gaussian"}
+    smooth : bool
+        ``method="tree"`` only: read the tree with Honaker's full estimator (every running
+        total also draws on nodes of later steps; about 2.8× smaller error at ``T = 4096``).
+        For batch releases of a finished stream: the outputs are then not causal and must not
+        be published step by step.
 
     Returns
     -------
@@ -290,7 +309,7 @@ def make_continual_sum(input_domain: Domain, input_metric: Metric, scale: Any, *
     >>> m.map(1)   # 12 levels, scale 4
     Fraction(3, 1)
     """
-    plan = continual_plan(input_domain, input_metric, scale, method, noise)
+    plan = continual_plan(input_domain, input_metric, scale, method, noise, smooth)
     assert isinstance(input_domain, VectorDomain)
     to_array = input_domain.to_array
 
@@ -307,6 +326,7 @@ def make_continual_sum(input_domain: Domain, input_metric: Metric, scale: Any, *
                               "steps": plan.steps, "unit_bits": plan.unit_bits}
     if plan.method == "tree":
         params["levels"] = plan.levels
+        params["smooth"] = plan.smooth
     if plan.method == "streaming":
         params["buffers"] = plan.factor.buffers
     def batch(x: Any, n: int) -> FloatArray:
@@ -320,14 +340,15 @@ def make_continual_sum(input_domain: Domain, input_metric: Metric, scale: Any, *
     )
 
 
-def then_continual_sum(scale: Any, *, method: Method = "tree",
-                       noise: Noise = "laplace") -> PartialConstructor:
+def then_continual_sum(scale: Any, *, method: Method = "tree", noise: Noise = "laplace",
+                       smooth: bool = False) -> PartialConstructor:
     """Partial form of :func:`make_continual_sum`."""
-    return partial(make_continual_sum, "continual_sum", scale, method=method, noise=noise)
+    return partial(make_continual_sum, "continual_sum", scale, method=method, noise=noise,
+                   smooth=smooth)
 
 
 def continual_sum_errors(steps: int, scale: Any, *, method: Method = "tree",
-                         noise: Noise = "laplace") -> FloatArray:
+                         noise: Noise = "laplace", smooth: bool = False) -> FloatArray:
     """Expected squared error of each of the ``steps`` released running sums.
 
     Exact formulas (the noise covariance pushed through the linear read-out), evaluated in
@@ -341,5 +362,5 @@ def continual_sum_errors(steps: int, scale: Any, *, method: Method = "tree",
     [1.0, 0.6667, 1.6667, 1.3333]
     """
     domain = VectorDomain(AtomDomain(int), size=steps)
-    return continual_plan(domain, L1Distance(), scale, method, noise).errors()
+    return continual_plan(domain, L1Distance(), scale, method, noise, smooth).errors()
 
