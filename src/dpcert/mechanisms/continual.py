@@ -9,7 +9,9 @@ stream is at most ``d_in``, however it is spread over the steps).
 ``method``:
 
 * ``"tree"`` — the binary tree (Dwork, Naor, Pitassi & Rothblum 2010; Chan, Shi & Song 2011) read
-  with Honaker's (2015) subtree estimator; ``h = ⌈log2 T⌉`` levels of noisy block sums.
+  with Honaker's (2015) subtree estimator; ``h = ⌈log2 T⌉`` levels of noisy block sums
+  (``smooth=True``: Honaker's full estimator, for a finished stream released at once — its
+  totals also draw on later steps).
 * ``"factorization"`` — the square root of the prefix-sum matrix (Fichtenberger, Henzinger &
   Upadhyay 2023; Henzinger, Upadhyay & Upadhyay 2023), on an exact integer fixed-point factor.
 * ``"streaming"`` — the same idea with a factor that runs on ``d ≈ 1.4·ln T + 9`` buffers
