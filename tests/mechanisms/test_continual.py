@@ -275,3 +275,22 @@ def test_smoothed_tree_error_formula_and_privacy_unchanged() -> None:
     np.testing.assert_allclose(tree.smoothed_prefix(sums, steps), np.cumsum(x))
     with pytest.raises(InvalidParameter, match="smooth=True applies to method='tree'"):
         continual_plan(*_space(steps), 2, "factorization", "gaussian", True)
+
+
+def test_online_stream_matches_the_streaming_measurement(monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    """Same noise, same outputs: the online stream is the measurement run step by step."""
+    steps = 40
+    stream = dp.m.open_continual_sum(steps, 3, noise="laplace")
+    plan = continual_plan(*_space(steps), 3, "streaming", "laplace")
+    noise = plan.draw_all(InsecureSeededSource(8))
+    feed = iter(noise[0].tolist())
+    monkeypatch.setattr(stream._plan, "draw", lambda size, source: np.array([next(feed)]))
+    x = (np.arange(steps) * 7 % 5).astype(np.int64)
+    online = [stream.step(int(c)) for c in x]
+    np.testing.assert_array_equal(online, plan.release_with(x, noise))
+    assert stream.measurement.map(2) == plan.epsilon(Fraction(2)) and stream.buffers == 15
+    with pytest.raises(InvalidParameter, match="all 40 steps"):
+        stream.step(1)
+    with pytest.raises(InvalidParameter, match=r"count=1\.5"):
+        dp.m.open_continual_sum(4, 1).step(1.5)

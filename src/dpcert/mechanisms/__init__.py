@@ -9,8 +9,10 @@ from dpcert.mechanisms.calibration import (
     zcdp_to_approx_epsilon,
 )
 from dpcert.mechanisms.continual import (
+    ContinualSumStream,
     continual_sum_errors,
     make_continual_sum,
+    open_continual_sum,
     then_continual_sum,
 )
 from dpcert.mechanisms.estimators import FrequencyEstimate, estimate_frequencies
@@ -49,6 +51,7 @@ from dpcert.mechanisms.threshold import make_partition_selection, then_partition
 
 __all__ = [
     "BitCountEstimate",
+    "ContinualSumStream",
     "RapporBloomParams",
     "RapporDecoding",
     "RapporReports",
@@ -64,6 +67,7 @@ __all__ = [
     "estimate_frequencies",
     "gaussian_scale",
     "make_continual_sum",
+    "open_continual_sum",
     "make_exponential",
     "make_gaussian_approx",
     "make_histogram",

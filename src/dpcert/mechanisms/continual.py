@@ -59,8 +59,8 @@ from dpcert.mechanisms._continual_stream import StreamFactor, StreamState
 from dpcert.samplers import discrete_gaussian, discrete_laplace
 from dpcert.samplers.entropy import EntropySource
 
-__all__ = ["ContinualPlan", "continual_plan", "continual_sum_errors", "make_continual_sum",
-           "then_continual_sum"]
+__all__ = ["ContinualPlan", "ContinualSumStream", "continual_plan", "continual_sum_errors",
+           "make_continual_sum", "open_continual_sum", "then_continual_sum"]
 
 Method = Literal["tree", "factorization", "streaming"]
 Noise = Literal["laplace", "gaussian"]
@@ -366,3 +366,63 @@ def continual_sum_errors(steps: int, scale: Any, *, method: Method = "tree",
     domain = VectorDomain(AtomDomain(int), size=steps)
     return continual_plan(domain, L1Distance(), scale, method, noise, smooth).errors()
 
+
+
+class ContinualSumStream:
+    """The online, small-memory form of ``make_continual_sum(..., method="streaming")``.
+
+    :meth:`step` takes the next step's integer count and returns the next running total,
+    keeping ``2·buffers + 1`` numbers between steps (``buffers ≈ 1.4·ln T + 9``) and drawing one
+    noise value per step.  For a stream fixed in advance, the ``T`` outputs have exactly the
+    distribution of the measurement :attr:`measurement` on the whole vector, so the stream costs
+    ``measurement.map(d_in)``; charge it before the first step (as the engine's
+    :meth:`~dpcert.frame.continual.ContinualQuery.open` does for its streams).
+
+    Examples
+    --------
+    >>> s = open_continual_sum(365, 10, noise="gaussian")
+    >>> s.buffers, round(float(s.measurement.map(1)), 4)
+    (18, 0.015)
+    >>> isinstance(s.step(3), float), s.steps_done
+    (True, 1)
+    """
+
+    def __init__(self, measurement: Measurement, plan: ContinualPlan,
+                 source: EntropySource | None = None) -> None:
+        self.measurement = measurement
+        self._plan = plan
+        self._state = StreamState(plan.factor, plan.unit_bits)
+        self._source = source
+        self.steps_done = 0
+
+    @property
+    def buffers(self) -> int:
+        """``d``: the buffers kept on each side (data and noise)."""
+        return self._plan.factor.buffers
+
+    def step(self, count: Any) -> float:
+        """Release the running total after this step's ``count`` (an integer)."""
+        if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer)):
+            raise InvalidParameter(f"count={count!r} must be an integer")
+        if self.steps_done >= self._plan.steps:
+            raise InvalidParameter(f"the stream has released all {self._plan.steps} steps")
+        noise = int(self._plan.draw(1, self._source)[0])
+        out = self._state.decode(self._state.encode(int(count)) + noise)
+        self.steps_done += 1
+        return out
+
+
+def open_continual_sum(steps: int, scale: Any, *, noise: Noise = "gaussian",
+                       source: EntropySource | None = None) -> ContinualSumStream:
+    """Start an online stream of ``steps`` running totals (``method="streaming"``).
+
+    ``source`` is for reproducible tests only (:class:`~dpcert.samplers.InsecureSeededSource`);
+    by default the noise comes from the OS CSPRNG.
+    """
+    from dpcert._validate import check_int
+
+    n = check_int(steps, "steps", minimum=1)
+    domain = VectorDomain(AtomDomain(int), size=n)
+    m = make_continual_sum(domain, L1Distance(), scale, method="streaming", noise=noise)
+    plan = continual_plan(domain, L1Distance(), scale, "streaming", noise)
+    return ContinualSumStream(m, plan, source)
