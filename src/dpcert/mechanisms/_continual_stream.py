@@ -31,13 +31,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from dpcert.mechanisms._exactmath import sqrt_bounds
 
-__all__ = ["StreamFactor", "StreamState"]
+__all__ = ["StreamFactor", "StreamState", "decode_all", "encode_all"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -170,3 +171,28 @@ class StreamState:
         self._noise = self._lam * self._noise + u
         self._total += u
         return self._total
+
+
+def encode_all(factor: StreamFactor, bits: int, x: npt.NDArray[np.int64]) -> list[int]:
+    """The data side over a whole stream: ``[StreamState.encode(c) for c in x]``."""
+    state = StreamState(factor, bits)
+    return [state.encode(int(c)) for c in x.tolist()]
+
+
+def decode_all(factor: StreamFactor, bits: int, noisy: npt.NDArray[Any]) -> FloatArray:
+    """The noise side over whole streams, vectorised over the rows of ``noisy`` (``(n, T)``
+    integers): row ``i`` is what :meth:`StreamState.decode` returns step by step."""
+    lam = np.array(factor.rates, dtype=np.float64) / 2.0**PARAM_BITS
+    w = np.array(factor.weights, dtype=np.float64) / 2.0**PARAM_BITS
+    wlam, wsum = w * lam, float(w.sum())
+    y = np.ldexp(np.asarray(noisy, dtype=np.float64), -bits)
+    n, steps = y.shape
+    beta = np.zeros((n, factor.buffers), dtype=np.float64)
+    out = np.empty((n, steps), dtype=np.float64)
+    total = np.zeros(n, dtype=np.float64)
+    for t in range(steps):
+        u = (y[:, t] - beta @ wlam) / wsum
+        beta = lam * beta + u[:, None]
+        total += u
+        out[:, t] = total
+    return out

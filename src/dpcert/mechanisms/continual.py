@@ -55,7 +55,12 @@ from dpcert.errors import DomainMismatch, InvalidParameter, MetricMismatch
 from dpcert.mechanisms import _continual_factor as fac
 from dpcert.mechanisms import _continual_tree as tree
 from dpcert.mechanisms._additive import sqrt_up
-from dpcert.mechanisms._continual_stream import StreamFactor, StreamState
+from dpcert.mechanisms._continual_stream import (
+    StreamFactor,
+    StreamState,
+    decode_all,
+    encode_all,
+)
 from dpcert.samplers import discrete_gaussian, discrete_laplace
 from dpcert.samplers.entropy import EntropySource
 
@@ -188,9 +193,8 @@ class ContinualPlan:
                      for s, z in zip(tree.node_sums(x, self.levels), noise, strict=True)]
             return self._read_tree(noisy)
         if self.method == "streaming":
-            state = StreamState(self.factor, self.unit_bits)
-            return np.array([state.decode(state.encode(int(c)) + int(z))
-                             for c, z in zip(x.tolist(), noise[0].tolist(), strict=True)])
+            y = np.array(encode_all(self.factor, self.unit_bits, x), dtype=object)
+            return np.asarray(decode_all(self.factor, self.unit_bits, (y + noise[0])[None, :])[0])
         w = fac.exact_toeplitz_apply(self.coef, x) + noise[0]
         scaled = np.ldexp(np.asarray(w, dtype=np.float64), -self.unit_bits)
         return fac.toeplitz_apply(_prefix_weights(self.steps), scaled)
@@ -202,7 +206,11 @@ class ContinualPlan:
 
     def release_batch(self, x: npt.NDArray[np.int64], n: int,
                       source: EntropySource | None = None) -> FloatArray:
-        """``n`` independent releases on ``x``, shape ``(n, T)`` (tree and factorization)."""
+        """``n`` independent releases on ``x``, shape ``(n, T)``."""
+        if self.method == "streaming":
+            y = np.array(encode_all(self.factor, self.unit_bits, x), dtype=object)
+            z = self.draw(n * self.steps, source).reshape(n, self.steps)
+            return decode_all(self.factor, self.unit_bits, y[None, :] + z)
         if self.method == "tree":
             noisy = []
             for s in tree.node_sums(x, self.levels):
@@ -338,7 +346,7 @@ def make_continual_sum(input_domain: Domain, input_metric: Metric, scale: Any, *
         input_domain, input_metric, PureDP() if plan.noise == "laplace" else ZCDP(),
         function=function, privacy_map=privacy_map, name="continual_sum",
         params=params, proof="continual.md",
-        batch_map=None if plan.method == "streaming" else batch,
+        batch_map=batch,
     )
 
 
