@@ -200,3 +200,10 @@ def test_smoothed_batch_costs_the_same_and_has_smaller_errors() -> None:
     with pytest.raises(InvalidParameter, match="smooth=True applies"):
         _query(a, "factorization").release(dp.ZCDP(0.5), smooth=True)
     assert a.spent == b.spent  # refused before the charge
+
+
+def test_approx_dp_sessions_spend_epsilon_with_zero_delta() -> None:
+    df = _table()
+    sess = dp.Session(df, "pid", budget=dp.ApproxDP(2, 1e-6))
+    rel = _query(sess).release(dp.ApproxDP(1, 1e-7))
+    assert sess.spent == (1, 0) and rel.certificate["mechanism"]["noise"] == "laplace"

@@ -50,7 +50,7 @@ import polars as pl
 from dpcert._validate import check_int, check_probability
 from dpcert.core.domains import AtomDomain, VectorDomain
 from dpcert.core.events import event_from_distance, with_relation
-from dpcert.core.measures import ZCDP, Measure, PureDP
+from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
 from dpcert.core.metrics import L1Distance
 from dpcert.errors import InvalidParameter, ReleaseFailed
 from dpcert.frame.checks import check_public_keys, check_unit_column, internal_prefix
@@ -167,17 +167,21 @@ class ContinualQuery:
 
     def _noise_for(self, budget: Measure) -> tuple[str, Fraction]:
         """The noise and its scale so the stream costs at most ``budget``."""
-        budget.require_value("budget")
+        value = budget.require_value("budget")
         r = Fraction(max(1, self.sensitivity))
-        unit = continual_plan(*self._space(), 1, self.method,
-                              "laplace" if isinstance(budget, PureDP) else "gaussian")
-        if isinstance(budget, PureDP):
-            return "laplace", r * unit.epsilon(Fraction(1)) / Fraction(budget.require_value())
+        pure = isinstance(budget, (PureDP, ApproxDP))
+        unit = continual_plan(*self._space(), 1, self.method, "laplace" if pure else "gaussian")
+        if pure:  # ApproxDP(ε, δ): spent as (ε, 0)
+            eps = Fraction(value[0] if isinstance(budget, ApproxDP) else value)
+            if eps <= 0:
+                raise InvalidParameter(f"budget={budget!r}: continual releases need ε > 0")
+            return "laplace", r * unit.epsilon(Fraction(1)) / eps
         if isinstance(budget, ZCDP):
             sigma = r * sqrt_bounds(unit.rho(Fraction(1)) / Fraction(budget.require_value()))[1]
             return "gaussian", _round_up(sigma)
-        raise InvalidParameter(f"budget={budget!r}: continual releases take PureDP(ε) "
-                               "(discrete Laplace) or ZCDP(ρ) (discrete Gaussian)")
+        raise InvalidParameter(f"budget={budget!r}: continual releases take PureDP(ε) or "
+                               "ApproxDP(ε, δ) (discrete Laplace, δ unused) or ZCDP(ρ) "
+                               "(discrete Gaussian)")
 
     def _space(self) -> tuple[VectorDomain, L1Distance]:
         return VectorDomain(AtomDomain(int), size=self.steps), L1Distance()
@@ -191,7 +195,9 @@ class ContinualQuery:
         """What the whole stream charges: the per-group map at ``d = sensitivity``."""
         plan = self.plan(budget)
         d = Fraction(self.sensitivity)
-        total = plan.epsilon(d) if plan.noise == "laplace" else plan.rho(d)
+        total: Any = plan.epsilon(d) if plan.noise == "laplace" else plan.rho(d)
+        if isinstance(budget, ApproxDP):
+            total = (total, Fraction(0))
         if not budget.compare(total, budget.require_value()):
             raise InvalidParameter(f"internal: stream cost {total} exceeds budget {budget!r}")
         return total
