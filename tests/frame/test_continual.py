@@ -38,7 +38,7 @@ def _query(sess: dp.Session, method: str = "tree", r: int = 3) -> Any:
                           method=method)
 
 
-@pytest.mark.parametrize("method", ["tree", "factorization"])
+@pytest.mark.parametrize("method", ["tree", "factorization", "streaming"])
 def test_online_equals_batch_and_is_charged_once(method: str) -> None:
     df = _table()
     a, b = _session(df), _session(df)
@@ -124,8 +124,8 @@ def test_adding_one_unit_moves_the_counts_by_at_most_r() -> None:
 def test_checks_run_before_any_charge() -> None:
     df = _table()
     sess = _session(df)
-    with pytest.raises(InvalidParameter, match="method='streaming'"):
-        _query(sess, "streaming")
+    with pytest.raises(InvalidParameter, match="method='matrix'"):
+        _query(sess, "matrix")
     with pytest.raises(InvalidParameter, match="not in the data"):
         sess.continual("week", DAYS)
     with pytest.raises(InvalidParameter, match="periods="):
@@ -207,3 +207,16 @@ def test_approx_dp_sessions_spend_epsilon_with_zero_delta() -> None:
     sess = dp.Session(df, "pid", budget=dp.ApproxDP(2, 1e-6))
     rel = _query(sess).release(dp.ApproxDP(1, 1e-7))
     assert sess.spent == (1, 0) and rel.certificate["mechanism"]["noise"] == "laplace"
+
+
+@pytest.mark.parametrize("budget", [dp.PureDP(1), dp.ZCDP(Fraction(1, 2))])
+def test_streaming_charge_pays_rounding_per_group_and_fits(budget: Any) -> None:
+    df = _table()
+    sess = dp.Session(df, "pid", budget=type(budget)(5))
+    q = _query(sess, "streaming", r=3)
+    plan = q.plan(budget)
+    total = q.cost(budget)
+    assert total <= budget.require_value()
+    one = plan.epsilon(Fraction(3)) if plan.noise == "laplace" else plan.rho(Fraction(3))
+    assert one < total  # two groups: the rounding term is paid twice
+    assert total > budget.require_value() * (1 - Fraction(1, 10**6))  # and little is wasted

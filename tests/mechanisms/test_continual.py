@@ -285,3 +285,23 @@ def test_online_stream_matches_the_streaming_measurement(monkeypatch: pytest.Mon
         stream.step(1)
     with pytest.raises(InvalidParameter, match=r"count=1\.5"):
         dp.m.open_continual_sum(4, 1).step(1.5)
+
+
+@pytest.mark.parametrize("noise", ["laplace", "gaussian"])
+def test_streaming_blocks_bound_covers_a_unit_split_over_groups(noise: str) -> None:
+    """Two groups (blocks) run independently; a unit putting d_1 + d_2 = 3 into them costs at
+    most the map with blocks=2 (the rounding term is paid once per touched block)."""
+    steps = 12
+    plan = continual_plan(*_space(steps), Fraction(1, 10**6), "streaming", noise)
+    rng = np.random.default_rng(3)
+    worst = Fraction(0)
+    for _ in range(40):
+        x1, x2 = rng.integers(0, 50, steps), rng.integers(0, 50, steps)
+        j1, j2 = rng.integers(0, steps, 2)
+        y1, y2 = x1.copy(), x2.copy()
+        y1[j1] += 1
+        y2[j2] += 2
+        worst = max(worst, _measured_loss(plan, x1, y1) + _measured_loss(plan, x2, y2))
+    loss2 = plan.epsilon(Fraction(3), 2) if noise == "laplace" else plan.rho(Fraction(3), 2)
+    loss1 = plan.epsilon(Fraction(3)) if noise == "laplace" else plan.rho(Fraction(3))
+    assert worst <= loss2 and loss1 < loss2

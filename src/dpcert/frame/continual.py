@@ -15,7 +15,8 @@ only, and adding or removing a unit changes the ``G×T`` table of counts by at m
 ``R·max(|lo|, |hi|)``).  Each group's series is released by
 :func:`dpcert.mechanisms.make_continual_sum` with noise drawn when the stream starts; the ``G``
 releases together cost the one-group map at that ``d`` (block-diagonal: the
-columns are those of one group; ``docs/proofs/continual.md``, *In the engine*).  The online
+columns are those of one group; the streaming factor also pays its rounding term once per group
+a unit touches; ``docs/proofs/continual.md``, *In the engine*).  The online
 stream gives exactly the batch release's numbers: every output of step ``t`` depends on periods
 ``≤ t`` and the noise only.
 
@@ -63,7 +64,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ContinualQuery", "ContinualRelease", "ContinualStream"]
 
-ENGINE_METHODS = ("tree", "factorization")
+ENGINE_METHODS = ("tree", "factorization", "streaming")
 
 
 @dataclass(frozen=True)
@@ -170,18 +171,35 @@ class ContinualQuery:
         value = budget.require_value("budget")
         r = Fraction(max(1, self.sensitivity))
         pure = isinstance(budget, (PureDP, ApproxDP))
-        unit = continual_plan(*self._space(), 1, self.method, "laplace" if pure else "gaussian")
-        if pure:  # ApproxDP(ε, δ): spent as (ε, 0)
-            eps = Fraction(value[0] if isinstance(budget, ApproxDP) else value)
-            if eps <= 0:
-                raise InvalidParameter(f"budget={budget!r}: continual releases need ε > 0")
-            return "laplace", r * unit.epsilon(Fraction(1)) / eps
-        if isinstance(budget, ZCDP):
-            sigma = r * sqrt_bounds(unit.rho(Fraction(1)) / Fraction(budget.require_value()))[1]
-            return "gaussian", _round_up(sigma)
-        raise InvalidParameter(f"budget={budget!r}: continual releases take PureDP(ε) or "
-                               "ApproxDP(ε, δ) (discrete Laplace, δ unused) or ZCDP(ρ) "
-                               "(discrete Gaussian)")
+        if not pure and not isinstance(budget, ZCDP):
+            raise InvalidParameter(f"budget={budget!r}: continual releases take PureDP(ε) or "
+                                   "ApproxDP(ε, δ) (discrete Laplace, δ unused) or ZCDP(ρ) "
+                                   "(discrete Gaussian)")
+        noise = "laplace" if pure else "gaussian"
+        target = Fraction(value[0] if isinstance(budget, ApproxDP) else value)
+        if target <= 0:
+            raise InvalidParameter(f"budget={budget!r}: continual releases need a positive budget")
+        unit = continual_plan(*self._space(), 1, self.method, noise)
+        # the linear part fixes the scale; the streaming factor's rounding term (tiny) is then
+        # covered by growing the scale until the whole loss fits
+        scale = _round_up(r * unit.epsilon(Fraction(1)) / target if pure
+                          else r * sqrt_bounds(unit.rho(Fraction(1)) / target)[1])
+        for _ in range(8):
+            loss = self._loss(continual_plan(*self._space(), scale, self.method, noise))
+            if loss <= target:
+                return noise, scale
+            grow = loss / target if pure else sqrt_bounds(loss / target)[1]
+            scale = _round_up(scale * grow * (1 + Fraction(1, 2**30)))
+        raise InvalidParameter(f"budget={budget!r} too small for {self.steps} periods")
+
+    def _loss(self, plan: ContinualPlan) -> Fraction:
+        """The stream's loss: the one-group map at ``d = sensitivity``, with the streaming
+        rounding term paid for each of the at most ``min(G, R)`` groups a unit touches."""
+        d = Fraction(self.sensitivity)
+        if d == 0:
+            return Fraction(0)
+        blocks = min(self._n_groups(), self.max_contributions)
+        return plan.epsilon(d, blocks) if plan.noise == "laplace" else plan.rho(d, blocks)
 
     def _space(self) -> tuple[VectorDomain, L1Distance]:
         return VectorDomain(AtomDomain(int), size=self.steps), L1Distance()
@@ -194,8 +212,7 @@ class ContinualQuery:
     def cost(self, budget: Measure) -> Any:
         """What the whole stream charges: the per-group map at ``d = sensitivity``."""
         plan = self.plan(budget)
-        d = Fraction(self.sensitivity)
-        total: Any = plan.epsilon(d) if plan.noise == "laplace" else plan.rho(d)
+        total: Any = self._loss(plan)
         if isinstance(budget, ApproxDP):
             total = (total, Fraction(0))
         if not budget.compare(total, budget.require_value()):

@@ -146,26 +146,30 @@ class ContinualPlan:
             self.col1 = int(self.coef.astype(object).sum())
             self.col2_sq = int((self.coef.astype(object) ** 2).sum())
 
-    def epsilon(self, d: Fraction) -> Fraction:
-        """Pure DP loss (L1 sensitivity in units / noise scale in units)."""
+    def epsilon(self, d: Fraction, blocks: int = 1) -> Fraction:
+        """Pure DP loss (L1 sensitivity in units / noise scale in units) for ``d > 0``; with
+        ``blocks`` independent copies (groups) of which a unit touches at most ``blocks``,
+        spreading ``d`` over them (only the streaming factor's rounding term grows)."""
         if self.method == "tree":
             sens = d * self.levels
         elif self.method == "factorization":
             sens = d * self.col1
         else:
             col1, _, e = self.stream_bounds
-            sens = d * col1 * (1 << self.unit_bits) + 2 * self.steps * e
+            sens = d * col1 * (1 << self.unit_bits) + blocks * 2 * self.steps * e
         return sens / self.param
 
-    def rho(self, d: Fraction) -> Fraction:
-        """zCDP loss ``Δ₂²/(2σ²)`` in integer units."""
+    def rho(self, d: Fraction, blocks: int = 1) -> Fraction:
+        """zCDP loss ``Δ₂²/(2σ²)`` in integer units for ``d > 0`` (``blocks`` as in
+        :meth:`epsilon`: ``Σ_g (a·d_g + c)² ≤ (a·d + c)² + (blocks − 1)·c²``)."""
         if self.method == "tree":
             sq = d * d * self.levels
         elif self.method == "factorization":
             sq = d * d * self.col2_sq
         else:
             _, col2, e = self.stream_bounds
-            sq = (d * col2 * (1 << self.unit_bits) + 2 * sqrt_up(self.steps) * e) ** 2
+            c = 2 * sqrt_up(self.steps) * e
+            sq = (d * col2 * (1 << self.unit_bits) + c) ** 2 + (blocks - 1) * c * c
         return sq / (2 * self.param**2)
 
     def _read_tree(self, noisy: list[FloatArray]) -> FloatArray:
