@@ -286,6 +286,7 @@ class ContinualStream:
                  certificate: dict[str, Any], alpha: float) -> None:
         self._q, self._plan, self._noise, self._seed = query, plan, noise, seed
         self._half = plan.half_widths(alpha)
+        self._se = np.sqrt(plan.errors())
         self.certificate = certificate
         self._x = np.zeros((query._n_groups(), query.steps), dtype=np.int64)
         self._used = pl.DataFrame()
@@ -328,7 +329,7 @@ class ContinualStream:
         x[:, stop:] = 0  # periods not yet seen; outputs before `stop` do not depend on them
         totals = np.stack([plan.release_with(x[g], self._noise[g]) for g in range(x.shape[0])])
         per_period = np.diff(totals, axis=1, prepend=0.0)
-        se = np.sqrt(plan.errors())
+        se = self._se
         steps = np.arange(start, stop)
         n_g = x.shape[0]
         periods = q._checked["periods"][q.time]
