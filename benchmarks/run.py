@@ -30,6 +30,7 @@ def main() -> int:
         "accounting": ["bench_accounting.py", *peers],
         "engine": ["bench_engine.py", "--rows", "1e7" if args.full else "1e6", "--reps",
                    "3" if args.full else "1"],
+        "continual": ["bench_continual.py", "--steps", "4096"],
         "audit": ["bench_audit.py", *([] if args.full else ["--samples", "200000"])],
     }
     rc = 0

@@ -188,6 +188,16 @@ def _gaussian_approx(make: Any) -> Built:
     return _per_call(m, [(0, 1)])
 
 
+def _continual(method: str, noise: str) -> Callable[[Any], Built]:
+    """Running sums over 4 steps; neighbours move one unit's count at the first or last step
+    (the first step enters every running sum, the last only one)."""
+    def build(make: Any) -> Built:
+        m = make(V(A(int), size=4), L1Distance(), 2, method=method, noise=noise)
+        base = [1, 0, 2, 1]
+        return _per_call(m, [(base, [2, 0, 2, 1]), (base, [1, 0, 2, 2])])
+    return build
+
+
 def _engine(kind: str) -> Callable[[Any], Built]:
     """A compiled engine release (``Query.measurement``) on a small frame; neighbours add or
     remove one privacy unit with adversarial rows (the frame domain's own pairs)."""
@@ -235,6 +245,11 @@ TARGETS: tuple[Target, ...] = (
     Target("quantile", "make_quantile", _quantile),
     Target("histogram", "make_histogram", _histogram),
     Target("partition selection", "make_partition_selection", _partition),
+    Target("continual sum (tree, laplace)", "make_continual_sum", _continual("tree", "laplace")),
+    Target("continual sum (factorization, gaussian)", "make_continual_sum",
+           _continual("factorization", "gaussian")),
+    Target("continual sum (streaming, laplace)", "make_continual_sum",
+           _continual("streaming", "laplace")),
     Target("engine: grouped count + sum, public keys, bounding",
            "dpcert.frame.compile:compile_plan", _engine("public")),
     Target("engine: count with private keys", "dpcert.frame.compile:compile_plan",

@@ -146,6 +146,14 @@ class Session:
         """Start a query on this session's data."""
         return Query(self)
 
+    def continual(self, time: str, periods: Any, **options: Any) -> Any:
+        """A continual release (running totals per period) over the column ``time``:
+        :class:`dpcert.frame.continual.ContinualQuery` (``by``, ``keys``,
+        ``max_contributions``, ``method``)."""
+        from dpcert.frame.continual import ContinualQuery
+
+        return ContinualQuery.create(self, time, periods, **options)
+
     def release_all(self, queries: Any, *, alpha: Any = 0.05) -> list[Release]:
         """Release several queries declared together: one charge for the whole batch, costed by
         the PLD accountant (tighter than charging them one by one), then each is computed.

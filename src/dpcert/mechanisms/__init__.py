@@ -8,6 +8,13 @@ from dpcert.mechanisms.calibration import (
     then_gaussian_approx,
     zcdp_to_approx_epsilon,
 )
+from dpcert.mechanisms.continual import (
+    ContinualSumStream,
+    continual_sum_errors,
+    make_continual_sum,
+    open_continual_sum,
+    then_continual_sum,
+)
 from dpcert.mechanisms.estimators import FrequencyEstimate, estimate_frequencies
 from dpcert.mechanisms.exponential import (
     make_exponential,
@@ -44,6 +51,7 @@ from dpcert.mechanisms.threshold import make_partition_selection, then_partition
 
 __all__ = [
     "BitCountEstimate",
+    "ContinualSumStream",
     "RapporBloomParams",
     "RapporDecoding",
     "RapporReports",
@@ -55,8 +63,11 @@ __all__ = [
     "FrequencyEstimate",
     "analytic_gaussian_scale",
     "classic_gaussian_scale",
+    "continual_sum_errors",
     "estimate_frequencies",
     "gaussian_scale",
+    "make_continual_sum",
+    "open_continual_sum",
     "make_exponential",
     "make_gaussian_approx",
     "make_histogram",
@@ -66,6 +77,7 @@ __all__ = [
     "make_quantiles",
     "make_report_noisy_max",
     "make_sparse_vector",
+    "then_continual_sum",
     "then_exponential",
     "then_gaussian_approx",
     "then_histogram",
