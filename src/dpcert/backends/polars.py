@@ -361,6 +361,9 @@ class PolarsBackend:
         """Column name → logical type (reads no rows)."""
         return {k: _logical(v) for k, v in to_lazy(data).collect_schema().items()}
 
+    def probe_environment(self, data: Any) -> None:
+        """Nothing to check: Polars runs in this process."""
+
     def check_predicates(self, predicates: Sequence[Any],
                          schema: Mapping[str, str]) -> tuple[Any, ...]:
         """Each predicate through the Polars allow-list (:mod:`dpcert.backends.polars_expr`)."""
