@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -225,3 +226,92 @@ def test_no_java_is_a_typed_error_before_any_charge(tmp_path: Path) -> None:
     assert str(tmp_path / "no-java") in out["RESULT"]
     assert out["CODE"] == "3" and "BackendUnavailable" in proc.stderr
     assert out["CHARGES"] == "0"
+
+
+# -- the probe and the bounding choice, on stand-ins for a Spark session (no JVM) -------------
+
+class _Context:
+    _jsc = object()
+
+
+class _Job:
+    def __init__(self, spark: _FakeSpark) -> None:
+        self.spark = spark
+
+    def mapInArrow(self, f: Any, schema: str) -> _Job:
+        self.f = f
+        return self
+
+    def collect(self) -> list[dict[str, Any]]:
+        self.spark.jobs += 1
+        if self.spark.fail is not None:
+            raise self.spark.fail
+        batch = next(iter(self.f(iter([]))))
+        return [{"version": batch.column(0)[0].as_py()}]
+
+
+class _FakeSpark:
+    version = "4.3.0"
+
+    def __init__(self, fail: BaseException | None = None) -> None:
+        self.sparkContext, self.fail, self.jobs = _Context(), fail, 0
+
+    def range(self, *args: int) -> _Job:
+        return _Job(self)
+
+
+class PythonException(Exception):
+    def getCondition(self) -> str:
+        return "PYTHON_EXCEPTION"
+
+
+class Py4JNetworkError(Exception):
+    pass
+
+
+def test_the_probe_runs_once_per_context_and_names_the_missing_module() -> None:
+    from dpcert.backends._spark_probe import cached_probe, executor_probe
+
+    good = _FakeSpark()
+    assert cached_probe(good) is None
+    assert executor_probe(good).ok and executor_probe(good).ok and good.jobs == 1
+    bad = _FakeSpark(PythonException("Traceback ...\nModuleNotFoundError: No module named "
+                                     "'polars'"))
+    res = executor_probe(bad)
+    assert not res.ok and res.reason == "the executors' Python cannot import polars"
+    assert cached_probe(bad) == res and executor_probe(bad) == res and bad.jobs == 1
+    assert executor_probe(bad, fresh=True) == res and bad.jobs == 2
+
+
+def test_a_spark_that_does_not_answer_is_backend_unavailable() -> None:
+    from dpcert.backends._spark_probe import alive, executor_probe
+    from dpcert.errors import BackendUnavailable
+
+    with pytest.raises(BackendUnavailable, match="JVM does not answer"):
+        executor_probe(_FakeSpark(Py4JNetworkError("Answer from Java side is empty")))
+    stopped = _FakeSpark()
+    stopped.sparkContext._jsc = None  # type: ignore[assignment]
+    with pytest.raises(BackendUnavailable, match="start a new SparkSession"):
+        alive(stopped)
+
+
+def test_session_start_problems_are_typed_before_any_charge() -> None:
+    from dpcert.backends.spark import _started
+    from dpcert.errors import BackendUnavailable
+
+    class Gateway(RuntimeError):
+        def getCondition(self) -> str:
+            return "JAVA_GATEWAY_EXITED"
+
+    class RetriesExceeded(Exception):
+        pass
+
+    def raise_(e: BaseException) -> Any:
+        raise e
+
+    with pytest.raises(BackendUnavailable, match="Java 17"):
+        _started(lambda: raise_(Gateway("[JAVA_GATEWAY_EXITED]")))
+    with pytest.raises(BackendUnavailable, match="remote= address"):
+        _started(lambda: raise_(RetriesExceeded("[RETRIES_EXCEEDED]")))
+    with pytest.raises(FileNotFoundError):  # anything else is not the environment's
+        _started(lambda: raise_(FileNotFoundError("people.parquet")))

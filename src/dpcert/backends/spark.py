@@ -12,7 +12,11 @@ ways (``SparkBackend(bounding=...)``, or the session setting ``spark.dpcert.boun
   partition's Arrow batches go through :func:`dpcert.backends.polars.keep_mask`, the Polars
   backend's own NumPy code (one packed-key sort), so both backends keep the same rows by
   construction.  No JVM sort at all; the executors need dpcert (``pip install dpcert[spark]``
-  brings Polars and pyarrow) and hold one partition at a time in memory.
+  brings Polars and pyarrow) and hold one partition at a time in memory.  Before the charge,
+  :meth:`SparkBackend.probe_environment` runs a tiny job on no data
+  (:mod:`dpcert.backends._spark_probe`, once per context); executors that cannot run the
+  Arrow bounding get the SQL one instead, with an
+  :class:`~dpcert.errors.ExecutorEnvironmentWarning`.
 * ``"sql"``: Spark SQL only (nothing of dpcert on the executors), with Spark's own ``xxhash64``
   (bit-identical to :mod:`dpcert.backends._hash`): one shuffle by the unit and *one* exact sort
   by ``(h(u), u, h(u,g), g, h(u,g,v), v)`` (groups and values ascending, nulls last), read by
@@ -70,6 +74,7 @@ from dpcert.errors import (
     OutOfDomain,
     ReleaseFailed,
 )
+from dpcert.operator import OPERATOR_LOG, UNKNOWN, FailureClass, classify
 
 __all__ = ["SparkBackend", "local_session", "read_table"]
 
@@ -144,8 +149,6 @@ def read_table(path: str, *, master: str | None = None, remote: str | None = Non
 def _started(start: Any) -> Any:
     """``start()`` (a session or a first read); Java and Spark Connect problems become
     :class:`~dpcert.errors.BackendUnavailable`, naming the remedy (nothing is charged yet)."""
-    from dpcert.operator import classify
-
     try:
         return start()
     except Exception as e:
@@ -183,14 +186,12 @@ def _run(what: str, thunk: Any, spark: Any = None) -> Any:
     ``dpcert.operator`` logger.  An error thrown in an executor's Python (``PYTHON_EXCEPTION``:
     its text is a traceback that may quote data) counts as an import error only if a fresh
     probe of ``spark``'s executors, a job on no data, fails too."""
-    from dpcert.operator import OPERATOR_LOG, UNKNOWN, classify
-
     try:
         return thunk()
     except Exception as e:  # Py4JJavaError, SparkConnectGrpcException, AnalysisException ...
         cond = getattr(e, "getCondition", None) or getattr(e, "getErrorClass", None)
         code = cond() if callable(cond) else None
-        cls = classify(e)
+        cls: FailureClass = classify(e)
         if cls == UNKNOWN and code == "PYTHON_EXCEPTION" and spark is not None:
             cls = _reprobe(spark)
         OPERATOR_LOG.error("Spark failed while computing %s (%s)", what, cls, exc_info=e)
@@ -200,10 +201,9 @@ def _run(what: str, thunk: Any, spark: Any = None) -> Any:
     raise err  # outside the handler: no context
 
 
-def _reprobe(spark: Any) -> Any:
+def _reprobe(spark: Any) -> FailureClass:
     """``"environment: import error"`` if the executors fail a fresh (data-free) probe."""
     from dpcert.backends._spark_probe import executor_probe
-    from dpcert.operator import UNKNOWN
 
     try:
         ok = executor_probe(spark, fresh=True).ok
