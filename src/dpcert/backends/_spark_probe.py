@@ -87,8 +87,8 @@ def _failure_reason(e: Exception) -> str:
     code = cond() if callable(cond) else None
     if code == "PYTHON_VERSION_MISMATCH":
         return "the executors' Python is not the driver's Python version"
-    return f"the probe job failed on the executors ({type(e).__name__}"\
-           f"{f', {code}' if code else ''})"
+    detail = f"{type(e).__name__}, {code}" if code else type(e).__name__
+    return f"the probe job failed on the executors ({detail})"
 
 
 def executor_probe(spark: Any, *, fresh: bool = False) -> ProbeResult:
