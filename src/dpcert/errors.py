@@ -18,10 +18,12 @@ from __future__ import annotations
 
 __all__ = [
     "AuditFailed",
+    "BackendUnavailable",
     "BudgetExceeded",
     "DPCertError",
     "DomainMismatch",
     "EntropyError",
+    "ExecutorEnvironmentWarning",
     "InvalidParameter",
     "MeasureMismatch",
     "MetricMismatch",
@@ -92,4 +94,22 @@ class UnsafeExpression(DPCertError, ValueError):
 class ReleaseFailed(DPCertError):
     """A release failed *after* its budget was charged.  The charge stands and is recorded; the
     error carries no message text, cause or context from the data
-    (see ``docs/known_limitations.md``)."""
+    (see ``docs/known_limitations.md``).
+
+    ``failure_class`` names what kind of failure it was, by exception type only
+    (:data:`dpcert.operator.FailureClass`: ``"environment: out of memory"``, ...); the full cause
+    goes to the ``dpcert.operator`` logger, for the data curator."""
+
+    failure_class: str | None = None
+
+
+class BackendUnavailable(DPCertError, RuntimeError):
+    """The engine's environment cannot run a release (no Java, a Spark Connect server out of
+    reach, a Spark driver that has stopped); raised before anything is charged, with the
+    remedy in the message."""
+
+
+class ExecutorEnvironmentWarning(UserWarning):
+    """Spark's executors cannot run dpcert's Arrow bounding (their Python lacks dpcert, Polars
+    or pyarrow, or has another dpcert version); the release falls back to the SQL bounding,
+    which keeps the same rows.  Emitted before anything is charged."""

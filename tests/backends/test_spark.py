@@ -267,15 +267,24 @@ def test_a_failing_job_is_a_typed_error_without_data(spark: Any) -> None:
     assert secret not in str(e.value)
 
 
-def test_executors_without_dpcert_get_a_fixed_hint() -> None:
+def test_a_failed_spark_action_names_its_class_by_type_only() -> None:
+    """``_run`` says which class a failure is from its type, never from its text: a message
+    that quotes "No module named 'dpcert'" (data can) is not an import error."""
     from dpcert.backends.spark import _run
 
-    def fail() -> None:
+    def quoted() -> None:
         raise RuntimeError("Traceback ... ModuleNotFoundError: No module named 'dpcert' ... "
                            "row=s3cr3t")
 
-    with pytest.raises(ReleaseFailed, match="install dpcert\\[spark\\] there") as e:
-        _run("grouped statistics", fail)
+    def missing() -> None:
+        raise ModuleNotFoundError("No module named 'dpcert' row=s3cr3t")
+
+    with pytest.raises(ReleaseFailed) as e:
+        _run("grouped statistics", quoted)
+    assert "s3cr3t" not in str(e.value) and e.value.__context__ is None
+    assert e.value.failure_class == "data-independent cause unknown"
+    with pytest.raises(ReleaseFailed, match="environment: import error") as e:
+        _run("grouped statistics", missing)
     assert "s3cr3t" not in str(e.value)
 
 

@@ -135,6 +135,12 @@ class FrameOps(Protocol):
         admitted ``schema``."""
         ...
 
+    def probe_environment(self, data: Any) -> None:
+        """Before the charge: check that the engine can run a release on ``data`` (and choose
+        how, warning about any fallback); raise :class:`~dpcert.errors.BackendUnavailable`
+        naming the remedy if it cannot.  Reads no rows."""
+        ...
+
     def check_predicates(self, predicates: Sequence[Any],
                          schema: Mapping[str, str]) -> tuple[Any, ...]:
         """Validate predicates against the backend's expression allow-list (row-local and

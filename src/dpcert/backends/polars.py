@@ -394,6 +394,9 @@ class PolarsBackend:
         admitted ``schema``."""
         return self.check_predicates([rename_columns(p, mapping) for p in predicates], schema)
 
+    def probe_environment(self, data: Any) -> None:
+        """Nothing to check: Polars runs in this process."""
+
     def check_predicates(self, predicates: Sequence[Any],
                          schema: Mapping[str, str]) -> tuple[Any, ...]:
         """Each predicate through the Polars allow-list (:mod:`dpcert.backends.polars_expr`)."""

@@ -12,7 +12,11 @@ ways (``SparkBackend(bounding=...)``, or the session setting ``spark.dpcert.boun
   partition's Arrow batches go through :func:`dpcert.backends.polars.keep_mask`, the Polars
   backend's own NumPy code (one packed-key sort), so both backends keep the same rows by
   construction.  No JVM sort at all; the executors need dpcert (``pip install dpcert[spark]``
-  brings Polars and pyarrow) and hold one partition at a time in memory.
+  brings Polars and pyarrow) and hold one partition at a time in memory.  Before the charge,
+  :meth:`SparkBackend.probe_environment` runs a tiny job on no data
+  (:mod:`dpcert.backends._spark_probe`, once per context); executors that cannot run the
+  Arrow bounding get the SQL one instead, with an
+  :class:`~dpcert.errors.ExecutorEnvironmentWarning`.
 * ``"sql"``: Spark SQL only (nothing of dpcert on the executors), with Spark's own ``xxhash64``
   (bit-identical to :mod:`dpcert.backends._hash`): one shuffle by the unit and *one* exact sort
   by ``(h(u), u, h(u,g), g, h(u,g,v), v)`` (groups and values ascending, nulls last), read by
@@ -70,7 +74,14 @@ from dpcert.backends.admission import (
     refuse,
 )
 from dpcert.backends.base import BoundSpec, GroupedStats, StatSpec
-from dpcert.errors import InvalidParameter, OutOfDomain, ReleaseFailed
+from dpcert.errors import (
+    BackendUnavailable,
+    ExecutorEnvironmentWarning,
+    InvalidParameter,
+    OutOfDomain,
+    ReleaseFailed,
+)
+from dpcert.operator import OPERATOR_LOG, UNKNOWN, FailureClass, classify
 
 __all__ = ["SparkBackend", "local_session", "read_table"]
 
@@ -118,7 +129,7 @@ def local_session(master: str = "local[2]", remote: bool = False, **conf: str) -
         builder = builder.config(k, v)
     with warnings.catch_warnings():  # Connect re-applies static settings to the started server
         warnings.filterwarnings("ignore", message="Failed to set spark", category=UserWarning)
-        return builder.getOrCreate()
+        return _started(builder.getOrCreate)
 
 
 def read_table(path: str, *, master: str | None = None, remote: str | None = None) -> Any:
@@ -128,23 +139,42 @@ def read_table(path: str, *, master: str | None = None, remote: str | None = Non
     from pyspark.sql import SparkSession
 
     if remote is not None:
-        spark = SparkSession.builder.remote(remote).getOrCreate()
+        spark = _started(SparkSession.builder.remote(remote).getOrCreate)
     elif master is not None and master.startswith("local"):
         spark = local_session(master)
     elif master is not None:
-        spark = SparkSession.builder.master(master).getOrCreate()
+        spark = _started(SparkSession.builder.master(master).getOrCreate)
     else:
-        spark = SparkSession.builder.getOrCreate()
+        spark = _started(SparkSession.builder.getOrCreate)
     if path.endswith(".csv"):
-        return spark.read.csv(path, header=True, inferSchema=True)
+        return _started(lambda: spark.read.csv(path, header=True, inferSchema=True))
     if path.endswith(".parquet") or os.path.isdir(path):
-        return spark.read.parquet(path)
+        return _started(lambda: spark.read.parquet(path))
     raise InvalidParameter(f"path={path!r}: expected a .csv or .parquet path")
 
 
 #: Spark types a value column may have (read as double).
 _NUMERIC_TYPES = frozenset({"ByteType", "ShortType", "IntegerType", "LongType", "FloatType",
                             "DoubleType", "DecimalType"})
+
+
+def _started(start: Any) -> Any:
+    """``start()`` (a session or a first read); Java and Spark Connect problems become
+    :class:`~dpcert.errors.BackendUnavailable`, naming the remedy (nothing is charged yet)."""
+    try:
+        return start()
+    except Exception as e:
+        cond = getattr(e, "getCondition", None)
+        if callable(cond) and cond() == "JAVA_GATEWAY_EXITED":
+            raise BackendUnavailable(
+                "Spark could not start its JVM: it needs Java 17, found through JAVA_HOME "
+                f"(now {os.environ.get('JAVA_HOME')!r}) or `java` on PATH; install it or fix "
+                "JAVA_HOME. Nothing was charged") from e
+        if classify(e) == "environment: connection lost":
+            raise BackendUnavailable(
+                "Spark does not answer (a Spark Connect server out of reach, or a JVM that "
+                "stopped): start it or check the remote= address. Nothing was charged") from e
+        raise
 
 
 def _logical(dtype: Any) -> str:
@@ -161,18 +191,37 @@ def _q(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _run(what: str, thunk: Any) -> Any:
-    """Run a Spark action; a failure becomes :class:`ReleaseFailed` with no data in it."""
+def _run(what: str, thunk: Any, spark: Any = None) -> Any:
+    """Run a Spark action; a failure becomes :class:`ReleaseFailed` with no data in it: the
+    exception's class, Spark's error condition and the failure's class
+    (:func:`dpcert.operator.classify`), never its message.  The full cause goes to the
+    ``dpcert.operator`` logger.  An error thrown in an executor's Python (``PYTHON_EXCEPTION``:
+    its text is a traceback that may quote data) counts as an import error only if a fresh
+    probe of ``spark``'s executors, a job on no data, fails too."""
     try:
         return thunk()
     except Exception as e:  # Py4JJavaError, SparkConnectGrpcException, AnalysisException ...
         cond = getattr(e, "getCondition", None) or getattr(e, "getErrorClass", None)
         code = cond() if callable(cond) else None
-        # a fixed hint, never the message itself (it may quote data)
-        hint = (f"; the executors' Python cannot import dpcert: install dpcert[spark] there "
-                f"or set {BOUNDING_CONF}=sql" if "No module named 'dpcert'" in str(e) else "")
-        raise ReleaseFailed(f"Spark failed while computing {what}: {type(e).__name__}"
-                            f"{f' ({code})' if code else ''}{hint}") from None
+        cls: FailureClass = classify(e)
+        if cls == UNKNOWN and code == "PYTHON_EXCEPTION" and spark is not None:
+            cls = _reprobe(spark)
+        OPERATOR_LOG.error("Spark failed while computing %s (%s)", what, cls, exc_info=e)
+        err = ReleaseFailed(f"Spark failed while computing {what}: {type(e).__name__}"
+                            f"{f' ({code})' if code else ''}; {cls}")
+        err.failure_class = cls
+    raise err  # outside the handler: no context
+
+
+def _reprobe(spark: Any) -> FailureClass:
+    """``"environment: import error"`` if the executors fail a fresh (data-free) probe."""
+    from dpcert.backends._spark_probe import executor_probe
+
+    try:
+        ok = executor_probe(spark, fresh=True).ok
+    except Exception:
+        return "environment: connection lost"
+    return UNKNOWN if ok else "environment: import error"
 
 
 class SparkBackend:
@@ -194,25 +243,64 @@ class SparkBackend:
             raise InvalidParameter(f"bounding={bounding!r} must be one of {list(BOUNDINGS)}")
         self.bounding = bounding
 
-    def _bounding(self, data: Any) -> str:
+    def _choice(self, data: Any) -> str | None:
+        """The bounding asked for (the argument, else ``spark.dpcert.bounding``), or ``None``."""
         if self.bounding is not None:
             return self.bounding
         try:
             mode = data.sparkSession.conf.get(BOUNDING_CONF, None)
         except Exception:  # a session that cannot answer: the default
             mode = None
-        if mode is None:
-            return "arrow"
-        if mode not in BOUNDINGS:
+        if mode is not None and mode not in BOUNDINGS:
             raise InvalidParameter(f"{BOUNDING_CONF}={mode!r} must be one of {list(BOUNDINGS)}")
-        return str(mode)
+        return None if mode is None else str(mode)
+
+    def _bounding(self, data: Any, *, announce: bool = False) -> str:
+        """The bounding that runs: the one asked for, else ``"arrow"`` if the executors can
+        run it (:func:`~dpcert.backends._spark_probe.executor_probe`, once per context), else
+        ``"sql"`` with an :class:`~dpcert.errors.ExecutorEnvironmentWarning` (when the probe
+        runs here, or when ``announce``)."""
+        from dpcert.backends._spark_probe import REMEDY, cached_probe, executor_probe
+
+        choice = self._choice(data)
+        if choice is not None:
+            return choice
+        fresh = cached_probe(data.sparkSession) is None
+        probe = executor_probe(data.sparkSession)
+        if probe.ok:
+            return "arrow"
+        if fresh or announce:
+            warnings.warn(f"{probe.reason}: dpcert bounds contributions with Spark SQL instead "
+                          f"(same rows, slower). To use the Arrow bounding, {REMEDY}; to "
+                          f"silence this, set {BOUNDING_CONF}=sql", ExecutorEnvironmentWarning,
+                          stacklevel=3)
+        return "sql"
+
+    def probe_environment(self, data: Any) -> None:
+        """Before the charge: check that Spark answers and pick the bounding
+        (:meth:`_bounding`, warning if it falls back to SQL).  An Arrow bounding asked for
+        explicitly on executors that cannot run it is refused
+        (:class:`~dpcert.errors.BackendUnavailable`); so is a Spark that does not answer."""
+        from dpcert.backends._spark_probe import REMEDY, alive, executor_probe
+
+        _check_frame(data)
+        alive(data.sparkSession)
+        if self._choice(data) == "arrow":
+            probe = executor_probe(data.sparkSession)
+            if not probe.ok:
+                raise BackendUnavailable(f"bounding='arrow' was asked for, but {probe.reason}: "
+                                         f"{REMEDY}, or use {BOUNDING_CONF}=sql; nothing was "
+                                         "charged")
+            return
+        self._bounding(data, announce=True)
 
     def schema(self, data: Any) -> Mapping[str, str]:
         """Column name → logical type (reads no rows); also checks the bounding setting, so a
         bad ``spark.dpcert.bounding`` is refused before anything is charged."""
         _check_frame(data)
-        self._bounding(data)
-        return {f.name: _logical(f.dataType) for f in data.schema.fields}
+        fields = _started(lambda: data.schema.fields)
+        self._choice(data)
+        return {f.name: _logical(f.dataType) for f in fields}
 
     def native_schema(self, data: Any) -> Mapping[str, Any]:
         """Column name → Spark data type (reads no rows)."""
@@ -394,7 +482,7 @@ class SparkBackend:
         fixed = (df.withColumns({f"#{i}v": _fixed_point(F, specs[i]) for i in split}) if split
                  else df)  # (Spark Connect refuses an empty withColumns)
         grouped = fixed.groupBy(*[F.col(_q(c)) for c in by]).agg(*aggs)
-        rows = _run("grouped statistics", lambda: grouped.collect())
+        rows = _run("grouped statistics", lambda: grouped.collect(), data.sparkSession)
         found = {_canon_key(tuple(r[c] for c in by)): r for r in rows}
         if public is not None and enc_public is not None:
             key_list, enc_list = public, enc_public
@@ -526,7 +614,7 @@ def _decimal_sums(F: Any, df: Any, by: list[str], key_list: list[tuple[Any, ...]
     10**38 rows · 2**53): the fallback when a group's two-long sum overflowed."""
     grouped = df.groupBy(*[F.col(_q(c)) for c in by]).agg(
         F.sum(_fixed_point(F, spec).cast("decimal(38,0)")).alias("#s"))
-    rows = _run("exact sums", lambda: grouped.collect())
+    rows = _run("exact sums", lambda: grouped.collect(), df.sparkSession)
     found = {_canon_key(tuple(r[c] for c in by)): r["#s"] for r in rows}
     return [int(found.get(_canon_key(k)) or 0) for k in key_list]
 
@@ -614,7 +702,7 @@ def _at_most(F: Any, df: Any, by: list[str], key_list: list[tuple[Any, ...]],
     b = _bin_expr(F, _fixed_point(F, spec), cand, 0, len(cand))
     grouped = df.groupBy(*[F.col(_q(c)) for c in by], b.alias("#b")).agg(
         F.count(F.lit(1)).alias("#c"))
-    rows = _run("quantile counts", lambda: grouped.collect())
+    rows = _run("quantile counts", lambda: grouped.collect(), df.sparkSession)
     index = {_canon_key(k): i for i, k in enumerate(key_list)}
     hist = np.zeros((len(key_list), len(cand) + 1), dtype=np.int64)
     for r in rows:

@@ -69,16 +69,18 @@ def open_ledger(path: str, dataset: str | None, budget: Measure) -> tuple[Any, t
     return led, tuple(notes)
 
 
-def release_failed(budget: Measure, total: Any, ledger_info: dict[str, Any] | None
-                   ) -> ReleaseFailed:
+def release_failed(budget: Measure, total: Any, ledger_info: dict[str, Any] | None,
+                   failure_class: str = "data-independent cause unknown") -> ReleaseFailed:
     """The error for a release that failed after its charge: only public facts in it (what was
-    charged and where), nothing from the data; raise it outside any ``except`` block so that
-    it has no ``__context__``."""
+    charged and where, and the failure's class from :func:`dpcert.operator.classify`, by
+    exception type), nothing from the data; raise it outside any ``except`` block so that it
+    has no ``__context__``."""
     where = (f" and to ledger dataset {ledger_info['dataset']!r}" if ledger_info else "")
     err = ReleaseFailed(
         f"the release failed after {budget.describe(total)} was charged to the session{where}; "
-        "the charge stands. The cause is not shown because it may depend on the data "
-        "(docs/known_limitations.md)")
+        f"the charge stands. Cause: {failure_class}. The full cause is logged to the "
+        "'dpcert.operator' logger, for the data curator (docs/known_limitations.md)")
+    err.failure_class = failure_class
     err.__cause__ = None
     err.__suppress_context__ = True
     return err

@@ -41,6 +41,7 @@ from dpcert.frame.io import to_lazy
 from dpcert.frame.ledger import BudgetMismatchWarning, open_ledger, release_failed
 from dpcert.frame.plan import Aggregate, Quantile, QueryPlan
 from dpcert.frame.result import ReleaseMixin
+from dpcert.operator import UNKNOWN, FailureClass, report_failure
 from dpcert.samplers import EntropySource
 
 __all__ = ["Query", "Release", "Session"]
@@ -386,6 +387,7 @@ class Query:
         """Every check before a charge; returns the plan, the compiled measurement (whose
         ``map(1)`` is what the release charges) and the label."""
         plan = self.plan()
+        self.session._backend.probe_environment(self.session._lf)
         self.check(budget)
         m = self.measurement(budget, alpha=a)
         label = name if name is not None else ", ".join(plan.output_names())
@@ -395,6 +397,7 @@ class Query:
                  ledger_info: dict[str, Any] | None, budget: Measure) -> Release:
         """Run a compiled release that has been charged (failures raise a data-free error)."""
         result: Release | None = None
+        cls: FailureClass = UNKNOWN
         sess = self.session
         try:
             out = m(sess._lf)
@@ -406,10 +409,10 @@ class Query:
             result = Release(table, cert)
         except (KeyboardInterrupt, SystemExit):
             raise
-        except BaseException:  # incl. Polars' PanicException, which is a BaseException: the
-            result = None  # cause may depend on the data, so it is replaced below
+        except BaseException as e:  # incl. Polars' PanicException, a BaseException: the cause
+            cls = report_failure(e)  # goes to the dpcert.operator log, only its class below
         if result is None:  # raised outside the handler: no __context__ to leak
-            raise release_failed(budget, m.map(1), ledger_info)
+            raise release_failed(budget, m.map(1), ledger_info, cls)
         return result
 
 
