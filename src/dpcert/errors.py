@@ -18,6 +18,7 @@ from __future__ import annotations
 
 __all__ = [
     "AuditFailed",
+    "BindingMismatch",
     "BudgetExceeded",
     "DPCertError",
     "DomainMismatch",
@@ -61,6 +62,11 @@ class MeasureMismatch(DPCertError, TypeError):
 
 class BudgetExceeded(DPCertError):
     """A privacy spend was refused because it would exceed the budget that remains."""
+
+
+class BindingMismatch(DPCertError):
+    """A spend was refused because its data source is not the one the curator bound to the
+    ledger dataset (another location, another schema, another privacy unit)."""
 
 
 class AuditFailed(DPCertError):
