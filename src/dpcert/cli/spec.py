@@ -13,10 +13,11 @@ Examples
 ...                   'aggregates = [{ kind = "count" }]\\n', "s.toml")
 >>> spec.query[0].max_groups, applied_defaults(spec)[0]
 (1, 'query 1: name = "query1"')
->>> parse_spec('[data]\\nprivacy_units = "pid"\\n', "s.toml")  # doctest: +ELLIPSIS
+>>> parse_spec('[data]\\nprivacy_units = "pid"\\n[[query]]\\nbudget = { epsilon = 1 }\\n'
+...            'aggregates = [{ kind = "count" }]\\n', "s.toml")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-dpcert.cli.spec.SpecError: s.toml:2: [data]: unknown key 'privacy_units' (did you mean 'privacy_unit'?)...
+dpcert.cli.spec.SpecError: s.toml:2: [data]: unknown key 'privacy_units' (did you mean ...
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Valida
 
 from dpcert.errors import InvalidParameter
 
-__all__ = ["CuratorConfig", "ReleaseSpec", "SpecError", "applied_defaults", "json_schema", "load_spec",
-           "parse_spec"]
+__all__ = ["CuratorConfig", "ReleaseSpec", "SpecError", "applied_defaults", "json_schema",
+           "load_spec", "parse_spec"]
 
 
 class SpecError(InvalidParameter):
@@ -166,9 +167,24 @@ def parse_spec(text: str, where: str) -> ReleaseSpec:
     try:
         return ReleaseSpec.model_validate(raw)
     except ValidationError as e:
-        problems = sorted(dict.fromkeys(_describe(err, text, where) for err in e.errors()),
+        errors = _drop_misspelled_missing(e.errors())
+        problems = sorted(dict.fromkeys(_describe(err, text, where) for err in errors),
                           key=_line_number)
     raise SpecError("\n".join(problems))
+
+
+def _drop_misspelled_missing(errors: list[Any]) -> list[Any]:
+    """A required key reported missing because it was misspelled is reported once: as the
+    unknown key with its "did you mean"."""
+    extra = {(tuple(e["loc"][:-1]), str(e["loc"][-1])) for e in errors
+             if e["type"] == "extra_forbidden"}
+
+    def misspelled(e: Any) -> bool:
+        parent, key = tuple(e["loc"][:-1]), str(e["loc"][-1])
+        near = [k for p, k in extra if p == parent]
+        return e["type"] == "missing" and bool(difflib.get_close_matches(key, near, n=1))
+
+    return [e for e in errors if not misspelled(e)]
 
 
 def _line_number(message: str) -> int:

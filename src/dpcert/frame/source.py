@@ -14,9 +14,9 @@ Examples
 >>> path = os.path.join(d, "t.csv")
 >>> _ = open(path, "w").write("pid,age\\n1,30\\n2,41\\n")
 >>> fp = schema_fingerprint(path)
->>> fp.startswith("sha256:"), fp == schema_fingerprint(path, {"age": "int"})
+>>> fp.startswith("sha256:"), fp == schema_fingerprint(path)
 (True, True)
->>> fp == schema_fingerprint(path, {"age": "float"})
+>>> fp == schema_fingerprint(path, {"age": "float"})  # read another way: another schema
 False
 """
 
