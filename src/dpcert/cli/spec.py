@@ -167,7 +167,7 @@ def parse_spec(text: str, where: str) -> ReleaseSpec:
     try:
         return ReleaseSpec.model_validate(raw)
     except ValidationError as e:
-        errors = _drop_misspelled_missing(e.errors())
+        errors = _merge_alternatives(_drop_misspelled_missing(e.errors()))
         problems = sorted(dict.fromkeys(_describe(err, text, where) for err in errors),
                           key=_line_number)
     raise SpecError("\n".join(problems))
@@ -185,6 +185,42 @@ def _drop_misspelled_missing(errors: list[Any]) -> list[Any]:
         return e["type"] == "missing" and bool(difflib.get_close_matches(key, near, n=1))
 
     return [e for e in errors if not misspelled(e)]
+
+
+def _field_path(loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``loc`` cut before the first part that is not a field (a union branch's tag)."""
+    model: type[BaseModel] | None = ReleaseSpec
+    for i, part in enumerate(loc):
+        if isinstance(part, int):
+            continue
+        if model is None or part not in model.model_fields:
+            return loc[:i]
+        model = _model_at(loc[: i + 1])
+    return loc
+
+
+def _merge_alternatives(errors: list[Any]) -> list[Any]:
+    """One error per field whose value matched none of its alternatives (a union's branches
+    each report their own error): what the field expects, and the value given."""
+    out: list[Any] = []
+    groups: dict[tuple[Any, ...], list[Any]] = {}
+    for e in errors:
+        path = tuple(e["loc"]) if e["type"] == "extra_forbidden" else _field_path(tuple(e["loc"]))
+        if path == tuple(e["loc"]):
+            out.append(e)
+        else:
+            groups.setdefault(path, []).append(e)
+    for path, errs in groups.items():
+        model = _model_at(path[:-1])
+        info = model.model_fields.get(str(path[-1])) if model is not None else None
+        shallow = min(errs, key=lambda e: len(e["loc"]))
+        wanted = sorted({e["msg"].removeprefix("Input should be ") for e in errs
+                         if len(e["loc"]) == len(shallow["loc"])})
+        expect = (info.description if info is not None and info.description
+                  else " or ".join(wanted))
+        out.append({"loc": path, "type": "value", "msg": f"expected {expect}",
+                    "input": shallow["input"]})
+    return out
 
 
 def _line_number(message: str) -> int:
