@@ -51,3 +51,31 @@ def test_parquet_and_locations(tmp_path: Path) -> None:
         resolve_source(tmp_path / "t.txt")
     with pytest.raises(InvalidParameter, match="each type must be one of"):
         schema_fingerprint(_csv(tmp_path / "c.csv", [1]), {"age": "integer"})
+
+
+def test_a_session_on_a_bound_dataset_reads_the_bound_source(tmp_path: Path) -> None:
+    import dpcert as dp
+    from dpcert.accounting.binding import Binding, create_bound
+    from dpcert.accounting.ledger import Ledger
+    from dpcert.errors import BindingMismatch
+
+    bound = _csv(tmp_path / "bound.csv", [30, 41, 52])
+    other = _csv(tmp_path / "other.csv", [1, 2, 3])
+    led = str(tmp_path / "l.sqlite")
+    create_bound(Ledger(led), "p", dp.PureDP(1),
+                 Binding(resolve_source(bound), schema_fingerprint(bound), "pure", "pid"))
+    with pytest.raises(BindingMismatch, match="is not the source bound"):
+        dp.Session(str(other), "pid", budget=dp.PureDP(1), ledger=led, dataset="p")
+    with pytest.raises(BindingMismatch, match="protects privacy_unit='pid'"):
+        dp.Session(str(bound), None, budget=dp.PureDP(1), ledger=led, dataset="p")
+    with pytest.raises(BindingMismatch, match="schema fingerprint"):  # read another way
+        dp.Session(str(bound), "pid", budget=dp.PureDP(1), ledger=led, dataset="p",
+                   schema={"age": pl.Float64})
+    assert Ledger(led).history("p") == []
+    sess = dp.Session(bound, "pid", budget=dp.PureDP(1), ledger=led, dataset="p")
+    sess.query().agg(dp.count()).bound_contributions(1, 1).release(dp.PureDP(0.5))
+    assert len(Ledger(led).history("p")) == 1
+    from dpcert.frame.ledger import BudgetMismatchWarning
+
+    with pytest.warns(BudgetMismatchWarning):  # a frame has no location: the curator vouches
+        dp.Session(pl.read_csv(other), "pid", budget=dp.PureDP(1), ledger=led, dataset="p")

@@ -40,6 +40,7 @@ from dpcert.frame.io import to_lazy
 from dpcert.frame.ledger import BudgetMismatchWarning, open_ledger, release_failed
 from dpcert.frame.plan import Aggregate, Quantile, QueryPlan
 from dpcert.frame.result import ReleaseMixin
+from dpcert.frame.source import check_bound_source
 from dpcert.samplers import EntropySource
 
 __all__ = ["Query", "Release", "Session"]
@@ -126,6 +127,7 @@ class Session:
         self.ledger_notes: tuple[str, ...] = ()
         if ledger is not None:
             self._ledger, self.ledger_notes = open_ledger(ledger, dataset, budget)
+            check_bound_source(self._ledger, self.dataset, data, self._lf, privacy_unit)
             for note in self.ledger_notes:
                 warnings.warn(note, BudgetMismatchWarning, stacklevel=2)
 

@@ -27,10 +27,11 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from dpcert.errors import InvalidParameter
 
-__all__ = ["TYPE_NAMES", "resolve_source", "schema_fingerprint"]
+__all__ = ["TYPE_NAMES", "check_bound_source", "resolve_source", "schema_fingerprint"]
 
 #: Column types a curator may declare for reading a CSV file; cells that do not parse as their
 #: type become null (:mod:`dpcert.frame.io`).
@@ -65,11 +66,35 @@ def schema_fingerprint(path: str | os.PathLike[str],
     from dpcert.frame.io import to_lazy
 
     schema = polars_types(types) if types else None
-    lf = to_lazy(resolve_source(path), schema)
+    return _fingerprint(to_lazy(resolve_source(path), schema), str(path))
+
+
+def _fingerprint(lf: Any, where: str) -> str:
     try:
         cols = [[name, str(dtype)] for name, dtype in lf.collect_schema().items()]
     except Exception as e:
-        raise InvalidParameter(f"data={str(path)!r}: its schema cannot be read: "
+        raise InvalidParameter(f"data={where!r}: its schema cannot be read: "
                                f"{type(e).__name__}") from None
     text = json.dumps(cols, separators=(",", ":"), ensure_ascii=True)
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def check_bound_source(ledger: Any, dataset: str, data: Any, lf: Any,
+                       privacy_unit: str | None) -> None:
+    """A session on a ledger dataset the curator bound to a source (``dpcert budget init
+    --data``) must read that source: a ``.csv``/``.parquet`` path must resolve to the bound
+    location and read to the bound schema fingerprint (as the session reads it), and the
+    privacy unit must be the bound one.  A frame handed over directly has no location: the
+    curator who passes it vouches for it.  Raises :class:`~dpcert.errors.BindingMismatch`
+    before anything is charged."""
+    from dpcert.accounting.binding import binding_of, check_binding
+    from dpcert.errors import BindingMismatch
+
+    binding = binding_of(ledger, dataset)
+    if binding is None or not isinstance(data, (str, os.PathLike)):
+        return
+    check_binding(binding, resolve_source(data), _fingerprint(lf, str(data)), dataset)
+    if binding.privacy_unit is not None and privacy_unit != binding.privacy_unit:
+        raise BindingMismatch(
+            f"privacy_unit={privacy_unit!r}: ledger dataset {dataset!r} protects "
+            f"privacy_unit={binding.privacy_unit!r} (bound by the curator); nothing was charged")
