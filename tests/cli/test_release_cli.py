@@ -149,3 +149,12 @@ def test_engine_flags_are_checked_before_anything_is_read_or_charged(
         curator.release(curator.spec(), "--engine", "duckdb")
     assert e.value.code == 2
     curator.assert_nothing_charged()
+
+
+def test_a_query_budget_of_another_kind_names_its_line(
+        curator: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = curator.queries(curator.query("a", 1).replace(", delta = 0", ""))
+    assert curator.release(spec) == 2
+    err = capsys.readouterr().err
+    assert f"{spec}:4 (query 'a')" in err and "ApproxDP" in err
+    curator.assert_nothing_charged()

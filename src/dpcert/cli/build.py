@@ -201,6 +201,7 @@ def _queries(sess: Any, spec: ReleaseSpec, text: str, path: Path) -> Queries:
             if sess.privacy_unit is not None:
                 qq = qq.bound_contributions(q.max_groups, q.max_rows_per_group)
             b = _budget(q.budget, f"{path}:{_line_of(text, 'budget', at)}")
+            sess.budget.check_same_kind(b, f"query {name!r} budget")
             qq.check(b)  # schema, filters, keys, names, bounds, noise limits: reads no rows
         except SpecError:
             raise
