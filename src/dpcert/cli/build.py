@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +26,15 @@ __all__ = ["Built", "build", "over_budget", "spec_quote", "spec_total"]
 Queries = list[tuple[str, Any, Any]]
 
 
+@dataclass(frozen=True)
 class Built:
-    """A session on the curator's source with the spec's checked queries."""
+    """A session on the curator's source (``location``, its ``binding`` or ``None``) with the
+    spec's checked queries."""
 
-    def __init__(self, sess: Any, queries: Queries, location: str,
-                 binding: Any | None) -> None:
-        self.sess, self.queries, self.location, self.binding = sess, queries, location, binding
+    sess: Any
+    queries: Queries
+    location: str
+    binding: Any | None
 
 
 def _ledger_total(path: str, dataset: str) -> tuple[Any, Any]:

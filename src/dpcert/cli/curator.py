@@ -9,6 +9,17 @@ to the file.  A flag given on the command line wins over the file.
 
 Outputs stay inside the output directory: :func:`out_path` resolves every file it is asked for
 (symbolic links included) and refuses one that would land anywhere else.
+
+Examples
+--------
+>>> import tempfile
+>>> out = Path(tempfile.mkdtemp())
+>>> out_path(out, "by_region.csv").name
+'by_region.csv'
+>>> out_path(out, "../by_region.csv")
+Traceback (most recent call last):
+...
+dpcert.errors.InvalidParameter: output name='../by_region.csv' must be a plain file name
 """
 
 from __future__ import annotations
