@@ -19,6 +19,7 @@ from __future__ import annotations
 __all__ = [
     "AuditFailed",
     "BackendUnavailable",
+    "BindingMismatch",
     "BudgetExceeded",
     "DPCertError",
     "DomainMismatch",
@@ -70,6 +71,11 @@ class MeasureMismatch(DPCertError, TypeError):
 
 class BudgetExceeded(DPCertError):
     """A privacy spend was refused because it would exceed the budget that remains."""
+
+
+class BindingMismatch(DPCertError):
+    """A spend was refused because its data source is not the one the curator bound to the
+    ledger dataset (another location, another schema, another privacy unit)."""
 
 
 class AuditFailed(DPCertError):

@@ -192,16 +192,17 @@ def test_process_killed_mid_transaction_leaves_ledger_consistent(tmp_path: Path)
 
 def test_cli_budget(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = str(tmp_path / "cli.sqlite")
-    assert cli_main(["budget", "init", path, "census", "--epsilon", "1", "--delta", "1e-6"]) == 0
+    assert cli_main(["budget", "init", path, "census", "--unbound", "--epsilon", "1", "--delta",
+                     "1e-6"]) == 0
     Ledger(path).spend("census", dp.ApproxDP(0.25, 1e-7), note="count")
     assert cli_main(["budget", "show", path, "census"]) == 0
     out = capsys.readouterr().out
     assert "remaining: ε = 0.75" in out
     assert cli_main(["budget", "history", path, "census"]) == 0
     assert "count" in capsys.readouterr().out
-    assert cli_main(["budget", "init", path, "z", "--rho", "0.5"]) == 0
-    assert cli_main(["budget", "show", path, "missing"]) == 3
-    assert cli_main(["budget", "init", path, "bad", "--epsilon", "x"]) == 3
+    assert cli_main(["budget", "init", path, "z", "--unbound", "--rho", "0.5"]) == 0
+    assert cli_main(["budget", "show", path, "missing"]) == 2  # invalid input
+    assert cli_main(["budget", "init", path, "bad", "--unbound", "--epsilon", "x"]) == 2
 
 
 def test_a_deleted_middle_charge_breaks_the_chain(tmp_path: Path) -> None:

@@ -194,7 +194,8 @@ def test_cli_history_shows_events_and_both_totals(
     from dpcert.cli.main import main as cli_main
 
     path = str(tmp_path / "cli.sqlite")
-    assert cli_main(["budget", "init", path, "census", "--epsilon", "10", "--delta", "1e-6"]) == 0
+    assert cli_main(["budget", "init", path, "census", "--unbound", "--epsilon", "10", "--delta",
+                     "1e-6"]) == 0
     led = Ledger(path)
     led.charge("census", SelfComposedEvent(LaplaceEvent(10), 100), note="counts", batch=True)
     capsys.readouterr()

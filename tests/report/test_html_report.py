@@ -114,13 +114,15 @@ def test_release_cli_writes_the_html_report(tmp_path: Path,
     rng = np.random.default_rng(0)
     pl.DataFrame({"pid": np.arange(300), "region": rng.choice(["n", "s"], 300),
                   "income": rng.uniform(0, 100, 300)}).write_csv(tmp_path / "people.csv")
+    led = str(tmp_path / "l.sqlite")
+    assert main(["budget", "init", led, "p", "--data", str(tmp_path / "people.csv"),
+                 "--privacy-unit", "pid", "--epsilon", "1"]) == 0
     (tmp_path / "spec.toml").write_text(
-        '[data]\npath = "people.csv"\nprivacy_unit = "pid"\n'
-        '[budget]\nepsilon = 1.0\nledger = "l.sqlite"\ndataset = "p"\ncreate = true\n'
-        '[output]\ndir = "out"\n'
+        '[data]\nprivacy_unit = "pid"\n'
         '[[query]]\nname = "by_region"\ngroup_by = ["region"]\nkeys = ["n", "s"]\n'
         'budget = { epsilon = 1.0 }\naggregates = [{ kind = "count" }]\n')
-    assert main(["release", str(tmp_path / "spec.toml")]) == 0
+    assert main(["release", str(tmp_path / "spec.toml"), "--ledger", led, "--dataset", "p",
+                 "--out", str(tmp_path / "out")]) == 0
     html = (tmp_path / "out" / "report.html").read_text()
     assert "by_region" in html and "data:image/png" in html and "What was spent" in html
     assert "HTML report:" in capsys.readouterr().out

@@ -29,8 +29,9 @@ def test_refuted_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
     assert "REFUTED" in out and "x' :" in out and "privacy loss" in out
 
 
-def test_unknown_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["verify", str(PROGRAMS / "noisy_max.dp"), "--n", "10", "--timeout", "1"]) == 2
+def test_unknown_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
+    """Not proved (REFUTED or UNKNOWN) is a failed check: 1; --json tells them apart."""
+    assert main(["verify", str(PROGRAMS / "noisy_max.dp"), "--n", "10", "--timeout", "1"]) == 1
     out = capsys.readouterr().out
     assert "UNKNOWN" in out and "time limit" in out
 
@@ -47,13 +48,13 @@ def test_json_output(capsys: pytest.CaptureFixture[str]) -> None:
     assert d["verdict"] == "PROVED" and d["sizes"] == "all" and "proof" in d
 
 
-def test_error_exit_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_invalid_input_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     prog = tmp_path / "bad.dp"
     prog.write_text("input q : real[1];\nadjacent q : one any;\nclaim 1;\nreturn q[0] +;\n",
                     encoding="utf-8")
-    assert main(["verify", str(prog)]) == 3
+    assert main(["verify", str(prog)]) == 2
     assert "line 4" in capsys.readouterr().err
-    assert main(["verify", str(tmp_path / "missing.dp")]) == 3
+    assert main(["verify", str(tmp_path / "missing.dp")]) == 2
 
 
 def test_json_grows_sizes_to_the_smallest_broken_one(capsys: pytest.CaptureFixture[str]) -> None:

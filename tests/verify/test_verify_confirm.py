@@ -122,7 +122,7 @@ def test_bad_samples() -> None:
 
 def test_cli_rejects_bad_budget_before_verifying(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["verify", str(PROGRAMS / "svt_no_query_noise.dp"), "--confirm",
-                 "--samples", "5"]) == 3
+                 "--samples", "5"]) == 2
     assert "--samples=5" in capsys.readouterr().err
 
 

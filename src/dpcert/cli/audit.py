@@ -31,10 +31,13 @@ SELF_CONFIDENCE = 1.0 - 1e-6
 
 def register(subparsers: Any) -> None:
     """Add the ``audit`` sub-command."""
+    from dpcert.cli.exits import EPILOG
+
     p = subparsers.add_parser(
         "audit", help="measure a lower bound on a mechanism's ε from its samples",
         description="Empirical privacy audit (lower bounds on ε with exact Clopper–Pearson "
                     "confidence). Exit code 1 on any violation.",
+        epilog=EPILOG,
     )
     p.add_argument("target", nargs="?", metavar="MODULE:CALLABLE",
                    help="f(x, n) returning n outputs, g(x) with --scalar, or a Measurement")

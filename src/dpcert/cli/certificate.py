@@ -6,7 +6,8 @@
 
 re-compiles the certificate's plan under its budget (``dpcert.frame.certify``) and confirms the
 charged amount ``m.map(1)`` and every recorded step (constructor, ``d_in``, ``d_out``, proof
-note).  Exit code 0 when everything matches, 1 otherwise.
+note).  Exit code 0 when everything matches, 1 otherwise, 2 for a file that is not a
+certificate; ``--json`` prints one JSON object.
 """
 
 from __future__ import annotations
@@ -23,11 +24,16 @@ __all__ = ["register", "run"]
 
 def register(subparsers: Any) -> None:
     """Add the ``certificate`` sub-command to the ``dpcert`` parser."""
+    from dpcert.cli.exits import EPILOG
+
     p = subparsers.add_parser("certificate", help="re-check release certificates",
-                              description="Re-check a compiled release certificate.")
+                              description="Re-check a compiled release certificate.",
+                              epilog=EPILOG)
     sub = p.add_subparsers(dest="certificate_command", metavar="ACTION", required=True)
-    check = sub.add_parser("check", help="re-compile the plan and confirm the charged amount")
+    check = sub.add_parser("check", help="re-compile the plan and confirm the charged amount",
+                           epilog=EPILOG)
     check.add_argument("file", help="certificate JSON (a release's certificate)")
+    check.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
 
@@ -48,6 +54,13 @@ def run(args: argparse.Namespace) -> int:
     res = check_certificate(cert)
     budget = budget_from_json(cert["budget"])
     status = "OK" if res.ok else "MISMATCH"
+    if args.json:
+        print(json.dumps({"ok": bool(res.ok), "status": status, "exit_code": 0 if res.ok else 1,
+                          "charged": budget.describe(res.charged), "budget": repr(budget),
+                          "d_in": cert.get("d_in", "1 unit"),
+                          "steps": len(cert.get("steps", [])),
+                          "messages": [str(m) for m in res.messages]}, ensure_ascii=False))
+        return 0 if res.ok else 1
     print(f"{status}: charged {budget.describe(res.charged)} at {cert.get('d_in', '1 unit')} "
           f"(budget {budget!r}); {len(cert.get('steps', []))} steps re-derived")
     for m in res.messages:

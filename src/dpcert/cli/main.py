@@ -12,12 +12,14 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from dpcert.cli.exits import EPILOG, USAGE, error_json, exit_code
 from dpcert.errors import DPCertError
 
 __all__ = ["build_parser", "main"]
 
 #: Sub-command modules, in the order they appear in ``dpcert --help``.
-SUBCOMMANDS = ("example", "release", "budget", "certificate", "audit", "verify", "bench")
+SUBCOMMANDS = ("example", "release", "spec_schema", "budget", "certificate", "audit", "verify",
+               "bench")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -27,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dpcert",
         description="Differential privacy you can trust and check.",
+        epilog=EPILOG,
     )
     parser.add_argument("--version", action="version", version=f"dpcert {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -48,12 +51,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help()
-        return 2
+        return USAGE
     try:
         code = func(args)
     except DPCertError as e:
+        code = exit_code(e)
+        if getattr(args, "json", False):
+            print(error_json(e, code))
         print(f"dpcert: error: {type(e).__name__}: {e}", file=sys.stderr)
-        return 3
+        return code
     return int(code or 0)
 
 

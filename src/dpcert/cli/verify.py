@@ -4,7 +4,8 @@
 Without ``--n`` the verifier first tries a proof for every input size; ``--json`` prints one JSON
 object (``verdict``, ``sizes``, ``claim``, ``witness`` for a refutation, ``confirmation`` with
 ``--confirm``: draws, counts, confidence, ``epsilon_lower``, ``confirmed``, ``needed_draws``).
-Exit codes: 0 PROVED, 1 REFUTED, 2 UNKNOWN (3 for errors, from :mod:`dpcert.cli.main`).
+Exit codes: 0 PROVED; 1 REFUTED or UNKNOWN (not proved: ``--json`` says which); 2 for a program
+or option that is invalid (:mod:`dpcert.cli.exits`).
 """
 
 from __future__ import annotations
@@ -16,18 +17,21 @@ from typing import Any
 
 __all__ = ["register", "run"]
 
-EXIT_CODES = {"PROVED": 0, "REFUTED": 1, "UNKNOWN": 2}
+EXIT_CODES = {"PROVED": 0, "REFUTED": 1, "UNKNOWN": 1}
 
 
 def register(subparsers: Any) -> None:
     """Add the ``verify`` sub-command."""
+    from dpcert.cli.exits import EPILOG
+
     p = subparsers.add_parser(
         "verify",
         help="prove a DP program private (apRHL / randomness alignment) or refute it",
         description="Prove a program of dpcert's DP language private (for every input size "
         "when no --n is given, else for sizes up to N), or refute it with a neighbouring "
         "pair, an event and the exact privacy loss. "
-        "Exit code 0 PROVED, 1 REFUTED, 2 UNKNOWN.",
+        "Exit code 0 PROVED, 1 REFUTED or UNKNOWN (--json says which), 2 invalid input.",
+        epilog=EPILOG,
     )
     p.add_argument("program", help="path of the .dp program")
     p.add_argument("--n", type=int, default=None,

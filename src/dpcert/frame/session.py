@@ -42,6 +42,7 @@ from dpcert.frame.ledger import BudgetMismatchWarning, open_ledger, release_fail
 from dpcert.frame.plan import Aggregate, Quantile, QueryPlan
 from dpcert.frame.result import ReleaseMixin
 from dpcert.operator import UNKNOWN, FailureClass, report_failure
+from dpcert.frame.source import check_bound_source
 from dpcert.samplers import EntropySource
 
 __all__ = ["Query", "Release", "Session"]
@@ -124,6 +125,7 @@ class Session:
         self.ledger_notes: tuple[str, ...] = ()
         if ledger is not None:
             self._ledger, self.ledger_notes = open_ledger(ledger, dataset, budget)
+            check_bound_source(self._ledger, self.dataset, data, self._lf, privacy_unit)
             for note in self.ledger_notes:
                 warnings.warn(note, BudgetMismatchWarning, stacklevel=2)
 

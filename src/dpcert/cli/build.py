@@ -1,0 +1,273 @@
+"""From a validated spec and the curator's choices to a session and its checked queries,
+reading only the schema, charging nothing.
+
+The order is the boundary of ``docs/threat_model.md``: the spec was validated first
+(:mod:`dpcert.cli.spec`); then the curator's source is resolved and, with a ledger, checked
+against the dataset's binding (location, schema fingerprint, privacy unit); then every query is
+checked against the schema and the queries' total against the session's and the ledger's budget.
+Any refusal here leaves the ledger and the output directory untouched.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dpcert.cli.curator import Curator
+from dpcert.cli.spec import NAME_PATTERN, AggregateSpec, BudgetSpec, ReleaseSpec, SpecError
+from dpcert.errors import BindingMismatch, BudgetExceeded, DPCertError, InvalidParameter
+
+__all__ = ["Built", "build", "over_budget", "spec_quote", "spec_total"]
+
+#: (name, query, budget) of every query of the spec, in order.
+Queries = list[tuple[str, Any, Any]]
+
+
+@dataclass(frozen=True)
+class Built:
+    """A session on the curator's source (``location``, its ``binding`` or ``None``) with the
+    spec's checked queries."""
+
+    sess: Any
+    queries: Queries
+    location: str
+    binding: Any | None
+
+
+def _ledger_total(path: str, dataset: str) -> tuple[Any, Any]:
+    """The ledger dataset's total as a Measure, and its binding (``None``: unbound)."""
+    from dpcert.accounting.binding import binding_of
+    from dpcert.accounting.ledger import _KINDS, Ledger
+
+    if not os.path.isfile(path):
+        raise InvalidParameter(f"ledger={path!r} does not exist: the curator creates it with "
+                               f"`dpcert budget init {path} DATASET --data SOURCE ...`")
+    led = Ledger(path, read_only=True)
+    if dataset not in led.datasets():
+        raise InvalidParameter(f"dataset={dataset!r} is not in the ledger {path!r} (it has "
+                               f"{led.datasets()}); the curator creates it with `dpcert budget "
+                               "init`")
+    st = led.status(dataset)
+    total = st.total if isinstance(st.total, tuple) else (st.total,)
+    return _KINDS[st.measure](*total), binding_of(led, dataset)
+
+
+def _source(cur: Curator, unit: str | None) -> tuple[str, Any, Any]:
+    """The resolved source, the session's total and the binding, every check before reading."""
+    from dpcert.accounting.binding import check_binding
+    from dpcert.frame.source import resolve_source, schema_fingerprint
+
+    if cur.ledger is None:
+        assert cur.data is not None and cur.budget is not None
+        return resolve_source(cur.data), cur.budget, None
+    assert cur.dataset is not None
+    total, binding = _ledger_total(cur.ledger, cur.dataset)
+    if binding is None:
+        if cur.data is None:
+            raise InvalidParameter(
+                f"ledger dataset {cur.dataset!r} has no bound data source: pass --data SOURCE, "
+                "or create the dataset with `dpcert budget init ... --data SOURCE`")
+        print(f"dpcert: WARNING: ledger dataset {cur.dataset!r} has no bound source; its "
+              f"budget is spent on --data {cur.data!r}", file=sys.stderr)
+        return resolve_source(cur.data), total, None
+    location = resolve_source(cur.data if cur.data is not None else binding.location)
+    check_binding(binding, location, schema_fingerprint(location, binding.types), cur.dataset)
+    if binding.privacy_unit is not None and unit != binding.privacy_unit:
+        raise BindingMismatch(
+            f"privacy_unit={unit!r}: ledger dataset {cur.dataset!r} protects "
+            f"privacy_unit={binding.privacy_unit!r} (bound by the curator); nothing was charged")
+    return location, total, binding
+
+
+
+def _session(cur: Curator, spec: ReleaseSpec, where: str) -> tuple[Any, str, Any]:
+    import dpcert as dp
+
+    unit = spec.data.privacy_unit or None
+    location, total, binding = _source(cur, unit)
+    schema = None
+    if binding is not None and binding.types:
+        from dpcert.frame.source import polars_types
+
+        schema = polars_types(binding.types)
+    source: Any = location
+    if cur.engine == "spark":
+        try:
+            from dpcert.backends.spark import read_table
+        except ImportError as e:
+            raise InvalidParameter("--engine spark needs pyspark: pip install "
+                                   "'dpcert[spark]'") from e
+        if schema is not None:
+            raise InvalidParameter("--engine spark reads CSV cells itself (bad cells become "
+                                   "null): the binding's declared types apply to Polars only")
+        source = read_table(location, master=cur.spark_master, remote=cur.spark_remote)
+    import warnings
+
+    from dpcert.frame.ledger import BudgetMismatchWarning
+
+    try:
+        with warnings.catch_warnings():  # the session's total is the ledger's: it applies
+            warnings.simplefilter("ignore", BudgetMismatchWarning)
+            sess = dp.Session(source, unit, budget=total, ledger=cur.ledger,
+                              dataset=cur.dataset, schema=schema)
+    except DPCertError as e:
+        raise SpecError(f"{where}: {e}") from e
+    return sess, location, binding
+
+
+def _budget(b: BudgetSpec, where: str) -> Any:
+    import dpcert as dp
+
+    try:
+        if b.rho is not None:
+            if b.epsilon is not None or b.delta is not None:
+                raise SpecError(f"{where}: a budget has rho, or epsilon (and delta), not both")
+            return dp.ZCDP(b.rho)
+        if b.epsilon is not None and b.delta is not None:
+            return dp.ApproxDP(b.epsilon, b.delta)
+        if b.epsilon is not None:
+            return dp.PureDP(b.epsilon)
+    except SpecError:
+        raise
+    except DPCertError as e:
+        raise SpecError(f"{where}: {e}") from e
+    raise SpecError(f"{where}: a budget needs rho, or epsilon (and delta)")
+
+
+def _aggregate(a: AggregateSpec, where: str) -> Any:
+    import dpcert as dp
+
+    need = {"sum": ("column", "bounds"), "mean": ("column", "bounds"),
+            "variance": ("column", "bounds"), "quantile": ("column", "q", "bounds")}
+    missing = [k for k in need.get(a.kind, ()) if getattr(a, k) is None]
+    if missing:
+        raise SpecError(f"{where}: aggregate {a.kind!r} needs {missing}")
+    try:
+        if a.kind == "count":
+            agg: Any = dp.count()
+        elif a.kind == "count_distinct":
+            agg = dp.count_distinct()
+        elif a.kind == "quantile":
+            agg = dp.quantile(a.column, a.q, tuple(a.bounds or ()))
+        else:
+            agg = getattr(dp, a.kind)(a.column, tuple(a.bounds or ()))
+        if a.alias is not None:
+            agg = agg.alias(a.alias)
+        if a.weight is not None:
+            agg = agg.weighted(a.weight)
+    except DPCertError as e:
+        raise SpecError(f"{where}: {e}") from e
+    return agg
+
+
+def _query_lines(text: str) -> list[int]:
+    return [i + 1 for i, ln in enumerate(text.splitlines()) if ln.strip() == "[[query]]"]
+
+
+def _line_of(text: str, needle: str, after: int) -> int:
+    lines = text.splitlines()
+    for i in range(max(after - 1, 0), len(lines)):
+        if needle in lines[i].split("#", 1)[0]:
+            return i + 1
+    return max(after, 1)
+
+
+def _queries(sess: Any, spec: ReleaseSpec, text: str, path: Path) -> Queries:
+    starts = _query_lines(text)
+    seen: set[str] = set()
+    out: Queries = []
+    for i, q in enumerate(spec.query):
+        at = starts[i] if i < len(starts) else 1
+        name = q.name if q.name is not None else f"query{i + 1}"
+        where = f"{path}:{at} (query {name!r})"
+        if not NAME_PATTERN.fullmatch(name):
+            raise SpecError(f"{where}: name={name!r} must match {NAME_PATTERN.pattern} (it "
+                            "becomes a file name)")
+        if name.casefold() in seen:
+            raise SpecError(f"{where}: name={name!r} is used twice (names are compared "
+                            "without case, as some file systems do)")
+        seen.add(name.casefold())
+        if sess.privacy_unit is None and q.model_fields_set & {"max_groups",
+                                                               "max_rows_per_group"}:
+            raise SpecError(f"{where}: max_groups and max_rows_per_group bound a privacy unit's "
+                            "contributions; privacy_unit = false has none")
+        try:
+            qq = sess.query()
+            if q.filter is not None:
+                qq = qq.filter(q.filter)
+            if q.group_by is not None:
+                qq = qq.group_by(*q.group_by, keys=q.keys)
+            qq = qq.agg(*[_aggregate(a, f"{path}:{_line_of(text, 'kind', at + j)}")
+                          for j, a in enumerate(q.aggregates)])
+            if sess.privacy_unit is not None:
+                qq = qq.bound_contributions(q.max_groups, q.max_rows_per_group)
+            b = _budget(q.budget, f"{path}:{_line_of(text, 'budget', at)}")
+            sess.budget.check_same_kind(b, f"query {name!r} budget")
+            qq.check(b)  # schema, filters, keys, names, bounds, noise limits: reads no rows
+        except SpecError:
+            raise
+        except DPCertError as e:
+            raise SpecError(f"{where}: {e}") from e
+        out.append((name, qq, b))
+    return out
+
+
+def build(spec_path: Path, spec: ReleaseSpec, text: str, cur: Curator, *,
+          check_total: bool = True) -> Built:
+    """The session on the curator's source and the spec's queries, each checked and (with
+    ``check_total``) their total against the session and the ledger; reads only the schema."""
+    sess, location, binding = _session(cur, spec, f"{spec_path}:1")
+    queries = _queries(sess, spec, text, spec_path)
+    if check_total:
+        problem = over_budget(sess, queries)
+        if problem is not None:
+            raise BudgetExceeded(problem)
+    return Built(sess, queries, location, binding)
+
+
+def spec_total(sess: Any, queries: Queries) -> Any:
+    """The exact total that running every query would charge (reads no rows)."""
+    total = sess.budget.zero()
+    for _, q, b in queries:
+        sess.budget.check_same_kind(b, "query budget")
+        total = sess.budget.compose([total, q.measurement(b, key=bytes(16)).map(1)])
+    return total
+
+
+def spec_quote(sess: Any, queries: Queries) -> dict[str, Any]:
+    """The spec's queries as one declared batch: its event and what the session's and the
+    ledger's privacy filters would charge for it (``docs/proofs/filters.md``)."""
+    from dpcert.core.events import ComposedEvent
+
+    # the compiled measurements' events: exactly what release_all charges (the key does not
+    # change a map)
+    event = ComposedEvent([q.measurement(b, key=bytes(16)).event(1) for _, q, b in queries])
+    total = spec_total(sess, queries)
+    m = sess.budget
+    amount = type(m)(*total) if isinstance(total, tuple) else type(m)(total)
+    out = {"event": event, "basic": total,
+           "session": sess._filter.quote(event, amount, batch=True), "ledger": None}
+    if sess._ledger is not None:
+        out["ledger"] = sess._ledger.quote(sess.dataset, event, amount, batch=True)
+    return out
+
+
+def over_budget(sess: Any, queries: Queries) -> str | None:
+    """Why the queries, released together as one batch, do not fit the session's or the
+    ledger's budget (None if they fit); reads no rows, charges nothing."""
+    m = sess.budget
+    quote = spec_quote(sess, queries)
+    limits = [("the release's total budget", quote["session"], sess.remaining)]
+    if quote["ledger"] is not None:
+        limits.insert(0, (f"what ledger dataset {sess.dataset!r} has left", quote["ledger"],
+                          sess._ledger.remaining(sess.dataset)))
+    for what, q, left in limits:
+        if not q["fits"]:
+            return (f"the queries together would spend {m.describe(quote['basic'])} (basic "
+                    f"composition; {m.describe(q['tight'])} as one batch under the "
+                    f"{q['rule']} filter), more than {what} ({m.describe(left)}); nothing was "
+                    "charged")
+    return None
