@@ -41,8 +41,8 @@ from dpcert.frame.io import to_lazy
 from dpcert.frame.ledger import BudgetMismatchWarning, open_ledger, release_failed
 from dpcert.frame.plan import Aggregate, Quantile, QueryPlan
 from dpcert.frame.result import ReleaseMixin
-from dpcert.operator import UNKNOWN, FailureClass, report_failure
 from dpcert.frame.source import check_bound_source
+from dpcert.operator import UNKNOWN, FailureClass, report_failure
 from dpcert.samplers import EntropySource
 
 __all__ = ["Query", "Release", "Session"]
