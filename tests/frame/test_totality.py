@@ -10,13 +10,18 @@ same way on its neighbour (refusals read the schema and the query, never the row
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis.control import currently_in_test_context
 
 import dpcert as dp
-from _frames import Case, cases
+from _frames import SOURCE_TYPES, Case, cases
 from dpcert.backends import polars as polars_backend
 from dpcert.errors import DPCertError, ReleaseFailed
+from dpcert.frame import admit as admit_module
 from dpcert.samplers import InsecureSeededSource
 
 #: A session budget of each measure, large enough for every release of a case.
@@ -51,6 +56,8 @@ def check_total(case: Case) -> None:
     """The property, for one case: total after the charge, and the neighbour agrees."""
     a = _outcome(case, neighbour=False)
     b = _outcome(case, neighbour=True)
+    if currently_in_test_context():
+        event(a)
     assert a == b, f"{case.describe}: {a} on D, {b} on D' (one unit added)"
 
 
@@ -66,6 +73,35 @@ def test_polars_total_with_forced_hash_ties(case: Case, monkeypatch: pytest.Monk
     """Two unit-hash bits only: most units tie on the packed key and the exact repair runs."""
     monkeypatch.setattr(polars_backend, "_UNIT_BITS", 2)
     check_total(case)
+
+
+def _heavy_case(value_name: str) -> Case:
+    """The issue's case: a value column named like a scratch column, one unit above R."""
+    import polars as pl
+
+    cols = {"pid": pl.Series("pid", [1, 1, 1, 2]), "g": pl.Series("g", ["a", "a", "a", "b"]),
+            value_name: pl.Series(value_name, [1.0, 2.0, 3.0, 4.0])}
+    extra = {"pid": pl.Series("pid", [3]), "g": pl.Series("g", ["a"]),
+             value_name: pl.Series(value_name, [5.0])}
+    return Case(cols, "pid", SOURCE_TYPES[0],
+                lambda s: (s.query().group_by("g", keys=["a", "b"])
+                           .agg(dp.sum(value_name, bounds=(0, 10))).bound_contributions(1, 2)),
+                dp.PureDP(1.0), extra, f"value {value_name!r}")
+
+
+def test_the_property_catches_user_names_in_the_admitted_frame(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Wrong variant: an admission that keeps the user's names lets a value column named
+    ``_s`` meet the bounding code's scratch column, and the release fails after its charge."""
+    check_total(_heavy_case("_s"))
+    real = admit_module._columns
+
+    def keep_names(*args: Any) -> Any:
+        return tuple(replace(c, internal=c.user) for c in real(*args))
+
+    monkeypatch.setattr(admit_module, "_columns", keep_names)
+    with pytest.raises(AssertionError, match="failed after the charge"):
+        check_total(_heavy_case("_s"))
 
 
 def test_refusal_before_the_charge_spends_nothing() -> None:
