@@ -105,7 +105,7 @@ def charge_body(m: Measurement, plan: QueryPlan, budget: Measure, schema: Mappin
     this charge, ``ledger_total`` the ledger dataset's budget (``None`` without a ledger),
     ``batch`` the query's ``(index, size)`` in a declared batch."""
     from dpcert.core.events import relation_of
-    from dpcert.frame.certify import compiled_certificate, release_components
+    from dpcert.frame.certify import budget_json, compiled_certificate, release_components
 
     body = compiled_certificate(m, plan, budget, schema)
     try:
@@ -121,6 +121,7 @@ def charge_body(m: Measurement, plan: QueryPlan, budget: Measure, schema: Mappin
         "measurements": release_components(m, plan, budget),
         "release_total": budget.to_json(m.map(1)),
         "session": {"budget": repr(session_budget),
+                    "budget_exact": budget_json(session_budget),
                     "spent_total": session_budget.to_json(session_spent)},
         "binding": {
             "dataset": dataset,

@@ -3,14 +3,16 @@
 A certificate lists every step of the compiled measurement (:func:`dpcert.core.trace.trace` at
 one privacy unit): constructor, parameters, ``d_in``, ``d_out`` and proof note, plus the plan,
 the schema, the budget and the charged amount ``m.map(1)``.  :func:`check_certificate`
-re-compiles the plan from the certificate and confirms the charged amount and every step.
+re-compiles the plan from the certificate and confirms the charged amount and every step,
+re-checks the filters with the engine's allow-list, and for a release's certificate re-derives
+every displayed field (:mod:`dpcert.frame.recheck`).
 
 Compatibility rules of the format (``"format": "dpcert-compiled-certificate/1"``): the fields
 ``plan``, ``schema``, ``budget``, ``charged`` and ``steps[*].{constructor, d_in, d_out, proof}``
 never change meaning within version 1; new fields may be added; exact numbers are strings
 (``"1/3"``), shown numbers are rounded up.  Filters are recorded as text: their map is the
-identity (``docs/proofs/frame_filter.md``), so the check re-derives the charged amount without
-them and says so.
+identity (``docs/proofs/frame_filter.md``), so the charged amount is re-derived without them,
+and each filter is re-checked with the engine's allow-list (a refused filter fails the check).
 
 Examples
 --------
@@ -60,7 +62,8 @@ _AGGREGATES: dict[str, type[Aggregate]] = {
 _MEASURES: dict[str, type[Measure]] = {"PureDP": PureDP, "ApproxDP": ApproxDP, "ZCDP": ZCDP}
 
 
-def _budget_json(budget: Measure) -> dict[str, Any]:
+def budget_json(budget: Measure) -> dict[str, Any]:
+    """The JSON form of a budget, read back by :func:`budget_from_json`."""
     return {"measure": type(budget).__name__, "value": jsonable(budget.require_value())}
 
 
@@ -112,7 +115,7 @@ def compiled_certificate(m: Measurement, plan: QueryPlan, budget: Measure,
         "format": FORMAT,
         "plan": plan.describe(),
         "schema": dict(schema),
-        "budget": _budget_json(budget),
+        "budget": budget_json(budget),
         "d_in": "1 privacy unit" if plan.privacy_unit else "1 row",
         "charged": budget.to_json(charged),
         "charged_exact": jsonable(charged),
@@ -133,14 +136,20 @@ class CheckResult:
 
 def check_certificate(cert: Mapping[str, Any]) -> CheckResult:
     """Re-compile the certificate's plan under its budget and compare the charged amount and
-    every step's constructor, ``d_in``, ``d_out`` and proof note."""
-    from dpcert.frame.compile import compile_plan
+    every step's constructor, ``d_in``, ``d_out`` and proof note; re-check every filter with
+    the engine's allow-list; for a release's certificate, re-derive every displayed field
+    (:func:`dpcert.frame.recheck.release_mismatches`).  Internal consistency only: the
+    charge itself is confirmed against the ledger (:mod:`dpcert.frame.chargecheck`).
+
+    A certificate of the wrong shape, or whose plan dpcert cannot compile, raises
+    :class:`~dpcert.frame.certshape.CertificateError`."""
+    from dpcert.frame.certshape import CertificateError, validate_certificate
+    from dpcert.frame.recheck import filter_mismatches, release_mismatches
 
     if cert.get("format") != FORMAT:
-        raise InvalidParameter(f"format={cert.get('format')!r}: expected {FORMAT!r}")
-    plan = plan_from_json(cert["plan"])
-    budget = budget_from_json(cert["budget"])
-    m = compile_plan(plan, budget, schema=dict(cert["schema"]), backend=None)
+        raise CertificateError(f"format={str(cert.get('format'))[:60]!r}: expected {FORMAT!r}")
+    validate_certificate(cert)
+    plan, budget, m = _recompile(cert)
     charged = m.map(1)
     msgs: list[str] = []
     if jsonable(charged) != cert.get("charged_exact"):
@@ -158,11 +167,44 @@ def check_certificate(cert: Mapping[str, Any]) -> CheckResult:
         for f in fields:
             if a.get(f) != b.get(f):
                 msgs.append(f"steps[{i}].{f}: recorded {a.get(f)!r} != recompiled {b.get(f)!r}")
-    n_filters = len(cert["plan"].get("filters", []))
-    if n_filters:
-        msgs.append(f"note: {n_filters} filter(s) not re-checked (identity map)")
-    ok = not any(not s.startswith("note:") for s in msgs)
-    return CheckResult(ok, charged, tuple(msgs))
+    _same_d_in(msgs, cert, plan)
+    msgs += filter_mismatches(cert)
+    if "measurements" in cert:
+        try:
+            msgs += release_mismatches(cert, plan, budget, m)
+        except (TypeError, ValueError, ArithmeticError, KeyError, IndexError,
+                AttributeError) as e:
+            raise CertificateError(f"the certificate's fields cannot be compared: "
+                                   f"{type(e).__name__}: {str(e)[:200]}") from None
+    return CheckResult(not msgs, charged, tuple(msgs))
+
+
+def _same_d_in(msgs: list[str], cert: Mapping[str, Any], plan: QueryPlan) -> None:
+    d_in = "1 privacy unit" if plan.privacy_unit else "1 row"
+    if cert.get("d_in") != d_in:
+        msgs.append(f"d_in: recorded {cert.get('d_in')!r} != recompiled {d_in!r}")
+
+
+def _recompile(cert: Mapping[str, Any]) -> tuple[QueryPlan, Measure, Measurement]:
+    """The certificate's plan, budget and compiled measurement; hostile values raise
+    :class:`~dpcert.frame.certshape.CertificateError`."""
+    from dpcert.errors import DPCertError
+    from dpcert.frame.certshape import CertificateError
+    from dpcert.frame.compile import compile_plan
+
+    try:
+        plan = plan_from_json(cert["plan"])
+        budget = budget_from_json(cert["budget"])
+        m = compile_plan(plan, budget, schema=dict(cert["schema"]), backend=None)
+        m.map(1)
+    except DPCertError as e:
+        raise CertificateError(f"the certificate's plan does not compile: "
+                               f"{type(e).__name__}: {str(e)[:300]}") from None
+    except (TypeError, ValueError, ArithmeticError, KeyError, IndexError, AttributeError,
+            RecursionError, MemoryError) as e:
+        raise CertificateError(f"the certificate's plan or budget is malformed: "
+                               f"{type(e).__name__}: {str(e)[:200]}") from None
+    return plan, budget, m
 
 
 def release_components(m: Measurement, plan: QueryPlan, budget: Measure) -> list[dict[str, Any]]:
