@@ -64,5 +64,5 @@ def test_tampering_is_reported(tmp_path: Path, capsys: Any) -> None:
 def test_unreadable_file(tmp_path: Path, capsys: Any) -> None:
     f = tmp_path / "x.json"
     f.write_text("not json")
-    assert main(["certificate", "check", str(f)]) == 3
-    assert "InvalidParameter" in capsys.readouterr().err
+    assert main(["certificate", "check", str(f)]) == 2  # invalid input
+    assert "CertificateError" in capsys.readouterr().err

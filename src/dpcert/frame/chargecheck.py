@@ -47,7 +47,12 @@ def charge_mismatches(cert: Mapping[str, Any], ledger_path: str,
     if dataset is None:
         return ["binding.dataset: the certificate names no ledger dataset (released without "
                 "a ledger)"]
-    where = cert["charge"]["ledger"]
+    where, shown = cert["charge"]["ledger"], cert.get("ledger")
+    if where is None or shown is None:
+        return ["charge.ledger, ledger: the certificate names a ledger dataset but not where "
+                "its charge is"]
+    if shown["dataset"] != dataset:
+        return [f"ledger.dataset={shown['dataset']!r} is not binding.dataset={dataset!r}"]
     try:
         led = Ledger(ledger_path, read_only=True)
         if dataset not in led.datasets():
@@ -94,9 +99,9 @@ def charge_mismatches(cert: Mapping[str, Any], ledger_path: str,
                 msgs.append(f"binding.ledger_budget: recorded {stated} != the ledger's "
                             f"{status.total}")
             at = led.status_at(dataset, pos)
-            if cert["ledger"]["remaining"] != budget.to_json(at.remaining):
+            if shown["remaining"] != budget.to_json(at.remaining):
                 msgs.append(f"ledger.remaining: recorded != the ledger's after charge {pos} "
                             f"({budget.describe(at.remaining)})")
-    if cert["ledger"]["chain_head"] != spend.hash:
+    if shown["chain_head"] != spend.hash:
         msgs.append(f"ledger.chain_head: recorded != the ledger's hash at position {pos}")
     return msgs
