@@ -173,6 +173,10 @@ def validate_certificate(cert: Any, where: str = "certificate") -> None:
     for key, spec in _NESTED.items():
         if key in cert and isinstance(cert[key], dict):
             _fields(cert[key], spec, f"{where}.{key}", exact=key not in ("plan", "session"))
+    for col, t in cert["schema"].items():
+        if not isinstance(t, str):
+            raise CertificateError(f"{where}.schema.{str(col)[:40]} is a {_type(t)}, not a "
+                                   "type name")
     for i, s in enumerate(cert["steps"]):
         if not isinstance(s, dict):
             raise CertificateError(f"{where}.steps[{i}] is a {_type(s)}, not an object")
