@@ -2,14 +2,16 @@
 
 ::
 
-    dpcert budget init LEDGER DATASET --epsilon E [--delta D] | --rho R
+    dpcert budget init LEDGER DATASET --epsilon E [--delta D] | --rho R [--relation R]
     dpcert budget show LEDGER DATASET
     dpcert budget history LEDGER DATASET
 
 ``show`` and ``history`` print both totals: *basic* (the sum of the charges' amounts, basic
 composition) and *tight* (what the dataset's privacy filter charges: PLD inside each release,
 a fully adaptive filter across releases; ``docs/proofs/filters.md``).  ``history`` prints every
-charge with its privacy event.
+charge with its privacy event.  ``--relation add-remove|replace`` declares the neighbouring
+relation every charge must be stated for; without it the first stated charge fixes it
+(``docs/proofs/ledger.md``).
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ def register(subparsers: Any) -> None:
     group.add_argument("--epsilon", type=str, help="total ε (pure DP, or with --delta)")
     group.add_argument("--rho", type=str, help="total ρ (zCDP)")
     init.add_argument("--delta", type=str, help="total δ (approximate DP)")
+    init.add_argument("--relation", choices=("add-remove", "replace"),
+                      help="neighbouring relation of every charge (default: fixed by the "
+                           "first stated charge; engine releases are add-remove)")
     for name, text in (("show", "total, spent and remaining budget"),
                        ("history", "every charge, oldest first")):
         s = sub.add_parser(name, help=text)
@@ -69,8 +74,9 @@ def run(args: argparse.Namespace) -> int:
             total = ApproxDP(_num(args.epsilon, "epsilon"), _num(args.delta, "delta"))
         else:
             total = PureDP(_num(args.epsilon, "epsilon"))
-        ledger.create(args.dataset, total)
-        print(f"dataset {args.dataset!r}: budget {total!r} in {args.ledger}")
+        ledger.create(args.dataset, total, relation=args.relation)
+        rel = f", {args.relation} neighbours" if args.relation else ""
+        print(f"dataset {args.dataset!r}: budget {total!r}{rel} in {args.ledger}")
         return 0
     if args.budget_command == "show":
         st = ledger.status(args.dataset)
@@ -82,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"basic:     {describe(st.measure, st.basic_spent)}  (sum of the charges)")
         print(f"remaining: {describe(st.measure, st.remaining)}")
         print(f"charges:   {st.charges}")
+        print(f"relation:  {ledger.relation(args.dataset) or 'not fixed yet'}")
         return 0
     from dpcert.accounting.codec import summarize
 
