@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _bound import released
 
+from _bound import released
 from dpcert.cli.main import main
 from dpcert.errors import InvalidParameter
 from dpcert.frame.certify import check_certificate

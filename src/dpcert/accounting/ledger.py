@@ -387,7 +387,7 @@ class Ledger:
         if kind not in _KINDS or h != _dataset_hash(dataset, kind, total_s, created, relation):
             raise LedgerIntegrityError(f"dataset={dataset!r}: its budget row was altered")
         total = _dec(total_s)
-        spends = []
+        spends: list[Spend] = []
         cols = ("NULL, 0, 1" if getattr(self, "_v1_view", False) else "event, batch, stated")
         cols += ", cert" if v3 else ", NULL"
         for sid, amount_s, note, t, sh, event_s, batch, stated, cert_s in con.execute(
