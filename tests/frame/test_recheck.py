@@ -127,3 +127,15 @@ def test_the_public_helper_alone_makes_a_consistent_forgery(tmp_path: Path, boun
     f.write_text(json.dumps(forged))
     assert main(["certificate", "check", str(f)]) == 0
     assert main(["certificate", "check", str(f), "--ledger", bound[1]]) == 1
+
+
+def test_a_spark_column_filter_is_re_checked_with_the_spark_allow_list(bound: Any) -> None:
+    """A Spark Column filter is recorded by its text form and re-checked without Spark."""
+    forged = copy.deepcopy(bound[0])
+    forged["plan"]["filters"][0] = "Column<'>(x, 3)'>"
+    forged["filters"][0] = {"spark_column": ">(x, 3)"}
+    assert not any("filters[0]" in m for m in check_certificate(forged).messages)
+    forged["plan"]["filters"][0] = "Column<'>(rand(), 3)'>"
+    forged["filters"][0] = {"spark_column": ">(rand(), 3)"}
+    assert any("filters[0]" in m and "allow-list" in m
+               for m in check_certificate(forged).messages)

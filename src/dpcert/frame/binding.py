@@ -66,11 +66,17 @@ def charge_body_hash(cert: Mapping[str, Any]) -> str:
 
 def filter_records(plan: QueryPlan) -> list[dict[str, str]]:
     """Each filter in a form the check can re-run through the engine's allow-list: a SQL
-    predicate as ``{"sql": text}``, a Polars expression as ``{"polars_json": serialized}``."""
+    predicate as ``{"sql": text}``, a Polars expression as ``{"polars_json": serialized}``, a
+    Spark Column as ``{"spark_column": its text form}``."""
+    import re
+
     out: list[dict[str, str]] = []
     for f in plan.filters:
         if isinstance(f, str):
             out.append({"sql": f})
+        elif type(f).__name__ == "Column":
+            m = re.fullmatch(r"Column<'(.*)'>", str(f), re.DOTALL)
+            out.append({"spark_column": m.group(1) if m else str(f)})
         else:
             out.append({"polars_json": f.meta.serialize(format="json")})
     return out

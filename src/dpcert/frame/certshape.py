@@ -74,6 +74,7 @@ _NESTED: dict[str, dict[str, tuple[str, ...]]] = {
 }
 _CHARGE_LEDGER = {"charge_id": (_INT,), "position": (_INT,), "index": (_INT,)}
 _BATCH = {"index": (_INT,), "size": (_INT,)}
+_FILTER_KINDS = ("sql", "polars_json", "spark_column")
 
 
 class CertificateError(InvalidParameter):
@@ -190,10 +191,10 @@ def validate_certificate(cert: Any, where: str = "certificate") -> None:
         if not isinstance(m, dict):
             raise CertificateError(f"{where}.measurements[{i}] is a {_type(m)}, not an object")
     for i, f in enumerate(cert["filters"]):
-        if not isinstance(f, dict) or len(f) != 1 or not isinstance(
-                f.get("sql", f.get("polars_json")), str):
-            raise CertificateError(f"{where}.filters[{i}] must be {{\"sql\": text}} or "
-                                   "{\"polars_json\": text}")
+        if not isinstance(f, dict) or len(f) != 1 or next(iter(f)) not in _FILTER_KINDS \
+                or not isinstance(next(iter(f.values())), str):
+            raise CertificateError(f"{where}.filters[{i}] must be one of "
+                                   f"{{kind: text}}, kind in {list(_FILTER_KINDS)}")
     if cert["charge"]["ledger"] is not None:
         _fields(cert["charge"]["ledger"], _CHARGE_LEDGER, f"{where}.charge.ledger")
     if cert["binding"]["batch"] is not None:

@@ -66,11 +66,25 @@ def filter_mismatches(cert: Mapping[str, Any]) -> list[str]:
     msgs: list[str] = []
     if len(records) != len(texts):
         msgs.append(f"filters: {len(records)} recorded != {len(texts)} in the plan")
+    spark = cert.get("backend") == "spark"
     for i, (rec, text) in enumerate(zip(records, texts, strict=False)):
         try:
+            if "spark_column" in rec:
+                from dpcert.backends.spark_expr import check_spark_text
+
+                inner = str(rec["spark_column"])
+                check_spark_text(inner, dict(cert["schema"]), sql=False)
+                if text != f"Column<'{inner}'>":
+                    msgs.append(f"filters[{i}]: the checked filter {inner!r} is not the "
+                                f"plan's {text!r}")
+                continue
             if "sql" in rec:
                 expr: Any = str(rec["sql"])
                 shown = expr
+                if spark:
+                    from dpcert.backends.spark_expr import check_spark_text
+
+                    check_spark_text(expr, dict(cert["schema"]), sql=True)
             else:
                 import polars as pl
 
