@@ -111,7 +111,7 @@ def charge_body(m: Measurement, plan: QueryPlan, budget: Measure, schema: Mappin
     this charge, ``ledger_total`` the ledger dataset's budget (``None`` without a ledger),
     ``batch`` the query's ``(index, size)`` in a declared batch."""
     from dpcert.core.events import relation_of
-    from dpcert.frame.certify import budget_json, compiled_certificate, release_components
+    from dpcert.frame.compiled import budget_json, compiled_certificate, release_components
 
     body = compiled_certificate(m, plan, budget, schema)
     try:

@@ -170,6 +170,11 @@ def validate_certificate(cert: Any, where: str = "certificate") -> None:
     if not isinstance(cert, dict):
         raise CertificateError(f"{where} is a JSON {_type(cert)}, not an object")
     release = any(k in cert for k in RELEASE_FIELDS if k not in COMPILED_FIELDS)
+    if release and "measurements" in cert and "charge" not in cert and "binding" not in cert:
+        raise CertificateError(f"{where}: no charge binding (a release certificate written "
+                               "before dpcert bound certificates to their charges): it cannot "
+                               "be confirmed; its compiled part alone is fields "
+                               f"{sorted(COMPILED_FIELDS)}")
     _fields(cert, RELEASE_FIELDS if release else COMPILED_FIELDS, where)
     for key, spec in _NESTED.items():
         if key in cert and isinstance(cert[key], dict):

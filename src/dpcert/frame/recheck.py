@@ -108,7 +108,7 @@ def release_mismatches(cert: Mapping[str, Any], plan: QueryPlan, budget: Measure
     import json
 
     from dpcert.core.events import relation_of
-    from dpcert.frame.certify import budget_from_json, release_components
+    from dpcert.frame.compiled import budget_from_json, release_components
 
     msgs: list[str] = []
     for k, v in fixed_fields(plan).items():
