@@ -120,3 +120,9 @@ def test_a_missing_file_or_ledger_is_invalid_input(cert: dict[str, Any], tmp_pat
     f.write_text(json.dumps(cert))
     assert main(["certificate", "check", str(f), "--ledger", str(tmp_path / "no.sqlite")]) == 2
     assert "is not a ledger file" in capsys.readouterr().err
+
+
+def test_a_release_certificate_from_before_the_binding_is_named(cert: dict[str, Any]) -> None:
+    old = {k: v for k, v in cert.items() if k not in ("charge", "binding", "filters")}
+    with pytest.raises(CertificateError, match="before dpcert bound certificates"):
+        load_certificates(json.dumps(old))
