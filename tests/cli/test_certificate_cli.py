@@ -64,5 +64,56 @@ def test_tampering_is_reported(tmp_path: Path, capsys: Any) -> None:
 def test_unreadable_file(tmp_path: Path, capsys: Any) -> None:
     f = tmp_path / "x.json"
     f.write_text("not json")
-    assert main(["certificate", "check", str(f)]) == 2
-    assert "InvalidParameter" in capsys.readouterr().err
+    assert main(["certificate", "check", str(f)]) == 2  # invalid input
+    assert "CertificateError" in capsys.readouterr().err
+
+
+SPEC = """\
+[data]
+privacy_unit = "pid"
+
+[[query]]
+name = "counts"
+filter = "income > 10"
+group_by = ["region"]
+keys = ["n", "s"]
+budget = { epsilon = 0.5 }
+aggregates = [{ kind = "count" }]
+
+[[query]]
+name = "sums"
+budget = { epsilon = 0.5 }
+aggregates = [{ kind = "sum", column = "income", bounds = [0, 100] }]
+"""
+
+
+def test_a_specs_combined_certificate_checks_and_is_confirmed_by_the_ledger(
+        tmp_path: Path, capsys: Any) -> None:
+    """Before the binding, ``certificate.json`` (query name → certificate) failed with
+    ``format=None``; now each query's certificate is checked, and confirmed in the ledger."""
+    import numpy as np
+    import polars as pl
+
+
+    rng = np.random.default_rng(0)
+    pl.DataFrame({"pid": np.repeat(np.arange(100), 2), "region": rng.choice(["n", "s"], 200),
+                  "income": rng.uniform(0, 100, 200)}).write_csv(tmp_path / "people.csv")
+    (tmp_path / "spec.toml").write_text(SPEC)
+    ledger = str(tmp_path / "ledger.sqlite")
+    assert main(["budget", "init", ledger, "people", "--data", str(tmp_path / "people.csv"),
+                 "--privacy-unit", "pid", "--epsilon", "2"]) == 0
+    assert main(["release", str(tmp_path / "spec.toml"), "--ledger", ledger, "--dataset",
+                 "people", "--out", str(tmp_path / "out")]) == 0
+    combined = tmp_path / "out" / "certificate.json"
+    capsys.readouterr()
+    assert main(["certificate", "check", str(combined)]) == 0
+    out = capsys.readouterr().out
+    assert "counts: OK" in out and "sums: OK" in out and "internal consistency only" in out
+    assert main(["certificate", "check", str(combined), "--ledger", ledger]) == 0
+    assert main(["certificate", "check", str(tmp_path / "out" / "sums.certificate.json"),
+                 "--ledger", ledger]) == 0
+    doc = json.loads(combined.read_text())
+    doc["sums"]["budget"]["value"] = "1/2000"  # one query's budget lowered 1000×
+    combined.write_text(json.dumps(doc))
+    assert main(["certificate", "check", str(combined), "--ledger", ledger]) == 1
+    assert "counts: OK" in capsys.readouterr().out

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -92,28 +91,20 @@ def _ensure_table(con: sqlite3.Connection) -> None:
                 "hash TEXT NOT NULL)")
 
 
-def create_bound(ledger: Any, dataset: str, total: Measure, binding: Binding) -> None:
-    """Create ``dataset`` with the budget ``total`` in ``ledger`` and bind it to ``binding``, in
-    one transaction (both or neither are written)."""
+def create_bound(ledger: Any, dataset: str, total: Measure, binding: Binding, *,
+                 relation: str | None = None) -> None:
+    """Create ``dataset`` with the budget ``total`` (and neighbouring ``relation``) in ``ledger``
+    and bind it to ``binding``, in one transaction (both or neither are written)."""
     if not isinstance(binding, Binding):
         raise InvalidParameter(f"binding={binding!r} must be a Binding")
-    from dpcert.accounting.ledger import _amount_of, _enc, _hash
-
-    if not isinstance(dataset, str) or not dataset:
-        raise InvalidParameter(f"dataset={dataset!r} must be a non-empty string")
-    kind, amount = _amount_of(total, "total")
     payload = json.dumps(binding.to_json(), sort_keys=True)
-    with ledger._tx() as con:
-        if con.execute("SELECT 1 FROM datasets WHERE name = ?", (dataset,)).fetchone():
-            raise InvalidParameter(f"dataset={dataset!r} already has a budget")
+
+    def bind(con: sqlite3.Connection, dhash: str, created: float) -> None:
         _ensure_table(con)
-        created = time.time()
-        enc = _enc(amount)
-        dhash = _hash(dataset, kind, enc, created)
-        con.execute("INSERT INTO datasets VALUES (?, ?, ?, ?, ?)",
-                    (dataset, kind, enc, created, dhash))
         con.execute("INSERT INTO bindings VALUES (?, ?, ?, ?)",
                     (dataset, payload, created, _row_hash(dhash, dataset, payload, created)))
+
+    ledger.create(dataset, total, relation=relation, then=bind)
 
 
 def binding_of(ledger: Any, dataset: str) -> Binding | None:

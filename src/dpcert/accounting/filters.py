@@ -53,9 +53,21 @@ from typing import Any, Literal
 
 from dpcert.accounting._nesting import flat_leaves
 from dpcert.accounting.gdp import gdp_delta, gdp_epsilon, mu_of_pure
-from dpcert.core.events import ComposedEvent, Event, GaussianEvent, event_from_distance
+from dpcert.core.events import (
+    ComposedEvent,
+    Event,
+    GaussianEvent,
+    event_from_distance,
+    relation_of,
+)
 from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
-from dpcert.errors import BudgetExceeded, InvalidParameter, MeasureMismatch, UnsupportedEvent
+from dpcert.errors import (
+    BudgetExceeded,
+    InvalidParameter,
+    MeasureMismatch,
+    MetricMismatch,
+    UnsupportedEvent,
+)
 
 __all__ = [
     "Amount",
@@ -65,7 +77,9 @@ __all__ = [
     "Rule",
     "Tally",
     "basic_amount",
+    "check_relation",
     "choose_rule",
+    "history_relation",
     "tally",
 ]
 
@@ -305,6 +319,49 @@ def tally(budget_kind: str, total: Amount, releases: Sequence[Release]) -> Tally
                  spent_lower=lower)
 
 
+_RELATION_TEXT = {"add_remove": "add/remove-one", "replace_one": "replace-one"}
+
+
+def history_relation(events: Sequence[Event], declared: str | None = None) -> str | None:
+    """The one neighbouring relation a filter's releases are stated for: ``declared`` when
+    given, else that of the first release stated for one, else ``None`` (not fixed yet).
+
+    Examples
+    --------
+    >>> from dpcert.core.events import LaplaceEvent, PureEvent
+    >>> history_relation([PureEvent(1), LaplaceEvent(2, neighbours="replace_one")])
+    'replace_one'
+    """
+    if declared is not None:
+        return declared
+    for e in events:
+        r = relation_of(e)
+        if r is not None:
+            return r
+    return None
+
+
+def check_relation(relation: str | None, event: Event, where: str) -> None:
+    """Refuse ``event`` when it is stated for another neighbouring relation than ``relation``
+    (a filter keeps one relation: ``docs/proofs/filters.md``).  An unstated event is the
+    caller's statement for the filter's relation and is admitted.
+
+    Examples
+    --------
+    >>> from dpcert.core.events import LaplaceEvent
+    >>> check_relation("add_remove", LaplaceEvent(2, neighbours="replace_one"),
+    ...                "filter")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpcert.errors.MetricMismatch: event=LaplaceEvent(...) is stated for replace-one ...
+    """
+    r = relation_of(event)
+    if relation is not None and r is not None and r != relation:
+        raise MetricMismatch(
+            f"event={event!r} is stated for {_RELATION_TEXT[r]} neighbours, but {where} is "
+            f"kept for {_RELATION_TEXT[relation]} neighbours; nothing was charged")
+
+
 def describe_amount(kind: str, a: Amount) -> str:
     """``ε = …``, ``ε = …, δ = …`` or ``ρ = …`` (rounded up)."""
     from dpcert._numbers import show_up
@@ -322,11 +379,21 @@ class PrivacyFilter:
     :class:`~dpcert.errors.BudgetExceeded` (recording nothing) when the release does not fit.
     """
 
-    def __init__(self, budget: Measure) -> None:
+    def __init__(self, budget: Measure, *, relation: str | None = None) -> None:
         self.kind = _kind(budget)
         self.total: Amount = budget.require_value("budget")
+        if relation not in (None, "add_remove", "replace_one"):
+            raise InvalidParameter(
+                f"relation={relation!r} must be 'add_remove', 'replace_one' or None")
+        self._declared = relation
         self._releases: list[Release] = []
         self._lock = threading.Lock()
+
+    @property
+    def relation(self) -> str | None:
+        """The neighbouring relation every release must be stated for: declared, else fixed by
+        the first release stated for one (``None`` until then)."""
+        return history_relation([r.event for r in self._releases], self._declared)
 
     @property
     def releases(self) -> tuple[Release, ...]:
@@ -358,6 +425,7 @@ class PrivacyFilter:
         """What ``event`` would cost next, by basic composition and under the rule, without
         charging: ``{"basic": amount or None, "tight": point, "fits": bool, "rule": rule}``."""
         r = make_release(self.kind, event, amount, batch)
+        check_relation(self.relation, r.event, "this filter")
         new = tally(self.kind, self.total, [*self._releases, r])
         try:
             basic: Amount | None = basic_amount(self.kind, event)
@@ -370,6 +438,7 @@ class PrivacyFilter:
         """Admit ``event`` (and record it) if the filter allows it; returns the new tally."""
         r = make_release(self.kind, event, amount, batch)
         with self._lock:
+            check_relation(self.relation, r.event, "this filter")
             new = tally(self.kind, self.total, [*self._releases, r])
             if not new.fits:
                 old = tally(self.kind, self.total, self._releases)

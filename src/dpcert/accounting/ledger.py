@@ -46,14 +46,22 @@ import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from dpcert.accounting.codec import event_from_json, event_to_json
-from dpcert.accounting.filters import Release, Rule, basic_amount, make_release, tally
+from dpcert.accounting.filters import (
+    Release,
+    Rule,
+    basic_amount,
+    check_relation,
+    history_relation,
+    make_release,
+    tally,
+)
 from dpcert.core.events import Event, event_from_distance
 from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
 from dpcert.errors import (
@@ -64,10 +72,11 @@ from dpcert.errors import (
     UnsupportedEvent,
 )
 
-__all__ = ["SCHEMA_VERSION", "BudgetStatus", "Ledger", "LedgerIntegrityError", "Spend"]
+__all__ = ["RELATIONS", "SCHEMA_VERSION", "BudgetStatus", "Ledger", "LedgerIntegrityError",
+           "Spend"]
 
 #: Version of the on-disk schema written by this dpcert.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _KINDS: dict[str, type[Measure]] = {"PureDP": PureDP, "ApproxDP": ApproxDP, "ZCDP": ZCDP}
 
@@ -93,6 +102,12 @@ class Spend:
     batch: bool = False
     legacy: bool = False
     stated: bool = True
+    #: SHA-256 hashes of the charge bodies of the certificates this charge pays for (one per
+    #: query of a batch, in order; empty when the caller bound none): chained with the charge.
+    certificates: tuple[str, ...] = ()
+    #: 1-based position of this charge in its dataset's chain, and its chain hash.
+    position: int = 0
+    hash: str = ""
 
     def release(self) -> Release:
         """This charge as the privacy filter sees it."""
@@ -186,6 +201,58 @@ def _hash(*parts: Any) -> str:
     return h.hexdigest()
 
 
+def _dataset_hash(dataset: str, kind: str, total_s: str, created: float,
+                  relation: str | None) -> str:
+    """The chain root: the budget row's hash (with its declared relation, when one was)."""
+    if relation is None:
+        return _hash(dataset, kind, total_s, created)
+    return _hash(dataset, kind, total_s, created, relation)
+
+
+def _spend_hash(last: str, sid: int, dataset: str, amount_s: str, note: str | None, t: float,
+                event_s: str | None, batch: int, stated: int, cert_s: str | None) -> str:
+    """One charge's chain hash; a charge that binds certificates commits to their hashes."""
+    if cert_s is None:
+        return _hash(last, sid, dataset, amount_s, note, t, event_s, batch, stated)
+    return _hash(last, sid, dataset, amount_s, note, t, event_s, batch, stated, cert_s)
+
+
+def _certs_json(certificate: str | tuple[str, ...] | list[str] | None) -> str | None:
+    """The ``cert`` column: a JSON list of SHA-256 hex digests, or ``None``."""
+    if certificate is None:
+        return None
+    hashes = [certificate] if isinstance(certificate, str) else list(certificate)
+    if not hashes or not all(isinstance(h, str) and len(h) == 64
+                             and all(c in "0123456789abcdef" for c in h) for h in hashes):
+        raise InvalidParameter(f"certificate={certificate!r} must be SHA-256 hex digests")
+    return json.dumps(hashes)
+
+
+#: Neighbouring relations a dataset may be kept for (``dpcert.core.events``).
+RELATIONS = ("add_remove", "replace_one")
+
+
+def _relation_name(relation: Any) -> str | None:
+    """Accept ``add_remove``/``replace_one`` and the CLI's ``add-remove``/``replace``."""
+    if relation is None:
+        return None
+    r = {"add-remove": "add_remove", "replace": "replace_one"}.get(relation, relation)
+    if r not in RELATIONS:
+        raise InvalidParameter(f"relation={relation!r} must be one of {list(RELATIONS)} "
+                               "(or the CLI's 'add-remove', 'replace')")
+    return str(r)
+
+
+def _migrate_v2(con: sqlite3.Connection) -> None:
+    """Schema 2 → 3 in the caller's transaction: a dataset's declared neighbouring relation and
+    a charge's certificate hashes (both NULL on old rows, whose hashes keep their formula)."""
+    if "relation" not in {r[1] for r in con.execute("PRAGMA table_info(datasets)")}:
+        con.execute("ALTER TABLE datasets ADD COLUMN relation TEXT")
+    if "cert" not in {r[1] for r in con.execute("PRAGMA table_info(spends)")}:
+        con.execute("ALTER TABLE spends ADD COLUMN cert TEXT")
+    con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+
+
 def _migrate_v1(con: sqlite3.Connection) -> None:
     """Schema 1 → 2 in the caller's transaction: add the event, batch and stated columns.
 
@@ -276,14 +343,15 @@ class Ledger:
             con.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             con.execute(
                 "CREATE TABLE datasets (name TEXT PRIMARY KEY, measure TEXT NOT NULL, "
-                "total TEXT NOT NULL, created REAL NOT NULL, hash TEXT NOT NULL)"
+                "total TEXT NOT NULL, created REAL NOT NULL, hash TEXT NOT NULL, relation TEXT)"
             )
             con.execute(
                 "CREATE TABLE spends (id INTEGER PRIMARY KEY AUTOINCREMENT, dataset TEXT NOT "
                 "NULL REFERENCES datasets(name), amount TEXT NOT NULL, note TEXT, time REAL NOT "
                 "NULL, hash TEXT NOT NULL, event TEXT, batch INTEGER NOT NULL DEFAULT 0, "
-                "stated INTEGER NOT NULL DEFAULT 1)"
+                "stated INTEGER NOT NULL DEFAULT 1, cert TEXT)"
             )
+            self._version = SCHEMA_VERSION
             return
         if "meta" not in tables:
             raise LedgerIntegrityError(f"path={self.path!r} is not a dpcert ledger")
@@ -298,31 +366,39 @@ class Ledger:
             )
         #: A schema-1 ledger opened read-only is read as it is (no event columns).
         self._v1_view = version == 1 and self.read_only
+        #: The schema read: a read-only ledger is read as it is, a writable one is migrated.
+        self._version = version if self.read_only else SCHEMA_VERSION
         if version == 1 and not self.read_only:
             _migrate_v1(con)
+        if version < 3 and not self.read_only:
+            _migrate_v2(con)
 
     def _load(self, con: sqlite3.Connection,
               dataset: str) -> tuple[str, Amount, list[Spend], str]:
         """Read and verify one dataset: (kind, total, spends, last hash)."""
+        v3 = getattr(self, "_version", SCHEMA_VERSION) >= 3
         row = con.execute(
-            "SELECT measure, total, created, hash FROM datasets WHERE name = ?", (dataset,)
+            f"SELECT measure, total, created, hash, {'relation' if v3 else 'NULL'} FROM "
+            "datasets WHERE name = ?", (dataset,)  # the column name is a constant
         ).fetchone()
         if row is None:
             raise InvalidParameter(f"dataset={dataset!r} is not in the ledger {self.path!r}")
-        kind, total_s, created, h = row
-        if kind not in _KINDS or h != _hash(dataset, kind, total_s, created):
+        kind, total_s, created, h, relation = row
+        if kind not in _KINDS or h != _dataset_hash(dataset, kind, total_s, created, relation):
             raise LedgerIntegrityError(f"dataset={dataset!r}: its budget row was altered")
         total = _dec(total_s)
-        spends = []
+        spends: list[Spend] = []
         cols = ("NULL, 0, 1" if getattr(self, "_v1_view", False) else "event, batch, stated")
-        for sid, amount_s, note, t, sh, event_s, batch, stated in con.execute(
+        cols += ", cert" if v3 else ", NULL"
+        for sid, amount_s, note, t, sh, event_s, batch, stated, cert_s in con.execute(
             f"SELECT id, amount, note, time, hash, {cols} FROM spends "  # cols: a constant
             "WHERE dataset = ? ORDER BY id",
             (dataset,),
         ):
-            legacy = event_s is None and batch == 0 and stated == 1
+            legacy = event_s is None and batch == 0 and stated == 1 and cert_s is None
             expect = (_hash(h, sid, dataset, amount_s, note, t) if legacy
-                      else _hash(h, sid, dataset, amount_s, note, t, event_s, batch, stated))
+                      else _spend_hash(h, sid, dataset, amount_s, note, t, event_s, batch,
+                                       stated, cert_s))
             if sh != expect:
                 raise LedgerIntegrityError(
                     f"dataset={dataset!r}: charge id={sid} fails its checksum (ledger altered)"
@@ -339,28 +415,43 @@ class Ledger:
                         f"dataset={dataset!r}: charge id={sid} records an event this dpcert "
                         f"cannot read ({e}); nothing was changed — upgrade dpcert"
                     ) from e
+            certs = tuple(json.loads(cert_s)) if cert_s is not None else ()
             spends.append(Spend(sid, dataset, amount, note, t, event, bool(batch), legacy,
-                                bool(stated)))
+                                bool(stated), certs, len(spends) + 1, sh))
         return kind, total, spends, h
 
     # -- public API -------------------------------------------------------------------------
-    def create(self, dataset: str, total: Measure) -> None:
-        """Register ``dataset`` with the budget ``total`` (e.g. ``PureDP(1.0)``)."""
+    def create(self, dataset: str, total: Measure, *, relation: str | None = None,
+               then: Callable[[sqlite3.Connection, str, float], None] | None = None) -> None:
+        """Register ``dataset`` with the budget ``total`` (e.g. ``PureDP(1.0)``).
+
+        ``relation`` declares the neighbouring relation every charge must be stated for
+        (``"add_remove"`` or ``"replace_one"``); ``None`` lets the first charge stated for a
+        relation fix it.  Charges stated for another relation are refused (``docs/proofs/
+        ledger.md``).  ``then(connection, dataset_hash, created)`` runs in the same transaction
+        (a source binding is written with its dataset, or neither is).
+        """
         if not isinstance(dataset, str) or not dataset:
             raise InvalidParameter(f"dataset={dataset!r} must be a non-empty string")
         kind, amount = _amount_of(total, "total")
+        rel = _relation_name(relation)
         with self._tx() as con:
             if con.execute("SELECT 1 FROM datasets WHERE name = ?", (dataset,)).fetchone():
                 raise InvalidParameter(f"dataset={dataset!r} already has a budget")
             created = time.time()
             enc = _enc(amount)
+            dhash = _dataset_hash(dataset, kind, enc, created, rel)
             con.execute(
-                "INSERT INTO datasets VALUES (?, ?, ?, ?, ?)",
-                (dataset, kind, enc, created, _hash(dataset, kind, enc, created)),
+                "INSERT INTO datasets (name, measure, total, created, hash, relation) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (dataset, kind, enc, created, dhash, rel),
             )
+            if then is not None:
+                then(con, dhash, created)
 
     def spend(self, dataset: str, amount: Measure | None, note: str | None = None, *,
-              event: Event | None = None, batch: bool = False) -> Spend:
+              event: Event | None = None, batch: bool = False,
+              certificate: str | tuple[str, ...] | list[str] | None = None) -> Spend:
         """Charge a release to ``dataset`` atomically; raise :class:`BudgetExceeded` if the
         dataset's privacy filter does not admit it (nothing is recorded then).  Reveal results
         only after this returns.
@@ -376,10 +467,15 @@ class Ledger:
         batch
             Whether the event is a batch declared in advance (recorded; the charge's cost is
             computed by the tightest accountant valid inside it either way).
+        certificate
+            The SHA-256 hex digest of the charge body of the certificate this charge pays for
+            (a list for a batch, one per query): stored in the chain with the charge
+            (:func:`dpcert.frame.binding.charge_body_hash`).
         """
         if note is not None and not isinstance(note, str):
             raise InvalidParameter(f"note={note!r} must be a string")
         kind_a = _amount_of(amount, "amount")[0] if amount is not None else None
+        cert_s = _certs_json(certificate)
         with self._tx() as con:
             kind, total, spends, last = self._load(con, dataset)
             if kind_a is not None and kind != kind_a:
@@ -387,6 +483,8 @@ class Ledger:
                     f"dataset={dataset!r} has a {kind} budget; amount={amount!r} is {kind_a}"
                 )
             release = make_release(kind, event, amount, batch)
+            check_relation(self._relation(con, dataset, spends), release.event,
+                           f"dataset {dataset!r}")
             past = [s.release() for s in spends]
             before = tally(kind, total, past)
             after = tally(kind, total, [*past, release])
@@ -407,15 +505,16 @@ class Ledger:
             ev_s = event_to_json(release.event)
             b, st = int(release.batch), int(release.amount is not None)
             cur = con.execute(
-                "INSERT INTO spends (dataset, amount, note, time, hash, event, batch, stated) "
-                "VALUES (?, ?, ?, ?, '', ?, ?, ?)",
-                (dataset, enc, note, t, ev_s, b, st),
+                "INSERT INTO spends (dataset, amount, note, time, hash, event, batch, stated, "
+                "cert) VALUES (?, ?, ?, ?, '', ?, ?, ?, ?)",
+                (dataset, enc, note, t, ev_s, b, st, cert_s),
             )
             sid = int(cur.lastrowid or 0)
-            con.execute("UPDATE spends SET hash = ? WHERE id = ?",
-                        (_hash(last, sid, dataset, enc, note, t, ev_s, b, st), sid))
+            sh = _spend_hash(last, sid, dataset, enc, note, t, ev_s, b, st, cert_s)
+            con.execute("UPDATE spends SET hash = ? WHERE id = ?", (sh, sid))
+        certs = tuple(json.loads(cert_s)) if cert_s is not None else ()
         return Spend(sid, dataset, value, note, t, release.event, release.batch, False,
-                     bool(st))
+                     bool(st), certs, len(spends) + 1, sh)
 
     def charge(self, dataset: str, event: Event, note: str | None = None, *,
                batch: bool = False) -> Spend:
@@ -429,7 +528,9 @@ class Ledger:
         basic statement in the budget's measure; tight: its cost under the filter)."""
         with self._tx() as con:
             kind, total, spends, _ = self._load(con, dataset)
+            relation = self._relation(con, dataset, spends)
         release = make_release(kind, event, amount, batch)
+        check_relation(relation, release.event, f"dataset {dataset!r}")
         past = [s.release() for s in spends]
         after = tally(kind, total, [*past, release])
         try:
@@ -450,6 +551,23 @@ class Ledger:
         return BudgetStatus(dataset, kind, total, t.spent, t.remaining, basic, t.rule,
                             len(spends), t.spent_lower)
 
+    def status_at(self, dataset: str, position: int) -> BudgetStatus:
+        """The status of ``dataset`` right after its ``position``-th charge (1-based; 0: none):
+        what a certificate of that charge recorded as remaining (verified chain)."""
+        with self._tx() as con:
+            kind, total, spends, _ = self._load(con, dataset)
+        if isinstance(position, bool) or not isinstance(position, int) or not (
+                0 <= position <= len(spends)):
+            raise InvalidParameter(f"position={position!r} must be an integer in "
+                                   f"[0, {len(spends)}] (the charges of {dataset!r})")
+        done = spends[:position]
+        basic = _zero(kind)
+        for s in done:
+            basic = _add(basic, s.amount)
+        t = tally(kind, total, [s.release() for s in done])
+        return BudgetStatus(dataset, kind, total, t.spent, t.remaining, basic, t.rule,
+                            len(done), t.spent_lower)
+
     def remaining(self, dataset: str) -> Amount:
         """The exact budget left: ``Fraction`` (ε or ρ) or ``(ε, δ)``."""
         return self.status(dataset).remaining
@@ -466,6 +584,22 @@ class Ledger:
         with self._tx() as con:
             _, _, spends, last = self._load(con, dataset)
         return last, len(spends)
+
+    def relation(self, dataset: str) -> str | None:
+        """The neighbouring relation ``dataset`` is kept for: declared at :meth:`create`, else
+        that of its first charge stated for one, else ``None`` (not fixed yet)."""
+        with self._tx() as con:
+            _, _, spends, _ = self._load(con, dataset)
+            return self._relation(con, dataset, spends)
+
+    def _relation(self, con: sqlite3.Connection, dataset: str, spends: list[Spend]
+                  ) -> str | None:
+        declared = None
+        if getattr(self, "_version", SCHEMA_VERSION) >= 3:
+            row = con.execute("SELECT relation FROM datasets WHERE name = ?",
+                              (dataset,)).fetchone()
+            declared = row[0] if row else None
+        return history_relation([s.event for s in spends if s.event is not None], declared)
 
     def datasets(self) -> list[str]:
         """Names of the datasets with a budget."""

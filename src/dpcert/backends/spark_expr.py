@@ -242,6 +242,15 @@ def parse_column_text(text: str) -> Node:
     return p.done(p.col_term())
 
 
+def check_spark_text(text: str, schema: Mapping[str, str], *, sql: bool) -> Node:
+    """Check a filter's text as this allow-list does: a SQL string (``sql``) or the inner text
+    of a Spark Column (``and(>(a, 3), isNull(b))``); returns its tree (used to re-check a
+    certificate's filters without Spark)."""
+    tree = parse_sql(text) if sql else parse_column_text(text)
+    _kind(tree, schema, text)
+    return tree
+
+
 def _kind(node: Node, schema: Mapping[str, str], text: str) -> str:
     """Type-check a node: its kind (``num``, ``str``, ``bool``, ``null``, or a column type)."""
     tag = node[0]

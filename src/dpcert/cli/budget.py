@@ -3,7 +3,7 @@
 ::
 
     dpcert budget init LEDGER DATASET --data SOURCE [--privacy-unit COL] [--type COL=TYPE ...]
-                       (--epsilon E [--delta D] | --rho R) [--json]
+                       (--epsilon E [--delta D] | --rho R) [--relation R] [--json]
     dpcert budget show LEDGER DATASET [--json]
     dpcert budget history LEDGER DATASET [--json]
 
@@ -56,6 +56,9 @@ def register(subparsers: Any) -> None:
     group.add_argument("--epsilon", type=str, help="total ε (pure DP, or with --delta)")
     group.add_argument("--rho", type=str, help="total ρ (zCDP)")
     init.add_argument("--delta", type=str, help="total δ (approximate DP)")
+    init.add_argument("--relation", choices=("add-remove", "replace"),
+                      help="neighbouring relation of every charge (default: fixed by the "
+                           "first stated charge; engine releases are add-remove)")
     for name, text in (("show", "total, spent and remaining budget"),
                        ("history", "every charge, oldest first")):
         s = sub.add_parser(name, help=text, epilog=EPILOG)
@@ -133,16 +136,17 @@ def _init(args: argparse.Namespace) -> int:
     binding = None if args.unbound else _binding(args, total)
     ledger = Ledger(args.ledger)
     if binding is None:
-        ledger.create(args.dataset, total)
+        ledger.create(args.dataset, total, relation=args.relation)
     else:
-        create_bound(ledger, args.dataset, total, binding)
+        create_bound(ledger, args.dataset, total, binding, relation=args.relation)
     out = {"ok": True, "ledger": args.ledger, "dataset": args.dataset, "total": repr(total),
-           "rule": accounting_rule(total),
+           "rule": accounting_rule(total), "relation": args.relation,
            "binding": None if binding is None else binding.to_json()}
     if args.json:
         print(json.dumps(out, ensure_ascii=False))
         return 0
-    print(f"dataset {args.dataset!r}: budget {total!r} in {args.ledger}")
+    rel = f", {args.relation} neighbours" if args.relation else ""
+    print(f"dataset {args.dataset!r}: budget {total!r}{rel} in {args.ledger}")
     if binding is None:
         print("  no bound source: every release must pass --data")
     else:
@@ -176,7 +180,8 @@ def _show(args: argparse.Namespace) -> int:
             "total": describe(st.measure, st.total), "spent": describe(st.measure, st.spent),
             "basic": None if st.basic_spent is None else describe(st.measure, st.basic_spent),
             "remaining": describe(st.measure, st.remaining), "rule": st.rule,
-            "charges": st.charges, "binding": None if binding is None else binding.to_json(),
+            "charges": st.charges, "relation": ledger.relation(args.dataset),
+            "binding": None if binding is None else binding.to_json(),
         }, ensure_ascii=False))
         return 0
     print(f"dataset:   {st.dataset}")
@@ -187,6 +192,7 @@ def _show(args: argparse.Namespace) -> int:
         print(f"basic:     {describe(st.measure, st.basic_spent)}  (sum of the charges)")
     print(f"remaining: {describe(st.measure, st.remaining)}")
     print(f"charges:   {st.charges}")
+    print(f"relation:  {ledger.relation(args.dataset) or 'not fixed yet'}")
     print(f"source:    {'none bound' if binding is None else binding.location}")
     if binding is not None:
         print(f"schema:    {binding.fingerprint}")

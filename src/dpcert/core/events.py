@@ -409,14 +409,17 @@ def relation_of(event: Event) -> Relation | None:
 def relation_for_metric(metric: object, d_in: Any) -> Relation | None:
     """The relation an event at ``d_in`` under ``metric`` is a neighbour statement for.
 
-    ``SymmetricDistance`` / ``InsertDeleteDistance`` at 1: add/remove; ``ChangeOneDistance`` at
-    1: replace-one; anything else (other distances, other metrics): ``None``.
+    ``SymmetricDistance`` / ``InsertDeleteDistance`` / the engine's ``UnitDistance`` (one
+    privacy unit with all its rows added or removed) at 1: add/remove; ``ChangeOneDistance`` at
+    1: replace-one; anything else (other distances, other metrics): ``None``.  So an engine
+    release's event is an add/remove statement, which sampling without replacement cannot wrap.
     """
+    from dpcert.core.frames import UnitDistance
     from dpcert.core.metrics import ChangeOneDistance, InsertDeleteDistance, SymmetricDistance
 
     if d_in != 1:
         return None
-    if isinstance(metric, (SymmetricDistance, InsertDeleteDistance)):
+    if isinstance(metric, (SymmetricDistance, InsertDeleteDistance, UnitDistance)):
         return "add_remove"
     if isinstance(metric, ChangeOneDistance):
         return "replace_one"

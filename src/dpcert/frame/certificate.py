@@ -1,9 +1,10 @@
-"""Release certificates: the compiled chain's certificate plus the session's account.
+"""Release certificates: the charge body plus what is known only after the charge.
 
-:func:`release_certificate` extends :func:`dpcert.frame.certify.compiled_certificate` (the plan,
-schema, budget, the charged amount ``m.map(1)`` and every step of the chain, re-checkable with
-``dpcert certificate check``) with what a reader of one release needs: the session's totals, the
-ledger's head and count, the per-output noisy statistics and the confidence level.
+:func:`release_certificate` completes a charge body (:func:`dpcert.frame.binding.charge_body`:
+the compiled chain's certificate of :func:`dpcert.frame.certify.compiled_certificate`, the
+measurements, totals, contribution bounds, privacy unit, session and ledger binding, all fixed
+before the charge) with the creation time, the ledger's state right after the charge and the
+``charge`` record: the body's SHA-256 and, with a ledger, where the chain stores it.
 """
 
 from __future__ import annotations
@@ -12,50 +13,21 @@ import datetime as _dt
 from collections.abc import Mapping
 from typing import Any
 
-from dpcert.core.measurement import Measurement
-from dpcert.core.measures import Measure
-from dpcert.frame.certify import compiled_certificate, release_components
-from dpcert.frame.plan import QueryPlan
+from dpcert.frame.binding import charge_body_hash
 
 __all__ = ["release_certificate"]
 
 
-def release_certificate(m: Measurement, plan: QueryPlan, budget: Measure,
-                        schema: Mapping[str, str], *, session_total: Any,
-                        session_budget: Measure, ledger: dict[str, Any] | None,
-                        alpha: Any, backend: str) -> dict[str, Any]:
-    """Everything needed to re-check a release's privacy claim: generated from the compiled
-    measurement ``m`` that was charged (``m.map(1)``) and run."""
-    cert = compiled_certificate(m, plan, budget, schema)
-    try:
-        import polars as pl
-
-        cert["versions"]["polars"] = pl.__version__
-    except ImportError:  # pragma: no cover
-        pass
+def release_certificate(body: Mapping[str, Any], *, ledger: dict[str, Any] | None,
+                        charge: dict[str, Any] | None) -> dict[str, Any]:
+    """The certificate of a charged release: ``body`` (hashed into the ledger's chain when it
+    was charged), ``ledger`` (path, dataset, remaining, chain head and charges right after the
+    charge) and ``charge`` (``{"charge_id", "position", "index"}`` in the ledger, or ``None``
+    without a ledger)."""
+    cert = dict(body)
     cert.update({
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "backend": backend,
-        "privacy_unit": plan.privacy_unit or "row",
-        "neighbouring": "add or remove all rows of one privacy unit (d_in = 1 unit)",
-        "contribution_bounds": {
-            "max_groups": plan.max_groups, "max_rows_per_group": plan.max_rows_per_group,
-            "method": "first groups and rows in a keyed pseudo-random order (fresh CSPRNG key "
-                      "per release); units compared exactly, hashes only order",
-        },
-        "checks": "filters row-local and infallible (allow-list walk), public keys distinct "
-                  "after the strict cast, output names distinct, all before the charge",
-        "measure": type(budget).__name__,
-        "budget_split": "by aggregate weight across the distinct noisy statistics",
-        "measurements": release_components(m, plan, budget),
-        "composition": "the compiled chain's privacy map (see steps)",
-        "release_total": budget.to_json(m.map(1)),
-        "session": {"budget": repr(session_budget),
-                    "spent_total": session_budget.to_json(session_total)},
         "ledger": ledger,
-        "confidence_level": 1 - float(alpha),
-        "sampler": ("exact integer samplers fed by os.getrandom (os.urandom where the OS lacks "
-                    "it; dpcert.samplers.SystemSource)"),
-        "proofs": "docs/proofs/engine.md",
+        "charge": {"body_sha256": charge_body_hash(body), "ledger": charge},
     })
     return cert

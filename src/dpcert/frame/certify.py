@@ -3,14 +3,16 @@
 A certificate lists every step of the compiled measurement (:func:`dpcert.core.trace.trace` at
 one privacy unit): constructor, parameters, ``d_in``, ``d_out`` and proof note, plus the plan,
 the schema, the budget and the charged amount ``m.map(1)``.  :func:`check_certificate`
-re-compiles the plan from the certificate and confirms the charged amount and every step.
+re-compiles the plan from the certificate and confirms the charged amount and every step,
+re-checks the filters with the engine's allow-list, and for a release's certificate re-derives
+every displayed field (:mod:`dpcert.frame.recheck`).
 
 Compatibility rules of the format (``"format": "dpcert-compiled-certificate/1"``): the fields
 ``plan``, ``schema``, ``budget``, ``charged`` and ``steps[*].{constructor, d_in, d_out, proof}``
 never change meaning within version 1; new fields may be added; exact numbers are strings
 (``"1/3"``), shown numbers are rounded up.  Filters are recorded as text: their map is the
-identity (``docs/proofs/frame_filter.md``), so the check re-derives the charged amount without
-them and says so.
+identity (``docs/proofs/frame_filter.md``), so the charged amount is re-derived without them,
+and each filter is re-checked with the engine's allow-list (a refused filter fails the check).
 
 Examples
 --------
@@ -28,98 +30,26 @@ True
 
 from __future__ import annotations
 
-import platform
 from collections.abc import Mapping
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
-from dpcert._version import __version__
 from dpcert.core._describe import jsonable
 from dpcert.core.measurement import Measurement
-from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
+from dpcert.core.measures import Measure
 from dpcert.core.trace import trace
-from dpcert.errors import InvalidParameter
-from dpcert.frame.plan import (
-    Aggregate,
-    Count,
-    CountDistinct,
-    Mean,
-    Quantile,
-    QueryPlan,
-    Sum,
-    Variance,
+from dpcert.frame.compiled import (
+    FORMAT,
+    budget_from_json,
+    budget_json,
+    compiled_certificate,
+    plan_from_json,
+    release_components,
 )
+from dpcert.frame.plan import QueryPlan
 
-__all__ = ["FORMAT", "CheckResult", "check_certificate", "compiled_certificate",
-           "plan_from_json"]
-
-FORMAT = "dpcert-compiled-certificate/1"
-_AGGREGATES: dict[str, type[Aggregate]] = {
-    c.__name__: c for c in (Count, CountDistinct, Sum, Mean, Variance, Quantile)}
-_MEASURES: dict[str, type[Measure]] = {"PureDP": PureDP, "ApproxDP": ApproxDP, "ZCDP": ZCDP}
-
-
-def _budget_json(budget: Measure) -> dict[str, Any]:
-    return {"measure": type(budget).__name__, "value": jsonable(budget.require_value())}
-
-
-def budget_from_json(d: Mapping[str, Any]) -> Measure:
-    """The budget recorded by :func:`compiled_certificate`."""
-    cls = _MEASURES.get(str(d.get("measure")))
-    if cls is None:
-        raise InvalidParameter(f"budget.measure={d.get('measure')!r} is not one of "
-                               f"{sorted(_MEASURES)}")
-    v = d.get("value")
-    args = [Fraction(x) for x in v] if isinstance(v, list) else [Fraction(str(v))]
-    return cls(*args)
-
-
-def plan_from_json(d: Mapping[str, Any]) -> QueryPlan:
-    """Rebuild a :class:`QueryPlan` from ``plan.describe()`` (filters are dropped: see
-    module docstring)."""
-    aggs: list[Aggregate] = []
-    for i, a in enumerate(d.get("aggregates", [])):
-        cls = _AGGREGATES.get(str(a.get("kind")))
-        if cls is None:
-            raise InvalidParameter(f"plan.aggregates[{i}].kind={a.get('kind')!r} is unknown")
-        kw = {k: v for k, v in a.items() if k not in ("kind", "alias_name", "weight")}
-        if "bounds" in kw:
-            kw["bounds"] = tuple(kw["bounds"])
-        if "qs" in kw:
-            kw["qs"] = tuple(kw["qs"])
-        agg: Aggregate = cls(**kw)
-        if a.get("alias_name"):
-            agg = agg.alias(a["alias_name"])
-        aggs.append(agg.weighted(Fraction(str(a.get("weight", 1)))))
-    keys = d.get("keys")
-    unit = d.get("privacy_unit")
-    return QueryPlan(
-        tuple(aggs), group_keys=tuple(d.get("group_keys", ())),
-        public_keys=None if keys == "private" else tuple(tuple(k) for k in keys or [[]]),
-        privacy_unit=None if unit in (None, "row") else str(unit),
-        max_groups=int(d.get("max_groups", 1)),
-        max_rows_per_group=int(d.get("max_rows_per_group", 1)))
-
-
-def compiled_certificate(m: Measurement, plan: QueryPlan, budget: Measure,
-                         schema: Mapping[str, str]) -> dict[str, Any]:
-    """A JSON-serialisable certificate of the compiled release ``m`` of ``plan``."""
-    import numpy as np
-
-    charged = m.map(1)
-    return {
-        "format": FORMAT,
-        "plan": plan.describe(),
-        "schema": dict(schema),
-        "budget": _budget_json(budget),
-        "d_in": "1 privacy unit" if plan.privacy_unit else "1 row",
-        "charged": budget.to_json(charged),
-        "charged_exact": jsonable(charged),
-        "steps": [s.to_json() for s in trace(m, 1)],
-        "versions": {"dpcert": __version__, "python": platform.python_version(),
-                     "numpy": np.__version__},
-    }
+__all__ = ["FORMAT", "CheckResult", "budget_from_json", "budget_json", "check_certificate",
+           "compiled_certificate", "plan_from_json", "release_components"]
 
 
 @dataclass(frozen=True)
@@ -133,23 +63,21 @@ class CheckResult:
 
 def check_certificate(cert: Mapping[str, Any]) -> CheckResult:
     """Re-compile the certificate's plan under its budget and compare the charged amount and
-    every step's constructor, ``d_in``, ``d_out`` and proof note."""
-    from dpcert.frame.admit import admission_from_json
-    from dpcert.frame.compile import compile_plan
+    every step's constructor, ``d_in``, ``d_out`` and proof note; re-check every filter with
+    the engine's allow-list; for a release's certificate, re-derive every displayed field
+    (:func:`dpcert.frame.recheck.release_mismatches`).  Internal consistency only: the
+    charge itself is confirmed against the ledger (:mod:`dpcert.frame.chargecheck`).
+
+    A certificate of the wrong shape, or whose plan dpcert cannot compile, raises
+    :class:`~dpcert.frame.certshape.CertificateError`."""
+    from dpcert.frame.certshape import CertificateError, validate_certificate
+    from dpcert.frame.recheck import filter_mismatches, release_mismatches
 
     if cert.get("format") != FORMAT:
-        raise InvalidParameter(f"format={cert.get('format')!r}: expected {FORMAT!r}")
-    plan = plan_from_json(cert["plan"])
-    budget = budget_from_json(cert["budget"])
-    admit = [s for s in cert.get("steps", []) if isinstance(s, dict)
-             and s.get("constructor") == "admit"]
-    admission = None
-    if admit:  # releases start with the admission step; its record is re-checked below
-        params = admit[0].get("params")
-        admission = admission_from_json(params.get("columns") if isinstance(params, dict)
-                                        else None, plan, dict(cert["schema"]))
-    m = compile_plan(plan, budget, schema=dict(cert["schema"]), backend=None,
-                     admission=admission)
+        raise CertificateError(f"format={str(cert.get('format'))[:60]!r}: expected {FORMAT!r}")
+    validate_certificate(cert)
+    plan, budget, m = _recompile(cert)
+    admit = _admit_steps(cert)
     charged = m.map(1)
     msgs: list[str] = []
     if len(admit) > 1 or ("backend" in cert and not admit):
@@ -169,53 +97,56 @@ def check_certificate(cert: Mapping[str, Any]) -> CheckResult:
         for f in fields:
             if a.get(f) != b.get(f):
                 msgs.append(f"steps[{i}].{f}: recorded {a.get(f)!r} != recompiled {b.get(f)!r}")
-    n_filters = len(cert["plan"].get("filters", []))
-    if n_filters:
-        msgs.append(f"note: {n_filters} filter(s) not re-checked (identity map)")
-    ok = not any(not s.startswith("note:") for s in msgs)
-    return CheckResult(ok, charged, tuple(msgs))
+    _same_d_in(msgs, cert, plan)
+    msgs += filter_mismatches(cert)
+    if "measurements" in cert:
+        try:
+            msgs += release_mismatches(cert, plan, budget, m)
+        except (TypeError, ValueError, ArithmeticError, KeyError, IndexError,
+                AttributeError) as e:
+            raise CertificateError(f"the certificate's fields cannot be compared: "
+                                   f"{type(e).__name__}: {str(e)[:200]}") from None
+    return CheckResult(not msgs, charged, tuple(msgs))
 
 
-def release_components(m: Measurement, plan: QueryPlan, budget: Measure) -> list[dict[str, Any]]:
-    """Per output, the compiled noisy statistics it reads (for ``tidy`` and reports): name,
-    aggregate, kind, the statistic, its noise scale and, for quantiles, level and ε."""
-    from dpcert.frame.compile import _split, plan_stats
-    from dpcert.transformations.frame.stats import sqrt_up
-
-    stats, uses = plan_stats(plan)
-    private = plan.public_keys is None
-    shares, _ = _split(budget, stats, private)
-    scales = m.params.get("scales", {})
-    kinds = {"count": "count", "unit_count": "count_distinct", "fixed_sum": "sum",
-             "fixed_sum_sq": "sumsq", "quantile": "quantile"}
-    out: list[dict[str, Any]] = []
-    for a in plan.aggregates:
-        names = a.names() if isinstance(a, Quantile) else [a.name]
-        for n in names:
-            for stat in uses[n].values():
-                s = stats[stat]
-                kind = kinds[s.kind]
-                if isinstance(a, CountDistinct) and kind == "count":
-                    kind = "count_distinct"
-                d: dict[str, Any] = {"name": n if isinstance(a, Quantile) else stat,
-                                     "aggregate": a.name, "kind": kind, "statistic": stat,
-                                     "d_in": "1 privacy unit"}
-                if stat in scales:
-                    d["scale"] = scales[stat]
-                if s.kind == "quantile":
-                    share = shares[stat]
-                    eps = 2 * share / sqrt_up(2 * share) if isinstance(budget, ZCDP) else share
-                    d.update(mechanism="permute_and_flip", quantile=str(s.level),
-                             epsilon=str(eps))
-                out.append(d)
-    if private:
-        out.append({"name": "select", "aggregate": "(partition selection)", "kind": "select",
-                    "threshold": _number(m.params.get("threshold"))})
-    return out
+def _same_d_in(msgs: list[str], cert: Mapping[str, Any], plan: QueryPlan) -> None:
+    d_in = "1 privacy unit" if plan.privacy_unit else "1 row"
+    if cert.get("d_in") != d_in:
+        msgs.append(f"d_in: recorded {cert.get('d_in')!r} != recompiled {d_in!r}")
 
 
-def _number(x: Any) -> Any:
-    if x is None or isinstance(x, int):
-        return x
-    f = Fraction(x)
-    return int(f) if f.denominator == 1 else float(f)
+def _admit_steps(cert: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The certificate's recorded admission steps (a release has exactly one)."""
+    return [s for s in cert.get("steps", []) if isinstance(s, dict)
+            and s.get("constructor") == "admit"]
+
+
+def _recompile(cert: Mapping[str, Any]) -> tuple[QueryPlan, Measure, Measurement]:
+    """The certificate's plan, budget and compiled measurement; hostile values raise
+    :class:`~dpcert.frame.certshape.CertificateError`."""
+    from dpcert.errors import DPCertError
+    from dpcert.frame.admit import admission_from_json
+    from dpcert.frame.certshape import CertificateError
+    from dpcert.frame.compile import compile_plan
+
+    try:
+        plan = plan_from_json(cert["plan"])
+        budget = budget_from_json(cert["budget"])
+        admit = _admit_steps(cert)
+        admission = None
+        if admit:  # a release starts with its admission step; the map is re-derived with it
+            params = admit[0].get("params")
+            admission = admission_from_json(params.get("columns") if isinstance(params, dict)
+                                            else None, plan, dict(cert["schema"]))
+        m = compile_plan(plan, budget, schema=dict(cert["schema"]), backend=None,
+                         admission=admission)
+        m.map(1)
+    except DPCertError as e:
+        raise CertificateError(f"the certificate's plan does not compile: "
+                               f"{type(e).__name__}: {str(e)[:300]}") from None
+    except (TypeError, ValueError, ArithmeticError, KeyError, IndexError, AttributeError,
+            RecursionError, MemoryError) as e:
+        raise CertificateError(f"the certificate's plan or budget is malformed: "
+                               f"{type(e).__name__}: {str(e)[:200]}") from None
+    return plan, budget, m
+

@@ -245,7 +245,7 @@ class ContinualQuery:
         total = self.cost(budget)
         event = with_relation(event_from_distance(budget, total), "add_remove")
         label = name or f"continual {self.time}"
-        ledger = self.session._charge(budget, total, event, note=f"{mode} stream: {label}")
+        ledger, _, _ = self.session._charge(budget, total, event, note=f"{mode} stream: {label}")
         src = self.session._source or default_source()
         noise = [plan.draw_all(self.session._source) for _ in range(self._n_groups())]
         seed = int(src.random_uint64(1)[0] >> np.uint64(1))

@@ -123,9 +123,11 @@ class Session:
         self._ledger: Any = None
         #: Differences between this session's budget and the ledger's (reported, not fatal).
         self.ledger_notes: tuple[str, ...] = ()
+        self._ledger_total: Any = None
         if ledger is not None:
             self._ledger, self.ledger_notes = open_ledger(ledger, dataset, budget)
             check_bound_source(self._ledger, self.dataset, data, self._lf, privacy_unit)
+            self._ledger_total = self._ledger.status(self.dataset).total
             for note in self.ledger_notes:
                 warnings.warn(note, BudgetMismatchWarning, stacklevel=2)
 
@@ -182,21 +184,41 @@ class Session:
         total = self.budget.compose([meas.map(1) for _, meas, _ in prepared])
         event = ComposedEvent([meas.event(1) for _, meas, _ in prepared])
         label = "; ".join(lbl for _, _, lbl in prepared)
-        ledger_info = self._charge(self.budget, total, event,
-                                   note=f"release batch: {label}", batch=True)
+        n = len(prepared)
+
+        def bodies(spent: Any, ledger_total: Any) -> list[dict[str, Any]]:
+            return [q._body(plan, meas, b, a, lbl, spent, ledger_total, (i, n))
+                    for i, ((plan, meas, lbl), (q, b, *_)) in enumerate(
+                        zip(prepared, items, strict=True))]
+
+        ledger_info, made, charges = self._charge(self.budget, total, event,
+                                                  note=f"release batch: {label}", batch=True,
+                                                  bodies=bodies)
         out: list[Release] = []
-        for (plan, meas, _), it in zip(prepared, items, strict=True):
+        for (plan, meas, _), it, body, charge in zip(prepared, items, made, charges,
+                                                     strict=True):
             try:
-                out.append(it[0]._compute(plan, meas, a, ledger_info, it[1]))
+                out.append(it[0]._compute(plan, meas, a, ledger_info, it[1], body, charge))
             except ReleaseFailed as e:
                 e.partial = list(out)  # type: ignore[attr-defined]
                 raise
         return out
 
     def _charge(self, measure: Measure, total: Any, event: Any, *, note: str,
-                batch: bool = False) -> dict[str, Any] | None:
+                batch: bool = False, bodies: Any = None
+                ) -> tuple[dict[str, Any] | None, list[dict[str, Any]],
+                           list[dict[str, Any] | None]]:
         """Charge exactly ``total`` (a compiled ``m.map(1)``, with its event ``m.event(1)``)
-        to the session's filter and the ledger, or raise before anything is charged."""
+        to the session's filter and the ledger, or raise before anything is charged.
+
+        ``bodies(session_spent_after, ledger_total)`` gives the charge bodies of the
+        certificates this charge pays for (:mod:`dpcert.frame.binding`); their hashes are
+        chained with the ledger's charge.  Returns the ledger's state after the charge, the
+        bodies, and per body where the ledger stores its hash (``None`` without a ledger).
+        """
+        from dpcert.accounting.filters import make_release, tally
+        from dpcert.frame.binding import charge_body_hash
+
         m = self.budget
         m.check_same_kind(measure, "release budget")
         amount = _as_amount(m, total) if total != m.zero() else None
@@ -206,18 +228,26 @@ class Session:
                     f"release would spend {m.describe(total)} but the session has "
                     f"{m.describe(self.remaining)} left"
                 )
+            f = self._filter
+            after = tally(f.kind, f.total, [*f.releases, make_release(f.kind, event, amount,
+                                                                       batch)]).spent
+            made = list(bodies(after, self._ledger_total)) if bodies is not None else []
+            hashes = [charge_body_hash(b) for b in made]
             new_total = m.compose([self._spent, total])
             info = None
+            charges: list[dict[str, Any] | None] = [None] * len(made)
             if self._ledger is not None:  # raises before revealing
-                self._ledger.spend(self.dataset, amount, note=note, event=event, batch=batch)
-                head, n_charges = self._ledger.head(self.dataset)
+                spend = self._ledger.spend(self.dataset, amount, note=note, event=event,
+                                           batch=batch, certificate=hashes or None)
+                left = self._ledger.status_at(self.dataset, spend.position).remaining
                 info = {"path": str(self._ledger.path), "dataset": self.dataset,
-                        "remaining": m.to_json(self._ledger.remaining(self.dataset)),
-                        "chain_head": head, "charges": n_charges,
-                        "budget_notes": list(self.ledger_notes)}
+                        "remaining": m.to_json(left), "chain_head": spend.hash,
+                        "charges": spend.position, "budget_notes": list(self.ledger_notes)}
+                charges = [{"charge_id": spend.id, "position": spend.position, "index": i}
+                           for i in range(len(made))]
             self._filter.charge(event, amount, batch=batch)
             self._spent = new_total
-        return info
+        return info, made, charges
 
 
 def _as_amount(m: Measure, total: Any) -> Measure:
@@ -364,9 +394,25 @@ class Query:
         """
         a = check_probability(alpha, "alpha", open_low=True, open_high=True)
         plan, m, label = self._prepare(budget, a, name)  # before spending anything
-        ledger_info = self.session._charge(budget, m.map(1), m.event(1),
-                                           note=f"release {label}")
-        return self._compute(plan, m, a, ledger_info, budget)
+
+        def bodies(spent: Any, ledger_total: Any) -> list[dict[str, Any]]:
+            return [self._body(plan, m, budget, a, label, spent, ledger_total, None)]
+
+        ledger_info, made, charges = self.session._charge(
+            budget, m.map(1), m.event(1), note=f"release {label}", bodies=bodies)
+        return self._compute(plan, m, a, ledger_info, budget, made[0], charges[0])
+
+    def _body(self, plan: QueryPlan, m: Measurement, budget: Measure, a: Fraction, label: str,
+              spent: Any, ledger_total: Any, batch: tuple[int, int] | None) -> dict[str, Any]:
+        """The charge body of this release's certificate (before the charge)."""
+        from dpcert.frame.binding import charge_body
+
+        sess = self.session
+        return charge_body(m, plan, budget, _schema(m), session_budget=sess.budget,
+                           session_spent=spent,
+                           dataset=sess.dataset if sess._ledger is not None else None,
+                           ledger_total=ledger_total, label=label, batch=batch, alpha=a,
+                           backend=sess._backend.name)
 
     def cost(self, budget: Measure | None = None) -> dict[str, Any]:
         """What releasing this query with ``budget`` would cost next, without charging:
@@ -396,7 +442,8 @@ class Query:
         return plan, m, label
 
     def _compute(self, plan: QueryPlan, m: Measurement, a: Fraction,
-                 ledger_info: dict[str, Any] | None, budget: Measure) -> Release:
+                 ledger_info: dict[str, Any] | None, budget: Measure,
+                 body: dict[str, Any], charge: dict[str, Any] | None) -> Release:
         """Run a compiled release that has been charged (failures raise a data-free error)."""
         result: Release | None = None
         cls: FailureClass = UNKNOWN
@@ -404,10 +451,7 @@ class Query:
         try:
             out = m(sess._lf)
             table = pl.DataFrame(dict(out))
-            cert = release_certificate(m, plan, budget, _schema(m),
-                                       session_total=sess.spent, session_budget=sess.budget,
-                                       ledger=ledger_info, alpha=a,
-                                       backend=sess._backend.name)
+            cert = release_certificate(body, ledger=ledger_info, charge=charge)
             result = Release(table, cert)
         except (KeyboardInterrupt, SystemExit):
             raise

@@ -1,0 +1,155 @@
+"""The compiled part of a certificate: the plan, schema, budget, charged amount ``m.map(1)`` and
+every step of the compiled chain (:func:`compiled_certificate`), read back by
+:func:`plan_from_json` and :func:`budget_from_json`, and the per-output noisy statistics of a
+release (:func:`release_components`).  Checked by :mod:`dpcert.frame.certify`.
+
+Examples
+--------
+>>> from dpcert.core.measures import PureDP
+>>> from dpcert.frame.compile import compile_plan
+>>> from dpcert.frame.plan import Count, QueryPlan
+>>> plan = QueryPlan((Count(),), group_keys=("g",), public_keys=(("a",), ("b",)))
+>>> m = compile_plan(plan, PureDP(1), schema={"g": "str"}, backend=None)
+>>> compiled_certificate(m, plan, PureDP(1), {"g": "str"})["charged_exact"]
+'1'
+"""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any
+
+from dpcert._version import __version__
+from dpcert.core._describe import jsonable
+from dpcert.core.measurement import Measurement
+from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
+from dpcert.core.trace import trace
+from dpcert.errors import InvalidParameter
+from dpcert.frame.plan import (
+    Aggregate,
+    Count,
+    CountDistinct,
+    Mean,
+    Quantile,
+    QueryPlan,
+    Sum,
+    Variance,
+)
+
+__all__ = ["FORMAT", "budget_from_json", "budget_json", "compiled_certificate",
+           "plan_from_json", "release_components"]
+
+FORMAT = "dpcert-compiled-certificate/1"
+_AGGREGATES: dict[str, type[Aggregate]] = {
+    c.__name__: c for c in (Count, CountDistinct, Sum, Mean, Variance, Quantile)}
+_MEASURES: dict[str, type[Measure]] = {"PureDP": PureDP, "ApproxDP": ApproxDP, "ZCDP": ZCDP}
+
+
+def budget_json(budget: Measure) -> dict[str, Any]:
+    """The JSON form of a budget, read back by :func:`budget_from_json`."""
+    return {"measure": type(budget).__name__, "value": jsonable(budget.require_value())}
+
+
+def budget_from_json(d: Mapping[str, Any]) -> Measure:
+    """The budget recorded by :func:`compiled_certificate`."""
+    cls = _MEASURES.get(str(d.get("measure")))
+    if cls is None:
+        raise InvalidParameter(f"budget.measure={d.get('measure')!r} is not one of "
+                               f"{sorted(_MEASURES)}")
+    v = d.get("value")
+    args = [Fraction(x) for x in v] if isinstance(v, list) else [Fraction(str(v))]
+    return cls(*args)
+
+
+def plan_from_json(d: Mapping[str, Any]) -> QueryPlan:
+    """Rebuild a :class:`QueryPlan` from ``plan.describe()`` (filters are dropped: see
+    module docstring)."""
+    aggs: list[Aggregate] = []
+    for i, a in enumerate(d.get("aggregates", [])):
+        cls = _AGGREGATES.get(str(a.get("kind")))
+        if cls is None:
+            raise InvalidParameter(f"plan.aggregates[{i}].kind={a.get('kind')!r} is unknown")
+        kw = {k: v for k, v in a.items() if k not in ("kind", "alias_name", "weight")}
+        if "bounds" in kw:
+            kw["bounds"] = tuple(kw["bounds"])
+        if "qs" in kw:
+            kw["qs"] = tuple(kw["qs"])
+        agg: Aggregate = cls(**kw)
+        if a.get("alias_name"):
+            agg = agg.alias(a["alias_name"])
+        aggs.append(agg.weighted(Fraction(str(a.get("weight", 1)))))
+    keys = d.get("keys")
+    unit = d.get("privacy_unit")
+    return QueryPlan(
+        tuple(aggs), group_keys=tuple(d.get("group_keys", ())),
+        public_keys=None if keys == "private" else tuple(tuple(k) for k in keys or [[]]),
+        privacy_unit=None if unit in (None, "row") else str(unit),
+        max_groups=int(d.get("max_groups", 1)),
+        max_rows_per_group=int(d.get("max_rows_per_group", 1)))
+
+
+def compiled_certificate(m: Measurement, plan: QueryPlan, budget: Measure,
+                         schema: Mapping[str, str]) -> dict[str, Any]:
+    """A JSON-serialisable certificate of the compiled release ``m`` of ``plan``."""
+    import numpy as np
+
+    charged = m.map(1)
+    return {
+        "format": FORMAT,
+        "plan": plan.describe(),
+        "schema": dict(schema),
+        "budget": budget_json(budget),
+        "d_in": "1 privacy unit" if plan.privacy_unit else "1 row",
+        "charged": budget.to_json(charged),
+        "charged_exact": jsonable(charged),
+        "steps": [s.to_json() for s in trace(m, 1)],
+        "versions": {"dpcert": __version__, "python": platform.python_version(),
+                     "numpy": np.__version__},
+    }
+
+
+def release_components(m: Measurement, plan: QueryPlan, budget: Measure) -> list[dict[str, Any]]:
+    """Per output, the compiled noisy statistics it reads (for ``tidy`` and reports): name,
+    aggregate, kind, the statistic, its noise scale and, for quantiles, level and ε."""
+    from dpcert.frame.compile import _split, plan_stats
+    from dpcert.transformations.frame.stats import sqrt_up
+
+    stats, uses = plan_stats(plan)
+    private = plan.public_keys is None
+    shares, _ = _split(budget, stats, private)
+    scales = m.params.get("scales", {})
+    kinds = {"count": "count", "unit_count": "count_distinct", "fixed_sum": "sum",
+             "fixed_sum_sq": "sumsq", "quantile": "quantile"}
+    out: list[dict[str, Any]] = []
+    for a in plan.aggregates:
+        names = a.names() if isinstance(a, Quantile) else [a.name]
+        for n in names:
+            for stat in uses[n].values():
+                s = stats[stat]
+                kind = kinds[s.kind]
+                if isinstance(a, CountDistinct) and kind == "count":
+                    kind = "count_distinct"
+                d: dict[str, Any] = {"name": n if isinstance(a, Quantile) else stat,
+                                     "aggregate": a.name, "kind": kind, "statistic": stat,
+                                     "d_in": "1 privacy unit"}
+                if stat in scales:
+                    d["scale"] = scales[stat]
+                if s.kind == "quantile":
+                    share = shares[stat]
+                    eps = 2 * share / sqrt_up(2 * share) if isinstance(budget, ZCDP) else share
+                    d.update(mechanism="permute_and_flip", quantile=str(s.level),
+                             epsilon=str(eps))
+                out.append(d)
+    if private:
+        out.append({"name": "select", "aggregate": "(partition selection)", "kind": "select",
+                    "threshold": _number(m.params.get("threshold"))})
+    return out
+
+
+def _number(x: Any) -> Any:
+    if x is None or isinstance(x, int):
+        return x
+    f = Fraction(x)
+    return int(f) if f.denominator == 1 else float(f)
