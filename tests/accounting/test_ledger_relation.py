@@ -90,7 +90,8 @@ def test_a_schema_2_ledger_is_migrated_and_keeps_its_chain(tmp_path: Path) -> No
 def test_cli_budget_init_declares_the_relation(tmp_path: Path, capsys: pytest.CaptureFixture[str]
                                                ) -> None:
     path = str(tmp_path / "l.sqlite")
-    assert main(["budget", "init", path, "d", "--epsilon", "1", "--relation", "replace"]) == 0
+    assert main(["budget", "init", path, "d", "--unbound", "--epsilon", "1",
+                 "--relation", "replace"]) == 0
     assert Ledger(path).relation("d") == "replace_one"
     assert main(["budget", "show", path, "d"]) == 0
     assert "relation:  replace_one" in capsys.readouterr().out

@@ -75,7 +75,7 @@ def test_every_numeric_value_column_is_read_as_float(dtype: Any) -> None:
 
 @pytest.mark.parametrize("series", [pl.Series(["1", "2"]), pl.Series([True, False])])
 def test_text_and_boolean_values_are_refused(series: pl.Series) -> None:
-    with pytest.raises(InadmissibleColumn, match="'v' .* value column.*Float64"):
+    with pytest.raises(InadmissibleColumn, match=r"'v' .* value column.*Float64"):
         admit_plan(_plan(), PL, _frame(pl.Series([1, 2]), v=series))
 
 
