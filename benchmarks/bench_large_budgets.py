@@ -1,0 +1,121 @@
+"""Quote, check and release time of every aggregate at huge and tiny budgets (issue 37, item 4).
+
+For each aggregate (count, count distinct, sum, mean, variance, quantile) × budget measure
+(``PureDP(ε)``, ``ApproxDP(ε, 1e-6)`` with public keys, ``ApproxDP(ε, 1e-6)`` with private keys,
+``ZCDP(ρ = ε)``) × ε in ``--eps`` (default 1e-9, 1e-3, 1, 1e3, 1e5, 1e9), the seconds of
+``q.accuracy`` (quote), ``q.check`` and ``q.release`` on a five-row table, best of ``--reps``
+after one warm-up.  Every operation runs under a ``--timeout`` alarm: a stalled one prints
+``>T`` and its later repetitions (and the later operations of that cell) are skipped.  A
+refusal before the charge (e.g. the samplers' scale limit at tiny ε with wide bounds) prints
+``refused``: that is the expected answer, and its time is the time to refuse.
+
+``--wide`` uses bounds ``(-2**64, 2**64)`` (the largest admitted, ``frame/checks.py``
+``MAX_BOUND``) instead of ``(0, 100)``.
+
+Usage::
+
+    PYTHONPATH=src python benchmarks/bench_large_budgets.py [--timeout 20] [--reps 3]
+        [--aggs count,variance] [--measures pure,zcdp] [--eps 1e5,1e9] [--wide]
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import time
+from collections.abc import Callable
+from typing import Any
+
+import polars as pl
+
+import dpcert as dp
+from dpcert.errors import InvalidParameter
+
+EPS = (1e-9, 1e-3, 1.0, 1e3, 1e5, 1e9)
+AGGS = ("count", "count_distinct", "sum", "mean", "variance", "quantile")
+MEASURES = ("pure", "approx", "approx_private", "zcdp")
+
+
+class _Stalled(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise _Stalled
+
+
+def _aggregate(name: str, bounds: tuple[float, float]) -> Any:
+    return {"count": dp.count, "count_distinct": dp.count_distinct,
+            "sum": lambda: dp.sum("income", bounds=bounds),
+            "mean": lambda: dp.mean("income", bounds=bounds),
+            "variance": lambda: dp.variance("income", bounds=bounds),
+            "quantile": lambda: dp.quantile("income", 0.5, bounds=bounds)}[name]()
+
+
+def _budget(measure: str, eps: float) -> Any:
+    if measure == "pure":
+        return dp.PureDP(eps)
+    if measure == "zcdp":
+        return dp.ZCDP(eps)
+    return dp.ApproxDP(eps, 1e-6)
+
+
+def _query(agg: str, measure: str, bounds: tuple[float, float]) -> Any:
+    df = pl.DataFrame({"pid": [1, 1, 2, 3, 4], "region": ["n", "s", "n", "s", "n"],
+                       "income": [10.0, 20.0, 30.0, 40.0, 50.0]})
+    total = {"pure": dp.PureDP(1e12), "zcdp": dp.ZCDP(1e12)}.get(measure, dp.ApproxDP(1e12, 0.5))
+    sess = dp.Session(df, privacy_unit="pid", budget=total)
+    keys: Any = "private" if measure == "approx_private" else ["n", "s"]
+    return (sess.query().group_by("region", keys=keys).agg(_aggregate(agg, bounds))
+            .bound_contributions(max_groups=1, max_rows_per_group=1))
+
+
+def _time(fn: Callable[[], Any], reps: int, timeout: float) -> str:
+    """Best of ``reps`` after a warm-up, each under the alarm; ``>T`` or ``refused``."""
+    best = float("inf")
+    for i in range(reps + 1):
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        t0 = time.perf_counter()
+        try:
+            fn()
+        except _Stalled:
+            return f">{timeout:g}"
+        except InvalidParameter:
+            return "refused"
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        if i:
+            best = min(best, time.perf_counter() - t0)
+    return f"{best:.3f}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--timeout", type=float, default=20.0)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--aggs", default=",".join(AGGS))
+    ap.add_argument("--measures", default=",".join(MEASURES))
+    ap.add_argument("--eps", default=",".join(f"{e:g}" for e in EPS))
+    ap.add_argument("--wide", action="store_true")
+    args = ap.parse_args()
+    signal.signal(signal.SIGALRM, _alarm)
+    bounds = (-(2.0**64), 2.0**64) if args.wide else (0.0, 100.0)
+    print(f"bounds={bounds}  timeout={args.timeout:g}s  best of {args.reps} after a warm-up")
+    print(f"{'aggregate':15s} {'measure':15s} {'eps':>7s} {'quote':>9s} {'check':>9s} "
+          f"{'release':>9s}", flush=True)
+    for agg in args.aggs.split(","):
+        for measure in args.measures.split(","):
+            q = _query(agg, measure, bounds)
+            for e in (float(x) for x in args.eps.split(",")):
+                b = _budget(measure, e)
+                cells = []
+                for op in (lambda: q.accuracy(budget=b), lambda: q.check(b),
+                           lambda: q.release(b)):
+                    cells.append(_time(op, args.reps, args.timeout)
+                                 if not cells or cells[-1][0] != ">" else "skipped")
+                print(f"{agg:15s} {measure:15s} {e:7.0e} {cells[0]:>9s} {cells[1]:>9s} "
+                      f"{cells[2]:>9s}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
