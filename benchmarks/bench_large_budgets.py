@@ -4,8 +4,9 @@ For each aggregate (count, count distinct, sum, mean, variance, quantile) × bud
 (``PureDP(ε)``, ``ApproxDP(ε, 1e-6)`` with public keys, ``ApproxDP(ε, 1e-6)`` with private keys,
 ``ZCDP(ρ = ε)``) × ε in ``--eps`` (default 1e-9, 1e-3, 1, 1e3, 1e5, 1e9), the seconds of
 ``q.accuracy`` (quote), ``q.check`` and ``q.release`` on a five-row table, best of ``--reps``
-after one warm-up.  Every operation runs under a ``--timeout`` alarm: a stalled one prints
-``>T`` and its later repetitions (and the later operations of that cell) are skipped.
+after one warm-up.  Operations run in a worker process; one that outlives ``--timeout`` seconds
+is killed (a stall inside one big-integer operation cannot be interrupted by a signal) and
+prints ``>T``, and the later operations of that cell are skipped.
 The memoised enclosures of ``mechanisms/_exactmath.py`` are cleared before every run, so the
 figures are those of a first quote.  A
 refusal before the charge (e.g. the samplers' scale limit at tiny ε with wide bounds) prints
@@ -23,9 +24,10 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import signal
+import multiprocessing as mp
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import polars as pl
@@ -36,14 +38,6 @@ from dpcert.errors import InvalidParameter
 EPS = (1e-9, 1e-3, 1.0, 1e3, 1e5, 1e9)
 AGGS = ("count", "count_distinct", "sum", "mean", "variance", "quantile")
 MEASURES = ("pure", "approx", "approx_private", "zcdp")
-
-
-class _Stalled(Exception):
-    pass
-
-
-def _alarm(signum: int, frame: Any) -> None:
-    raise _Stalled
 
 
 def _aggregate(name: str, bounds: tuple[float, float]) -> Any:
@@ -82,24 +76,67 @@ def _clear_caches() -> None:
             clear()
 
 
-def _time(fn: Callable[[], Any], reps: int, timeout: float) -> str:
-    """Best of ``reps`` after a warm-up, each under the alarm; ``>T`` or ``refused``."""
-    best = float("inf")
-    for i in range(reps + 1):
+def _worker(conn: Any) -> None:
+    """Child process: run one operation at a time, reply ``("ok", s)`` or ``("refused", s)``."""
+    queries: dict[tuple[str, str, bool], Any] = {}
+    _query("count", "pure", (0.0, 100.0)).accuracy(budget=dp.PureDP(1))  # imports
+    conn.send("ready")
+    while True:
+        agg, measure, eps, wide, op = conn.recv()
+        key = (agg, measure, wide)
+        if key not in queries:
+            bounds = (-(2.0**64), 2.0**64) if wide else (0.0, 100.0)
+            queries[key] = _query(agg, measure, bounds)
+        q, b = queries[key], _budget(measure, eps)
+        fn: Callable[[], Any] = {"quote": partial(q.accuracy, budget=b),
+                                 "check": partial(q.check, b),
+                                 "release": partial(q.release, b)}[op]
         _clear_caches()
-        signal.setitimer(signal.ITIMER_REAL, timeout)
         t0 = time.perf_counter()
         try:
             fn()
-        except _Stalled:
-            return f">{timeout:g}"
+            conn.send(("ok", time.perf_counter() - t0))
         except InvalidParameter:
-            return "refused"
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        if i:
-            best = min(best, time.perf_counter() - t0)
-    return f"{best:.3f}"
+            conn.send(("refused", time.perf_counter() - t0))
+
+
+class _Runner:
+    """A worker process, replaced when an operation outlives the timeout (a stall inside one
+    big-integer operation cannot be interrupted by a signal, so the process is killed)."""
+
+    def __init__(self) -> None:
+        self._ctx = mp.get_context("spawn")
+        self._start()
+
+    def _start(self) -> None:
+        self.conn, child = self._ctx.Pipe()
+        self.proc = self._ctx.Process(target=_worker, args=(child,), daemon=True)
+        self.proc.start()
+        if not self.conn.poll(300) or self.conn.recv() != "ready":
+            raise RuntimeError("the benchmark worker did not start")
+
+    def run(self, task: tuple[Any, ...], timeout: float) -> tuple[str, float]:
+        self.conn.send(task)
+        if self.conn.poll(timeout):
+            status, secs = self.conn.recv()
+            return str(status), float(secs)
+        self.proc.kill()
+        self.proc.join()
+        self._start()
+        return "stalled", timeout
+
+    def cell(self, task: tuple[Any, ...], reps: int, timeout: float) -> str:
+        """Best of ``reps`` after a warm-up; ``>T`` or ``refused``."""
+        best = float("inf")
+        for i in range(reps + 1):
+            status, secs = self.run(task, timeout)
+            if status == "stalled":
+                return f">{timeout:g}"
+            if status == "refused":
+                return "refused"
+            if i:
+                best = min(best, secs)
+        return f"{best:.3f}"
 
 
 def main() -> None:
@@ -111,21 +148,19 @@ def main() -> None:
     ap.add_argument("--eps", default=",".join(f"{e:g}" for e in EPS))
     ap.add_argument("--wide", action="store_true")
     args = ap.parse_args()
-    signal.signal(signal.SIGALRM, _alarm)
     bounds = (-(2.0**64), 2.0**64) if args.wide else (0.0, 100.0)
     print(f"bounds={bounds}  timeout={args.timeout:g}s  best of {args.reps} after a warm-up")
     print(f"{'aggregate':15s} {'measure':15s} {'eps':>7s} {'quote':>9s} {'check':>9s} "
           f"{'release':>9s}", flush=True)
+    runner = _Runner()
     for agg in args.aggs.split(","):
         for measure in args.measures.split(","):
-            q = _query(agg, measure, bounds)
             for e in (float(x) for x in args.eps.split(",")):
-                b = _budget(measure, e)
-                cells = []
-                for op in (lambda: q.accuracy(budget=b), lambda: q.check(b),
-                           lambda: q.release(b)):
+                cells: list[str] = []
+                for op in ("quote", "check", "release"):
                     stalled = any(c[0] == ">" or c == "skipped" for c in cells)
-                    cells.append("skipped" if stalled else _time(op, args.reps, args.timeout))
+                    cells.append("skipped" if stalled else runner.cell(
+                        (agg, measure, e, args.wide, op), args.reps, args.timeout))
                 print(f"{agg:15s} {measure:15s} {e:7.0e} {cells[0]:>9s} {cells[1]:>9s} "
                       f"{cells[2]:>9s}", flush=True)
 

@@ -63,8 +63,9 @@ def test_exp_refuses_an_upper_bound_above_the_cap_and_exp_lower_saturates() -> N
     assert em.exp_lower(Fraction(1, 3)) == em.exp_bounds(Fraction(1, 3))[0]
 
 
-LOG_ARGS = [Fraction(1, 10**300), 1 + em.exp_floor(), Fraction(10**30), Fraction(3**200, 2**300 + 1),
-            Fraction(2**64), Fraction(7, 3), Fraction(10**9 + 7, 10**9)]
+LOG_ARGS = [Fraction(1, 10**300), 1 + em.exp_floor(), Fraction(10**30),
+            Fraction(3**200, 2**300 + 1), Fraction(2**64), Fraction(7, 3),
+            Fraction(10**9 + 7, 10**9)]
 
 
 @pytest.mark.parametrize("y", LOG_ARGS)
@@ -220,7 +221,7 @@ def _query(budget: dp.Measure, keys: object = ("n", "s")) -> tuple[dp.Session, o
 
 @pytest.mark.parametrize("budget", [dp.PureDP(1e9), dp.ZCDP(1e9), dp.ApproxDP(1e9, 1e-9)])
 def test_huge_budgets_quote_the_closed_form(budget: dp.Measure) -> None:
-    sess, q = _query(budget)
+    _, q = _query(budget)
     table = q.accuracy(budget=budget)  # type: ignore[attr-defined]
     count = table.filter(pl.col("component") == "count").row(0, named=True)
     scale = Fraction(count["scale"])
@@ -234,7 +235,7 @@ def test_huge_budgets_quote_the_closed_form(budget: dp.Measure) -> None:
 
 def test_huge_budget_private_keys_release() -> None:
     budget = dp.ApproxDP(1e9, 1e-9)
-    sess, q = _query(budget, "private")
+    _, q = _query(budget, "private")
     assert q.check(budget).params["threshold"] == 2  # type: ignore[attr-defined]
     out = q.release(budget).to_polars()  # type: ignore[attr-defined]
     assert sorted(out["region"].to_list()) == ["n", "s"]
@@ -259,3 +260,14 @@ def test_first_true_finds_the_threshold_from_any_guess(guess: int) -> None:
     assert acc._first_true(ok, guess) == 6
     assert len(calls) <= 2 * max(guess, 6).bit_length() + 4
     assert acc._first_true(lambda n: True, guess) == 0
+
+
+@pytest.mark.parametrize("scale", [Fraction(1, 10**9), Fraction(1, 10**3)])
+def test_samplers_at_tiny_scales_are_exactly_zero(scale: Fraction) -> None:
+    """P(X ≠ 0) = 2q/(1+q) ≤ 2e^{-1000} for DLap and ≤ 2e^{-500000}·… for N_ℤ at these scales:
+    any non-zero draw in 10^5 means a wrong sampler (a correct one fails w.p. < 1e-400)."""
+    from dpcert.samplers import InsecureSeededSource, discrete_gaussian, discrete_laplace
+
+    src = InsecureSeededSource(37)
+    assert not discrete_laplace(scale, 100_000, source=src).any()
+    assert not discrete_gaussian(scale, 100_000, source=src).any()
