@@ -6,10 +6,16 @@ small (about ``2^-PREC`` relative) and cheap, and are never wrong.  Used whereve
 accuracy statement involves a transcendental function: the decision is made on the enclosure's
 safe side (see ``docs/proofs/accuracy.md``).
 
-Methods: exp by argument halving and a Taylor series with a bounded remainder; log by
+Methods: exp by :func:`dpcert.samplers._exact.exp_neg_bounds` (integer Taylor series with
+counted rounding errors, binary powers of ``e^{−1}``); log by
 ``ln y = e·ln 2 + 2·atanh((m−1)/(m+1))`` with ``m ∈ [1, 2)``; Φ by the everywhere-convergent
 series ``Φ(x) = 1/2 + φ(x)·Σ x^{2n+1}/(2n+1)!!`` for ``x ≥ −12`` and the Mills-ratio bounds
 ``φ(x)·x/(1+x²) ≤ 1 − Φ(x) ≤ φ(x)/x`` beyond (Abramowitz & Stegun 7.1.13).
+
+Bounded work: every argument is first rounded outward to PREC bits (each function here is
+increasing), the series run in integer fixed point, and exp saturates below ``−EXP_ARG_MAX``, so
+the cost of a call does not grow with the size or magnitude of its argument (a quote at ε = 1e9
+costs what one at ε = 1 does; ``docs/proofs/accuracy.md``, "Bounded work").
 """
 
 from __future__ import annotations
