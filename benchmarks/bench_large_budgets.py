@@ -7,18 +7,20 @@ For each aggregate (count, count distinct, sum, mean, variance, quantile) × bud
 after one warm-up.  Operations run in a worker process; one that outlives ``--timeout`` seconds
 is killed (a stall inside one big-integer operation cannot be interrupted by a signal) and
 prints ``>T``, and the later operations of that cell are skipped.
-The memoised enclosures of ``mechanisms/_exactmath.py`` are cleared before every run, so the
-figures are those of a first quote.  A
-refusal before the charge (e.g. the samplers' scale limit at tiny ε with wide bounds) prints
-``refused``: that is the expected answer, and its time is the time to refuse.
+The memoised enclosures of ``mechanisms/_exactmath.py`` and the filters' PLD caches are
+cleared before every run, so the figures are those of a first quote.  A refusal before the
+charge (e.g. the samplers' scale limit at tiny ε) prints ``refused``: that is the expected
+answer, and its time is the time to refuse.
 
-``--wide`` uses bounds ``(-2**64, 2**64)`` (the largest admitted, ``frame/checks.py``
-``MAX_BOUND``) instead of ``(0, 100)``.
+``--batch`` times ``Session.release_all`` of two copies of each aggregate under
+``ApproxDP(ε, 1e-6)`` instead (the session filter's PLD path).  ``--wide`` uses bounds
+``(-2**64, 2**64)`` (the largest admitted, ``frame/checks.py`` ``MAX_BOUND``) instead of
+``(0, 100)``.
 
 Usage::
 
     PYTHONPATH=src python benchmarks/bench_large_budgets.py [--timeout 20] [--reps 3]
-        [--aggs count,variance] [--measures pure,zcdp] [--eps 1e5,1e9] [--wide]
+        [--aggs count,variance] [--measures pure,zcdp] [--eps 1e5,1e9] [--wide] [--batch]
 """
 
 from __future__ import annotations
@@ -68,12 +70,23 @@ def _query(agg: str, measure: str, bounds: tuple[float, float]) -> Any:
 
 def _clear_caches() -> None:
     """Forget memoised enclosures, so that every repetition computes them (a cold quote)."""
+    from dpcert.accounting import filters, pld
     from dpcert.mechanisms import _exactmath
 
-    for name in ("exp_bounds", "log_bounds", "normal_cdf_bounds"):
-        clear = getattr(getattr(_exactmath, name), "cache_clear", None)
+    for mod, name in ((_exactmath, "exp_bounds"), (_exactmath, "log_bounds"),
+                      (_exactmath, "normal_cdf_bounds"), (filters, "_pld_epsilon"),
+                      (filters, "_pld_lower"), (pld, "_grid")):
+        clear = getattr(getattr(mod, name, None), "cache_clear", None)
         if clear is not None:
             clear()
+
+
+def _batch(agg: str, eps: float, wide: bool) -> None:
+    """``release_all`` of two copies of the query under ``ApproxDP(ε, 1e-6)`` each (the
+    session filter composes them with the PLD accountant where that is affordable)."""
+    q = _query(agg, "approx", (-(2.0**64), 2.0**64) if wide else (0.0, 100.0))
+    b = dp.ApproxDP(eps, 1e-6)
+    q.session.release_all([(q, b), (q, b)])
 
 
 def _worker(conn: Any) -> None:
@@ -90,7 +103,8 @@ def _worker(conn: Any) -> None:
         q, b = queries[key], _budget(measure, eps)
         fn: Callable[[], Any] = {"quote": partial(q.accuracy, budget=b),
                                  "check": partial(q.check, b),
-                                 "release": partial(q.release, b)}[op]
+                                 "release": partial(q.release, b),
+                                 "batch": partial(_batch, agg, eps, wide)}[op]
         _clear_caches()
         t0 = time.perf_counter()
         try:
@@ -147,7 +161,12 @@ def main() -> None:
     ap.add_argument("--measures", default=",".join(MEASURES))
     ap.add_argument("--eps", default=",".join(f"{e:g}" for e in EPS))
     ap.add_argument("--wide", action="store_true")
+    ap.add_argument("--batch", action="store_true",
+                    help="instead: release_all of two ApproxDP queries per aggregate and ε")
     args = ap.parse_args()
+    if args.batch:
+        _main_batch(args)
+        return
     bounds = (-(2.0**64), 2.0**64) if args.wide else (0.0, 100.0)
     print(f"bounds={bounds}  timeout={args.timeout:g}s  best of {args.reps} after a warm-up")
     print(f"{'aggregate':15s} {'measure':15s} {'eps':>7s} {'quote':>9s} {'check':>9s} "
@@ -163,6 +182,17 @@ def main() -> None:
                         (agg, measure, e, args.wide, op), args.reps, args.timeout))
                 print(f"{agg:15s} {measure:15s} {e:7.0e} {cells[0]:>9s} {cells[1]:>9s} "
                       f"{cells[2]:>9s}", flush=True)
+
+
+def _main_batch(args: Any) -> None:
+    print(f"release_all of two queries, ApproxDP(ε, 1e-6) each; timeout={args.timeout:g}s; "
+          f"best of {args.reps} after a warm-up")
+    print(f"{'aggregate':15s} {'eps':>7s} {'batch':>9s}", flush=True)
+    runner = _Runner()
+    for agg in args.aggs.split(","):
+        for e in (float(x) for x in args.eps.split(",")):
+            cell = runner.cell((agg, "approx", e, args.wide, "batch"), args.reps, args.timeout)
+            print(f"{agg:15s} {e:7.0e} {cell:>9s}", flush=True)
 
 
 if __name__ == "__main__":
