@@ -87,6 +87,9 @@ Amount = Fraction | tuple[Fraction, Fraction]
 #: A declared batch with a pure statement spends the δ left only if its PLD ε at that δ saves
 #: at least this fraction of its pure ε (else the δ is kept for later releases).
 _BATCH_MIN_GAIN = Fraction(1, 100)
+#: Largest number of discrete-pair atoms for which a filter asks the PLD accountant (about a
+#: second of work); larger events are charged their own statement.
+_PLD_MAX_ATOMS = 1 << 21
 Rule = Literal["pure", "zcdp", "gdp", "approx"]
 Kind = Literal["PureDP", "ApproxDP", "ZCDP"]
 
@@ -210,11 +213,32 @@ def _lower(r: Release, point: tuple[Fraction, Fraction]) -> Fraction:
 
 
 def _structured(event: Event) -> bool:
-    """Whether a PLD can beat the event's own statement (bare ε / (ε, δ) events cannot)."""
+    """Whether a PLD can beat the event's own statement (bare ε / (ε, δ) events cannot) at a
+    bounded cost (at most :data:`_PLD_MAX_ATOMS` atoms; beyond, the statement is used: sound,
+    since the PLD is only ever used when it is smaller)."""
     from dpcert.core.events import ApproxEvent, PureEvent
 
-    return any(not isinstance(e, (PureEvent, ApproxEvent)) or k > 1
-               for e, k in flat_leaves(event))
+    return _pld_atoms(event) <= _PLD_MAX_ATOMS and any(
+        not isinstance(e, (PureEvent, ApproxEvent)) or k > 1 for e, k in flat_leaves(event))
+
+
+def _pld_atoms(event: Event) -> int:
+    """Atoms of the exact discrete pairs the PLD accountant would build for ``event`` (their
+    number grows with the sensitivity in lattice units, i.e. with ε at a fixed noise scale)."""
+    from dpcert.core.events import (
+        DiscreteGaussianEvent,
+        DiscreteLaplaceEvent,
+        PoissonSampledEvent,
+    )
+
+    n = 0
+    for e in {e for e, _ in flat_leaves(event)}:  # one grid per distinct leaf (it is cached)
+        base = e.event if isinstance(e, PoissonSampledEvent) else e
+        if isinstance(base, DiscreteLaplaceEvent):
+            n += math.ceil(base.sensitivity) + 1
+        elif isinstance(base, DiscreteGaussianEvent):
+            n += 2 * math.ceil(15 * base.sigma) + 1 + math.ceil(base.sensitivity)
+    return n
 
 
 def _up(x: float) -> Fraction:

@@ -6,20 +6,40 @@ small (about ``2^-PREC`` relative) and cheap, and are never wrong.  Used whereve
 accuracy statement involves a transcendental function: the decision is made on the enclosure's
 safe side (see ``docs/proofs/accuracy.md``).
 
-Methods: exp by argument halving and a Taylor series with a bounded remainder; log by
+Methods: exp by :func:`dpcert.samplers._exact.exp_neg_bounds` (integer Taylor series with
+counted rounding errors, binary powers of ``e^{−1}``); log by
 ``ln y = e·ln 2 + 2·atanh((m−1)/(m+1))`` with ``m ∈ [1, 2)``; Φ by the everywhere-convergent
 series ``Φ(x) = 1/2 + φ(x)·Σ x^{2n+1}/(2n+1)!!`` for ``x ≥ −12`` and the Mills-ratio bounds
 ``φ(x)·x/(1+x²) ≤ 1 − Φ(x) ≤ φ(x)/x`` beyond (Abramowitz & Stegun 7.1.13).
+
+Bounded work: every argument is first rounded outward to PREC bits (each function here is
+increasing), the series run in integer fixed point, and exp saturates below ``−EXP_ARG_MAX``, so
+the cost of a call does not grow with the size or magnitude of its argument (a quote at ε = 1e9
+costs what one at ε = 1 does; ``docs/proofs/accuracy.md``, "Bounded work").
 """
 
 from __future__ import annotations
 
 import math
 from fractions import Fraction
+from functools import lru_cache
 
-__all__ = ["PREC", "exp_bounds", "log_bounds", "normal_cdf_bounds", "sqrt_bounds"]
+from dpcert.samplers._exact import exp_neg_bounds
+
+__all__ = [
+    "EXP_ARG_MAX",
+    "PREC",
+    "exp_bounds",
+    "exp_floor",
+    "exp_lower",
+    "log_bounds",
+    "normal_cdf_bounds",
+    "sqrt_bounds",
+]
 
 PREC = 200
+#: Largest |x| at which :func:`exp_bounds` computes; beyond, it saturates (see there).
+EXP_ARG_MAX = 2048
 Interval = tuple[Fraction, Fraction]
 
 # π to 60 decimals, as a rational enclosure.
@@ -34,82 +54,121 @@ def _shift(x: Fraction) -> int:
     return PREC - e
 
 
-def rd(x: Fraction) -> Fraction:
-    """``x`` rounded down to PREC significant bits."""
+def _round(x: Fraction, up: bool) -> Fraction:
+    """``x`` rounded down (or up) to PREC significant bits, in integer arithmetic: the cost
+    depends on the sizes of ``x``'s numerator and denominator, never on its magnitude."""
     if x == 0:
         return x
+    n, d = x.numerator, x.denominator
     s = _shift(abs(x))
-    return Fraction(math.floor(x * Fraction(2) ** s)) / Fraction(2) ** s
+    num, den = (n << s, d) if s >= 0 else (n, d << -s)
+    q = -((-num) // den) if up else num // den
+    return Fraction(q, 1 << s) if s >= 0 else Fraction(q << -s)
+
+
+def rd(x: Fraction) -> Fraction:
+    """``x`` rounded down to PREC significant bits."""
+    return _round(Fraction(x), False)
 
 
 def ru(x: Fraction) -> Fraction:
     """``x`` rounded up to PREC significant bits."""
-    if x == 0:
-        return x
-    s = _shift(abs(x))
-    return Fraction(math.ceil(x * Fraction(2) ** s)) / Fraction(2) ** s
+    return _round(Fraction(x), True)
 
 
-def _exp_nonneg(x: Fraction) -> Interval:
-    k = 0
-    y = x
-    while y > Fraction(1, 2):
-        y /= 2
-        k += 1
-    lo = hi = Fraction(1)
-    term = Fraction(1)
-    n = 0
-    while True:
-        n += 1
-        term = rd(term * y / n)
-        lo += term
-        if term < Fraction(1, 2) ** (PREC + 8):
-            break
-    lo = rd(lo)
-    # e^y ≤ Σ_{j≤n} y^j/j! + 2·y^{n+1}/(n+1)!  for 0 ≤ y ≤ 1/2.
-    t = Fraction(1)
-    hi = Fraction(1)
-    for j in range(1, n + 1):
-        t = ru(t * y / j)
-        hi += t
-    hi = ru(hi + 2 * ru(t * y / (n + 1)))
-    for _ in range(k):
-        lo, hi = rd(lo * lo), ru(hi * hi)
-    return lo, hi
+def _exp_neg(x: Fraction) -> Interval:
+    """Enclosure of ``e^{−x}`` for a PREC-bit dyadic ``0 ≤ x ≤ EXP_ARG_MAX``, relative width
+    about ``2^-PREC``: integer bounds at absolute precision ``2^-P`` with ``P`` large enough
+    that ``e^{−x}·2^P ≥ 2^{PREC+16}`` (:func:`dpcert.samplers._exact.exp_neg_bounds`)."""
+    p = PREC + 16 + math.ceil(x * Fraction(3, 2))  # 3/2 > log2(e)
+    lo, hi = exp_neg_bounds(x, p)
+    return Fraction(lo, 1 << p), Fraction(hi, 1 << p)
 
 
+@lru_cache(maxsize=1024)
 def exp_bounds(x: Fraction) -> Interval:
-    """Enclosure of ``exp(x)`` for rational ``x``."""
+    """Enclosure of ``exp(x)`` for rational ``x ≤ EXP_ARG_MAX``.
+
+    The argument is first rounded outward to PREC bits (exp is increasing); the series run in
+    integer fixed point with directed rounding, so the work is bounded by that at
+    ``|x| = EXP_ARG_MAX`` whatever ``x``.  Below ``−EXP_ARG_MAX`` the enclosure saturates at
+    ``(0, e^{−EXP_ARG_MAX})`` (still an enclosure: ``0 < e^x ≤ e^{−EXP_ARG_MAX}``), so no
+    result has more than about 3000 bits; a caller that compares it with a target below that
+    floor must refuse the target (:func:`~dpcert.mechanisms.threshold.keyed_threshold` does).
+    Above ``EXP_ARG_MAX`` use :func:`exp_lower`: an upper bound would not fit in memory.
+    """
     x = Fraction(x)
-    if x >= 0:
-        return _exp_nonneg(x)
-    lo, hi = _exp_nonneg(-x)
-    return rd(1 / hi), ru(1 / lo)
+    if x > EXP_ARG_MAX:
+        raise ValueError(f"exp_bounds({x}): the argument exceeds {EXP_ARG_MAX}; use exp_lower")
+    if x < -EXP_ARG_MAX:
+        return Fraction(0), _exp_floor()
+    x_lo, x_hi = rd(x), ru(x)
+
+    def lower(y: Fraction) -> Fraction:
+        return _exp_neg(-y)[0] if y <= 0 else rd(1 / _exp_neg(y)[1])
+
+    def upper(y: Fraction) -> Fraction:
+        return _exp_neg(-y)[1] if y <= 0 else ru(1 / _exp_neg(y)[0])
+
+    return rd(lower(x_lo)), ru(upper(x_hi))
+
+
+_EXP_FLOOR: Fraction | None = None
+
+
+def _exp_floor() -> Fraction:
+    """``hi`` of the enclosure of ``e^{−EXP_ARG_MAX}`` (cached)."""
+    global _EXP_FLOOR
+    if _EXP_FLOOR is None:
+        _EXP_FLOOR = ru(_exp_neg(Fraction(EXP_ARG_MAX))[1])
+    return _EXP_FLOOR
+
+
+def exp_floor() -> Fraction:
+    """The saturation value of :func:`exp_bounds`: an upper bound on ``e^x`` for every
+    ``x ≤ −EXP_ARG_MAX`` (about ``2^-2954``)."""
+    return _exp_floor()
+
+
+def exp_lower(x: Fraction) -> Fraction:
+    """A lower bound on ``exp(x)`` for any rational ``x``: ``e^x ≥ e^{min(x, EXP_ARG_MAX)}``.
+
+    Examples
+    --------
+    >>> exp_lower(Fraction(10**9)) == exp_lower(Fraction(EXP_ARG_MAX)) > 2**2954
+    True
+    """
+    return exp_bounds(min(Fraction(x), Fraction(EXP_ARG_MAX)))[0]
 
 
 def _atanh_bounds(z: Fraction) -> Interval:
-    """Enclosure of atanh(z) for 0 ≤ z ≤ 1/3 (series with a geometric remainder bound)."""
-    if z == 0:
+    """Enclosure of atanh(z) for 0 ≤ z ≤ 1/3: ``Σ z^{2j+1}/(2j+1)`` in integer fixed point.
+
+    Lower: every term floored, the series truncated (all terms are positive).  Upper: every
+    term ceiled, plus the remainder ``Σ_{i≥j} z^{2i+1}/(2i+1) ≤ p_j/((2j+1)(1 − z²))`` where
+    ``p_j ≥ z^{2j+1}·2^W`` is the ceiled power.
+    """
+    a, b = z.numerator, z.denominator
+    if a == 0:
         return Fraction(0), Fraction(0)
-    z2 = z * z
-    lo = Fraction(0)
-    p = z
-    n = 0
-    while True:
-        lo += rd(p / (2 * n + 1))
-        n += 1
-        p = rd(p * z2)
-        if p < Fraction(1, 2) ** (PREC + 8):
-            break
-    lo = rd(lo)
-    # remainder Σ_{j≥n} z^{2j+1}/(2j+1) ≤ z^{2n+1} / ((2n+1)(1 − z²)); recompute p from above
-    pu = z
-    hi = Fraction(0)
-    for j in range(n):
-        hi += ru(pu / (2 * j + 1))
-        pu = ru(pu * z2)
-    hi = ru(hi + ru(pu / ((2 * n + 1) * (1 - z2))))
-    return lo, hi
+    w = PREC + 24
+    a2, b2 = a * a, b * b
+    p = (a << w) // b
+    lo = 0
+    j = 0
+    while p:
+        lo += p // (2 * j + 1)
+        p = p * a2 // b2
+        j += 1
+    p = -((-a << w) // b)
+    hi = 0
+    j = 0
+    while p > 16:
+        hi += -((-p) // (2 * j + 1))
+        p = -((-p * a2) // b2)
+        j += 1
+    hi += -((-p * b2) // ((2 * j + 1) * (b2 - a2)))
+    return Fraction(lo, 1 << w), Fraction(hi, 1 << w)
 
 
 _LN2: Interval | None = None
@@ -123,11 +182,21 @@ def _ln2() -> Interval:
     return _LN2
 
 
+@lru_cache(maxsize=1024)
 def log_bounds(y: Fraction) -> Interval:
-    """Enclosure of ``ln(y)`` for rational ``y > 0``."""
+    """Enclosure of ``ln(y)`` for rational ``y > 0``.
+
+    ``y`` is first rounded outward to PREC bits (ln is increasing), so the cost does not depend
+    on the size of ``y``'s numerator or denominator; the enclosure widens by ``2^-PREC``.
+    """
     y = Fraction(y)
     if y <= 0:
         raise ValueError(f"log of {y} <= 0")
+    return _log_dyadic(rd(y))[0], _log_dyadic(ru(y))[1]
+
+
+def _log_dyadic(y: Fraction) -> Interval:
+    """Enclosure of ``ln(y)`` for a positive PREC-bit dyadic ``y``."""
     e = y.numerator.bit_length() - y.denominator.bit_length()
     m = y / Fraction(2) ** e
     while m >= 2:
@@ -144,12 +213,16 @@ def log_bounds(y: Fraction) -> Interval:
 
 
 def sqrt_bounds(r: Fraction) -> Interval:
-    """Enclosure of ``√r`` for rational ``r ≥ 0``."""
+    """Enclosure of ``√r`` for rational ``r ≥ 0`` (``r`` rounded outward to PREC bits first)."""
     r = Fraction(r)
     if r < 0:
         raise ValueError(f"sqrt of {r} < 0")
     if r == 0:
         return r, r
+    return _sqrt_dyadic(rd(r))[0], _sqrt_dyadic(ru(r))[1]
+
+
+def _sqrt_dyadic(r: Fraction) -> Interval:
     s = _shift(r) // 2 + PREC // 2 + 2
     scaled = r * Fraction(4) ** s
     lo_int = math.isqrt(math.floor(scaled))
@@ -168,33 +241,61 @@ def _phi_density_bounds(x: Fraction) -> Interval:
     return rd(elo / shi), ru(ehi / slo)
 
 
+@lru_cache(maxsize=1024)
 def normal_cdf_bounds(x: Fraction) -> Interval:
-    """Enclosure of the standard normal CDF Φ(x) for rational ``x``."""
+    """Enclosure of the standard normal CDF Φ(x) for rational ``x``.
+
+    ``x`` is rounded outward to PREC bits first (Φ is increasing).  For ``|x| > 12`` the
+    Mills-ratio bounds take a fixed number of operations; between, the series has at most
+    about ``x² + PREC`` terms (``x² ≤ 144``).
+    """
     x = Fraction(x)
+    x_lo, x_hi = rd(x), ru(x)
+    if x_lo == x_hi:
+        return _normal_cdf_dyadic(x_lo)
+    return _normal_cdf_dyadic(x_lo)[0], _normal_cdf_dyadic(x_hi)[1]
+
+
+def _normal_cdf_dyadic(x: Fraction) -> Interval:
     if x < -12:
         t = -x
         plo, phi = _phi_density_bounds(t)
         return rd(plo * t / (1 + t * t)), ru(phi / t)
     if x > 12:
-        lo, hi = normal_cdf_bounds(-x)
+        lo, hi = _normal_cdf_dyadic(-x)
         return rd(1 - hi), ru(1 - lo)
     plo, phi = _phi_density_bounds(x)
-    # S(x) = Σ x^{2n+1}/(2n+1)!!; terms a_n with a_{n+1}/a_n = x²/(2n+3).
-    ax = abs(x)
-    x2 = ax * ax
-    s_lo = s_hi = Fraction(0)
-    tl = th = ax
-    n = 0
-    while True:
-        s_lo += tl
-        s_hi += th
-        n += 1
-        tl = rd(tl * x2 / (2 * n + 1))
-        th = ru(th * x2 / (2 * n + 1))
-        if x2 / (2 * n + 3) <= Fraction(1, 2) and th < Fraction(1, 2) ** (PREC + 8):
-            break
-    s_hi += 2 * th  # geometric remainder: ratios ≤ 1/2 from here on
-    s_lo, s_hi = rd(s_lo), ru(s_hi)
+    s_lo, s_hi = _phi_series(abs(x))
     if x >= 0:
         return rd(Fraction(1, 2) + plo * s_lo), ru(Fraction(1, 2) + phi * s_hi)
     return rd(Fraction(1, 2) - phi * s_hi), ru(Fraction(1, 2) - plo * s_lo)
+
+
+def _phi_series(x: Fraction) -> Interval:
+    """Enclosure of ``S(x) = Σ_n x^{2n+1}/(2n+1)!!`` for ``0 ≤ x ≤ 12`` in integer fixed point.
+
+    Terms ``a_n`` with ``a_{n+1}/a_n = x²/(2n+3)``.  Lower: floored terms, truncated (all
+    positive).  Upper: ceiled terms until the ratio is ``≤ 1/2`` and the term is a few units,
+    then ``+ 2·a_n`` bounds the geometric remainder.
+    """
+    a, b = x.numerator, x.denominator
+    w = PREC + 24
+    a2, b2 = a * a, b * b
+    t = (a << w) // b
+    lo = 0
+    n = 0
+    while t:
+        lo += t
+        n += 1
+        t = t * a2 // (b2 * (2 * n + 1))
+    t = -((-a << w) // b)
+    hi = 0
+    n = 0
+    while True:
+        hi += t
+        n += 1
+        t = -((-t * a2) // (b2 * (2 * n + 1)))
+        if 2 * a2 <= b2 * (2 * n + 3) and t <= 16:
+            break
+    hi += 2 * t
+    return Fraction(lo, 1 << w), Fraction(hi, 1 << w)

@@ -192,12 +192,29 @@ def discrete_gaussian_accuracy(sigma: Any, alpha: Any) -> Fraction:
     def ok(n: int) -> bool:
         return _two_sided_tail_hi(Fraction(n), s) <= a
 
-    n = guess
-    while not ok(n):
-        n = max(n + 1, math.ceil(n * 1.001))
-    while n > 0 and ok(n - 1):
-        n -= 1
-    return Fraction(n)
+    return Fraction(_first_true(ok, guess))
+
+
+def _first_true(ok: Any, guess: int) -> int:
+    """The smallest ``n ≥ 0`` with ``ok(n)``, for ``ok`` false then true (``ok(-1)`` counts as
+    false): gallop from ``guess`` by doubling steps, then bisect, so about ``2·log2`` of the
+    guess's error calls, however large ``n`` is.  The answer is always one where ``ok`` held."""
+    lo, hi = guess - 1, guess  # invariant once set: not ok(lo) (or lo = -1), ok(hi)
+    if ok(guess):
+        step = 1
+        while lo >= 0 and ok(lo):
+            hi, step = lo, 2 * step
+            lo = max(hi - step, -1)
+    else:
+        lo, step = guess, 1
+        hi = lo + step
+        while not ok(hi):
+            lo, step = hi, 2 * step
+            hi = lo + step
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
 
 
 def discrete_gaussian_variance(sigma: Any) -> Fraction:

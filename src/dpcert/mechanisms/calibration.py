@@ -46,7 +46,7 @@ from dpcert.core.measurement import Measurement
 from dpcert.core.measures import ApproxDP
 from dpcert.core.metrics import Metric
 from dpcert.errors import InvalidParameter
-from dpcert.mechanisms._exactmath import exp_bounds, log_bounds, normal_cdf_bounds, sqrt_bounds
+from dpcert.mechanisms._exactmath import exp_lower, log_bounds, normal_cdf_bounds, sqrt_bounds
 
 __all__ = [
     "analytic_gaussian_delta",
@@ -92,7 +92,7 @@ def analytic_gaussian_delta(epsilon: Any, sigma: Any, sensitivity: Any = 1) -> F
     d = check_positive(sensitivity, "sensitivity")
     a = d / (2 * s) - eps * s / d
     b = -d / (2 * s) - eps * s / d
-    hi = normal_cdf_bounds(a)[1] - exp_bounds(eps)[0] * normal_cdf_bounds(b)[0]
+    hi = normal_cdf_bounds(a)[1] - exp_lower(eps) * normal_cdf_bounds(b)[0]
     return max(hi, Fraction(0))
 
 

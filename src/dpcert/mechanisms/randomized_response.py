@@ -46,7 +46,7 @@ from dpcert.core.measurement import Measurement
 from dpcert.core.measures import PureDP
 from dpcert.core.metrics import DiscreteDistance, HammingDistance, Metric
 from dpcert.errors import DomainMismatch, InvalidParameter, OutOfDomain
-from dpcert.mechanisms._exactmath import exp_bounds
+from dpcert.mechanisms._exactmath import exp_bounds, exp_lower
 from dpcert.samplers import bernoulli, uniform_below
 
 __all__ = [
@@ -164,7 +164,7 @@ def make_randomized_response_bool(epsilon: Any, *,
 
 def krr_other_probability(epsilon: Fraction, k: int) -> Fraction:
     """k-RR's probability of each *other* category: the smallest ``j/2^48 ≥ 1/(e^ε+k−1)``."""
-    e_lo, _ = exp_bounds(epsilon)
+    e_lo = exp_lower(epsilon)
     return min(_ceil_dyadic(1 / (e_lo + k - 1)), Fraction(1, k))
 
 
@@ -274,7 +274,7 @@ def make_randomized_response(categories: Sequence[Any], epsilon: Any, *,
 
 def rappor_flip_probability(epsilon: Fraction) -> Fraction:
     """RAPPOR's per-bit flip probability ``f/2``: the smallest ``j/2^48 ≥ 1/(1+e^{ε/2})``."""
-    e_lo, _ = exp_bounds(epsilon / 2)
+    e_lo = exp_lower(epsilon / 2)
     return min(_ceil_dyadic(1 / (1 + e_lo)), Fraction(1, 2))
 
 

@@ -38,7 +38,7 @@ from dpcert.core.measurement import Measurement
 from dpcert.core.measures import ApproxDP
 from dpcert.core.metrics import InsertDeleteDistance, Metric, SymmetricDistance
 from dpcert.errors import InvalidParameter, MetricMismatch
-from dpcert.mechanisms._exactmath import exp_bounds, log_bounds, ru
+from dpcert.mechanisms._exactmath import EXP_ARG_MAX, exp_bounds, exp_floor, log_bounds, ru
 from dpcert.mechanisms._spaces import check_dataset_space
 from dpcert.samplers import discrete_laplace
 
@@ -100,6 +100,9 @@ def keyed_threshold(scale: Any, per_group: int, groups: int, delta: Any) -> int:
     dl = check_probability(delta, "delta", open_low=True, open_high=True)
     if groups < 1 or per_group < 0:
         raise InvalidParameter(f"groups={groups} must be >= 1 and per_group={per_group} >= 0")
+    if groups * exp_floor() > dl:  # laplace_tail never goes below exp_floor()
+        raise InvalidParameter(f"delta={delta!r} must be at least {groups}·e^-{EXP_ARG_MAX} "
+                               f"(about 2^-2954 per group) for a threshold to be computed")
     tau = partition_threshold(1 / s, dl / groups) - 1 + per_group
     while groups * laplace_tail(s, tau - per_group) > dl:
         tau += 1
@@ -160,6 +163,8 @@ def make_partition_selection(input_domain: Domain, input_metric: Metric, epsilon
             return Fraction(0), Fraction(0)
         if d == 1:
             return eps, dl
+        if (d - 1) * eps > EXP_ARG_MAX:  # δ = 1 is always a valid bound
+            return d * eps, Fraction(1)
         group = d * exp_bounds((d - 1) * eps)[1] * dl
         return d * eps, min(Fraction(1), ru(group))
 
