@@ -244,3 +244,43 @@ def test_prepass_ignores_lookalikes_in_strings() -> None:
     p = prepass("SELECT COUNT(*) FROM data WHERE region = 'contribution_bounds_per_group => "
                 "(0, 1)'", None)
     assert p.bounds == [] and "contribution_bounds_per_group" in p.text
+
+
+FUZZ_SEEDS = [
+    ("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1, delta = 1e-7, "
+     "max_groups_contributed = 2, privacy_unit_column = pid) region, AVG(income, "
+     "contribution_bounds_per_group => (0, 100)) AS m, COUNT(*, contribution_bounds_per_group "
+     "=> (0, 3)) AS n FROM data GROUP BY region HAVING n > 3 ORDER BY m DESC LIMIT 2", "bigquery"),
+    ("SELECT region AS r, COUNT(*) AS n, STDDEV(income), PERCENTILE_CONT(0.5) WITHIN GROUP "
+     "(ORDER BY income) FROM data AS d WHERE d.age > 3 AND region IN ('a', 'b') GROUP BY region "
+     "HAVING COUNT(*) > 0 ORDER BY 2 LIMIT 5", None),
+]
+
+
+def test_mangled_queries_raise_only_typed_errors() -> None:
+    """Token deletions, duplications and swaps of valid queries: every outcome is a query or a
+    dpcert error (no IndexError, AssertionError, sqlglot error, ...)."""
+    import sqlglot
+
+    s = session()
+    rng = np.random.default_rng(0)
+    outcomes = {"query": 0, "refused": 0}
+    for trial in range(400):
+        base, dialect = FUZZ_SEEDS[trial % 2]
+        toks = sqlglot.Dialect.get_or_raise(dialect).tokenize(base)
+        parts = [base[t.start:t.end + 1] for t in toks]
+        for _ in range(int(rng.integers(1, 4))):
+            i, j = (int(v) for v in rng.integers(0, len(parts), 2))
+            op = int(rng.integers(0, 3))
+            if op == 0 and len(parts) > 1:
+                del parts[i]
+            elif op == 1:
+                parts.insert(i, parts[j])
+            else:
+                parts[i], parts[j] = parts[j], parts[i]
+        try:
+            s.sql(" ".join(parts), bounds={"income": (0, 100)})
+            outcomes["query"] += 1
+        except (errors.InvalidParameter, errors.UnsafeExpression):
+            outcomes["refused"] += 1
+    assert min(outcomes.values()) > 0, outcomes
