@@ -11,6 +11,7 @@ import pytest
 
 import dpcert as dp
 from dpcert import errors
+from dpcert.frame.certify import check_certificate
 from dpcert.frame.sql_text import prepass
 from dpcert.samplers import InsecureSeededSource
 
@@ -49,6 +50,7 @@ def test_sql_release_is_charged_as_the_python_release_and_certificate_shows_sql(
             .bound_contributions(1, 1)).release(dp.ApproxDP(1, 0))
     assert r_sql.to_polars().columns == r_py.to_polars().columns
     assert r_sql.certificate["plan"]["sql"] == text
+    assert check_certificate(r_sql.certificate).ok  # re-compiled from the certificate
     assert "sql" not in r_py.certificate["plan"]
     for k in ("charged", "steps", "measurements"):
         assert r_sql.certificate[k] == r_py.certificate[k]

@@ -33,7 +33,7 @@ from dpcert.accounting.filters import PrivacyFilter
 from dpcert.core.events import ComposedEvent
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import ZCDP, Measure
-from dpcert.errors import BudgetExceeded, InvalidParameter, ReleaseFailed
+from dpcert.errors import BackendUnavailable, BudgetExceeded, InvalidParameter, ReleaseFailed
 from dpcert.frame.admit import admit_plan
 from dpcert.frame.certificate import release_certificate
 from dpcert.frame.checks import check_quantile_cells, check_schema
@@ -167,8 +167,11 @@ class Session:
         for aggregates without ``contribution_bounds_per_group``; ``dialect``: sqlglot's
         dialect (BigQuery's for a ``WITH DIFFERENTIAL_PRIVACY`` query, standard SQL otherwise).
         ``release()`` then uses the budget of the query's ``OPTIONS`` unless given one."""
-        from dpcert.frame.sql import parse_sql
-
+        try:
+            from dpcert.frame.sql import parse_sql
+        except ImportError:
+            raise BackendUnavailable("Session.sql needs sqlglot: pip install 'dpcert[sql]'"
+                                     ) from None
         return parse_sql(self.query(), text, keys=keys, bounds=bounds, dialect=dialect)
 
     def continual(self, time: str, periods: Any, **options: Any) -> Any:
