@@ -44,3 +44,19 @@ def test_bad_sql_queries_are_refused_before_any_charge(
     assert curator.release(curator.queries(body)) != 0
     assert needle in capsys.readouterr().err
     curator.assert_nothing_charged()
+
+
+def test_dpcert_sql_releases_one_query(curator: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from dpcert.cli.main import main
+
+    sql = ("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 0.5, delta = 0) region, "
+           "COUNT(*) AS n, AVG(income) AS m FROM data GROUP BY region")
+    flags = ["--ledger", curator.ledger, "--dataset", "people", "--out", str(curator.out)]
+    assert main(["sql", "SELECT COUNT(*) FROM data; SELECT 1", "--privacy-unit", "pid",
+                 *flags]) != 0
+    assert "one statement" in capsys.readouterr().err
+    curator.assert_nothing_charged()
+    assert main(["sql", sql, "--privacy-unit", "pid", "--keys", '["n", "s"]',
+                 "--bounds", "income=0:100", "--name", "by_region", *flags]) == 0
+    cert = json.loads((curator.out / "by_region.certificate.json").read_text())
+    assert cert["plan"]["sql"] == sql and len(curator.history()) == 1
