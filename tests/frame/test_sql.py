@@ -137,6 +137,7 @@ HOSTILE = [
     ("SELECT COUNT(*) FROM data WHERE age > 1 ORDER BY COUNT(*) LIMIT 'x'", "LIMIT"),
     ("SELECT PERCENTILE_CONT(2) WITHIN GROUP (ORDER BY income) FROM data", "[0, 1]"),
     ("SELECT COUNT(*) FROM data AS d WHERE e.age > 3", "names table 'e'"),
+    ("SELECT COUNT(*) FROM data WHERE other.data.age > 3", "another database"),
     ("", "non-empty"),
 ]
 
@@ -286,3 +287,17 @@ def test_mangled_queries_raise_only_typed_errors() -> None:
         except (errors.InvalidParameter, errors.UnsafeExpression):
             outcomes["refused"] += 1
     assert min(outcomes.values()) > 0, outcomes
+
+
+def test_the_allow_list_still_guards_a_where_the_front_end_let_through(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wrong variant of the front end that lets subqueries through: the WHERE it renders is
+    still refused by the engine's allow-list before any charge (two independent layers)."""
+    from dpcert.frame import sql
+
+    monkeypatch.setattr(sql, "_REFUSED_NODES", ())
+    s = session()
+    q = s.sql("SELECT COUNT(*) FROM data WHERE age IN (SELECT age FROM data)")
+    with pytest.raises(errors.UnsafeExpression):
+        q.release(dp.ApproxDP(1, 0))
+    assert s.spent == s.budget.zero()

@@ -157,6 +157,8 @@ class _Context:
         """The session column a plain column reference names."""
         if not isinstance(node, exp.Column):
             raise UnsupportedSQL(f"{where}: {node.sql()[:80]!r} must be a plain column")
+        if node.args.get("db") or node.args.get("catalog"):
+            raise UnsupportedSQL(f"{where}: {node.sql()[:80]!r} names another database")
         if node.table and node.table not in self.tables:
             raise UnsupportedSQL(f"{where}: {node.sql()[:80]!r} names table {node.table!r}")
         if node.name not in self.columns:
