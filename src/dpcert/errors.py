@@ -33,6 +33,7 @@ __all__ = [
     "ReleaseFailed",
     "UnsafeExpression",
     "UnsupportedEvent",
+    "UnsupportedSQL",
 ]
 
 
@@ -95,6 +96,11 @@ class UnsafeExpression(DPCertError, ValueError):
     """An expression (filter, SQL string, column expression) is not on the engine's allow-list:
     it could read other rows or fail on some values, so its effect is not covered by the
     certificate.  The message names the offending sub-expression."""
+
+
+class UnsupportedSQL(InvalidParameter):
+    """A SQL query uses a clause, function or construct outside dpcert's SQL subset
+    (:mod:`dpcert.frame.sql`); the message names it.  Raised while parsing, before any charge."""
 
 
 class ReleaseFailed(DPCertError):

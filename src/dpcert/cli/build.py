@@ -17,7 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from dpcert.cli.curator import Curator
-from dpcert.cli.spec import NAME_PATTERN, AggregateSpec, BudgetSpec, ReleaseSpec, SpecError
+from dpcert.cli.spec import (
+    NAME_PATTERN,
+    AggregateSpec,
+    BudgetSpec,
+    QuerySpec,
+    ReleaseSpec,
+    SpecError,
+)
 from dpcert.errors import BindingMismatch, BudgetExceeded, DPCertError, InvalidParameter
 
 __all__ = ["Built", "build", "over_budget", "spec_quote", "spec_total"]
@@ -195,16 +202,8 @@ def _queries(sess: Any, spec: ReleaseSpec, text: str, path: Path) -> Queries:
             raise SpecError(f"{where}: max_groups and max_rows_per_group bound a privacy unit's "
                             "contributions; privacy_unit = false has none")
         try:
-            qq = sess.query()
-            if q.filter is not None:
-                qq = qq.filter(q.filter)
-            if q.group_by is not None:
-                qq = qq.group_by(*q.group_by, keys=q.keys)
-            qq = qq.agg(*[_aggregate(a, f"{path}:{_line_of(text, 'kind', at + j)}")
-                          for j, a in enumerate(q.aggregates)])
-            if sess.privacy_unit is not None:
-                qq = qq.bound_contributions(q.max_groups, q.max_rows_per_group)
-            b = _budget(q.budget, f"{path}:{_line_of(text, 'budget', at)}")
+            qq, b = (_sql_query(sess, q, where) if q.sql is not None
+                     else _plain_query(sess, q, where, text, path, at))
             sess.budget.check_same_kind(b, f"query {name!r} budget")
             qq.check(b)  # schema, filters, keys, names, bounds, noise limits: reads no rows
         except SpecError:
@@ -213,6 +212,39 @@ def _queries(sess: Any, spec: ReleaseSpec, text: str, path: Path) -> Queries:
             raise SpecError(f"{where}: {e}") from e
         out.append((name, qq, b))
     return out
+
+
+def _plain_query(sess: Any, q: QuerySpec, where: str, text: str, path: Path,
+                 at: int) -> tuple[Any, Any]:
+    if q.aggregates is None or q.budget is None:
+        raise SpecError(f"{where}: a query needs budget = {{ ... }} and aggregates = [...], or "
+                        'sql = "SELECT ..."')
+    if q.bounds is not None:
+        raise SpecError(f"{where}: bounds is for a sql query; give each aggregate its bounds")
+    qq = sess.query()
+    if q.filter is not None:
+        qq = qq.filter(q.filter)
+    if q.group_by is not None:
+        qq = qq.group_by(*q.group_by, keys=q.keys)
+    qq = qq.agg(*[_aggregate(a, f"{path}:{_line_of(text, 'kind', at + j)}")
+                  for j, a in enumerate(q.aggregates)])
+    if sess.privacy_unit is not None:
+        qq = qq.bound_contributions(q.max_groups, q.max_rows_per_group)
+    return qq, _budget(q.budget, f"{path}:{_line_of(text, 'budget', at)}")
+
+
+def _sql_query(sess: Any, q: QuerySpec, where: str) -> tuple[Any, Any]:
+    """A ``sql = "SELECT ..."`` query (:meth:`dpcert.Session.sql`) and its budget."""
+    clash = sorted(q.model_fields_set & {"filter", "group_by", "aggregates", "max_groups",
+                                         "max_rows_per_group"})
+    if clash:
+        raise SpecError(f"{where}: sql replaces {clash}: write them in the SQL")
+    bounds = {k: (v[0], v[1]) for k, v in (q.bounds or {}).items()}
+    qq = sess.sql(q.sql, keys=q.keys, bounds=bounds)
+    b = _budget(q.budget, where) if q.budget is not None else qq.default_budget
+    if b is None:
+        raise SpecError(f"{where}: give budget = {{ ... }} or OPTIONS(epsilon = ...) in the sql")
+    return qq, b
 
 
 def build(spec_path: Path, spec: ReleaseSpec, text: str, cur: Curator, *,

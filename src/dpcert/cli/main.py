@@ -18,8 +18,8 @@ from dpcert.errors import DPCertError
 __all__ = ["build_parser", "main"]
 
 #: Sub-command modules, in the order they appear in ``dpcert --help``.
-SUBCOMMANDS = ("example", "release", "spec_schema", "budget", "certificate", "audit", "verify",
-               "bench")
+SUBCOMMANDS = ("example", "release", "sql", "spec_schema", "budget", "certificate", "audit",
+               "verify", "bench")
 
 
 def build_parser() -> argparse.ArgumentParser:

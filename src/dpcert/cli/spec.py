@@ -111,8 +111,16 @@ class QuerySpec(BaseModel):
         None, description='public keys, or "private" for DP partition selection')
     max_groups: Annotated[int, Field(ge=1)] = 1
     max_rows_per_group: Annotated[int, Field(ge=1)] = 1
-    budget: BudgetSpec
-    aggregates: Annotated[list[AggregateSpec], Field(min_length=1)]
+    budget: BudgetSpec | None = Field(
+        None, description="required, except for a sql query whose OPTIONS give epsilon")
+    aggregates: Annotated[list[AggregateSpec], Field(min_length=1)] | None = Field(
+        None, description="what to release (required unless sql is given)")
+    sql: str | None = Field(
+        None, description="a SQL SELECT over the table `data` (docs/guide/sql.md), instead of "
+                          "filter, group_by, aggregates, max_groups and max_rows_per_group")
+    bounds: dict[str, Annotated[list[Number], Field(min_length=2, max_length=2)]] | None = Field(
+        None, description="sql only: {column = [lower, upper]} for aggregates without "
+                          "contribution_bounds_per_group")
 
 
 class ReleaseSpec(BaseModel):
@@ -332,6 +340,8 @@ def applied_defaults(spec: ReleaseSpec) -> list[str]:
         unset = set(QuerySpec.model_fields) - q.model_fields_set
         if "name" in unset:
             out.append(f'{where}: name = "query{i + 1}"')
+        if q.sql is not None:
+            continue
         if "filter" in unset:
             out.append(f"{where}: filter = none (every row)")
         if "group_by" in unset:
@@ -339,7 +349,7 @@ def applied_defaults(spec: ReleaseSpec) -> list[str]:
         for key in ("max_groups", "max_rows_per_group"):
             if key in unset and spec.data.privacy_unit is not False:
                 out.append(f"{where}: {key} = {getattr(q, key)}")
-        for j, a in enumerate(q.aggregates):
+        for j, a in enumerate(q.aggregates or []):
             if a.alias is None:
                 out.append(f"{where}: aggregates[{j}] ({a.kind}).alias = default name")
             if a.weight is None:

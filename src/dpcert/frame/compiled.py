@@ -87,7 +87,8 @@ def plan_from_json(d: Mapping[str, Any]) -> QueryPlan:
         public_keys=None if keys == "private" else tuple(tuple(k) for k in keys or [[]]),
         privacy_unit=None if unit in (None, "row") else str(unit),
         max_groups=int(d.get("max_groups", 1)),
-        max_rows_per_group=int(d.get("max_rows_per_group", 1)))
+        max_rows_per_group=int(d.get("max_rows_per_group", 1)),
+        sql=None if d.get("sql") is None else str(d["sql"]))
 
 
 def compiled_certificate(m: Measurement, plan: QueryPlan, budget: Measure,

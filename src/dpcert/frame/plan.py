@@ -287,6 +287,8 @@ class QueryPlan:
         Contribution bounds per privacy unit (both 1 when ``privacy_unit`` is None).
     filters
         Backend filter expressions applied before anything else (data-independent).
+    sql
+        The SQL text the plan was parsed from (:mod:`dpcert.frame.sql`), or ``None``.
     """
 
     aggregates: tuple[Aggregate, ...]
@@ -296,6 +298,7 @@ class QueryPlan:
     max_groups: int = 1
     max_rows_per_group: int = 1
     filters: tuple[Any, ...] = ()
+    sql: str | None = None
 
     def __post_init__(self) -> None:
         if not self.aggregates:
@@ -343,7 +346,7 @@ class QueryPlan:
 
     def describe(self) -> dict[str, Any]:
         """JSON-friendly rendering for certificates."""
-        return {
+        out: dict[str, Any] = {
             "aggregates": [{"kind": type(a).__name__, **{
                 k: (str(v) if isinstance(v, Fraction) else v)
                 for k, v in vars(a).items() if k not in ("components",)}}
@@ -355,3 +358,6 @@ class QueryPlan:
             "max_rows_per_group": self.max_rows_per_group,
             "filters": [str(f) for f in self.filters],
         }
+        if self.sql is not None:
+            out["sql"] = self.sql
+        return out

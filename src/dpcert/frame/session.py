@@ -33,7 +33,7 @@ from dpcert.accounting.filters import PrivacyFilter
 from dpcert.core.events import ComposedEvent
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import ZCDP, Measure
-from dpcert.errors import BudgetExceeded, InvalidParameter, ReleaseFailed
+from dpcert.errors import BackendUnavailable, BudgetExceeded, InvalidParameter, ReleaseFailed
 from dpcert.frame.admit import admit_plan
 from dpcert.frame.certificate import release_certificate
 from dpcert.frame.checks import check_quantile_cells, check_schema
@@ -76,17 +76,23 @@ class Session:
     ledger, dataset
         Optional path of a persistent budget ledger (:class:`dpcert.accounting.ledger.Ledger`)
         and the dataset's name in it; every release is charged there before it is computed.
+    name
+        The table's name in SQL queries (:meth:`sql`).
     """
 
     def __init__(self, data: Any, privacy_unit: str | None = None, *, budget: Measure,
                  ledger: str | None = None, dataset: str | None = None,
-                 schema: Mapping[str, Any] | None = None,
+                 schema: Mapping[str, Any] | None = None, name: str = "data",
                  _source: EntropySource | None = None) -> None:
         if not isinstance(budget, Measure):
             raise InvalidParameter(
                 f"budget={budget!r} must be PureDP(ε), ApproxDP(ε, δ) or ZCDP(ρ)"
             )
         budget.require_value("budget")
+        if not isinstance(name, str) or not name:
+            raise InvalidParameter(f"name={name!r} must be a non-empty table name")
+        #: The table's name in SQL queries.
+        self.name = name
         if privacy_unit is not None and (not isinstance(privacy_unit, str) or not privacy_unit):
             raise InvalidParameter(f"privacy_unit={privacy_unit!r} must be a column name")
         from dpcert.backends import backend_for
@@ -150,6 +156,23 @@ class Session:
     def query(self) -> Query:
         """Start a query on this session's data."""
         return Query(self)
+
+    def sql(self, text: str, *, keys: Any = None,
+            bounds: Mapping[str, tuple[Any, Any]] | None = None,
+            dialect: str | None = None) -> Query:
+        """The query of a SQL ``SELECT`` over this session's table (:mod:`dpcert.frame.sql`,
+        ``docs/guide/sql.md``); refused with :class:`~dpcert.errors.UnsupportedSQL` naming the
+        clause when it leaves the subset.  ``keys``: the public keys of its ``GROUP BY`` (as
+        :meth:`Query.group_by`; private keys when omitted); ``bounds``: ``{column: (lo, hi)}``
+        for aggregates without ``contribution_bounds_per_group``; ``dialect``: sqlglot's
+        dialect (BigQuery's for a ``WITH DIFFERENTIAL_PRIVACY`` query, standard SQL otherwise).
+        ``release()`` then uses the budget of the query's ``OPTIONS`` unless given one."""
+        try:
+            from dpcert.frame.sql import parse_sql
+        except ImportError:
+            raise BackendUnavailable("Session.sql needs sqlglot: pip install 'dpcert[sql]'"
+                                     ) from None
+        return parse_sql(self.query(), text, keys=keys, bounds=bounds, dialect=dialect)
 
     def continual(self, time: str, periods: Any, **options: Any) -> Any:
         """A continual release (running totals per period) over the column ``time``:
@@ -269,6 +292,12 @@ class Query:
     max_groups: int | None = None
     max_rows_per_group: int | None = None
     _keys_given: bool = field(default=False, repr=False)
+    #: The SQL text this query was parsed from (:meth:`Session.sql`), shown in the certificate.
+    sql: str | None = None
+    #: Post-processing of the released table (a SQL query's HAVING, ORDER BY, LIMIT, ...).
+    post: Any = field(default=None, repr=False)
+    #: The budget :meth:`release` uses when given none (a SQL query's OPTIONS).
+    default_budget: Measure | None = None
 
     def filter(self, predicate: Any) -> Query:
         """Keep rows matching a Polars expression or SQL predicate string (data-independent)."""
@@ -313,7 +342,7 @@ class Query:
             aggregates=self.aggregates, group_keys=self.group_keys,
             public_keys=self.public_keys, privacy_unit=unit,
             max_groups=self.max_groups or 1, max_rows_per_group=self.max_rows_per_group or 1,
-            filters=self.filters,
+            filters=self.filters, sql=self.sql,
         )
 
     def accuracy(self, alpha: Any = 0.05, budget: Measure | None = None) -> pl.DataFrame:
@@ -384,15 +413,21 @@ class Query:
         # admits the plan's columns into the closed internal form, then compiles
         return self.measurement(budget, key=bytes(16))  # type: ignore[no-any-return]
 
-    def release(self, budget: Measure, *, alpha: Any = 0.05, name: str | None = None
-                ) -> Release:
+    def release(self, budget: Measure | None = None, *, alpha: Any = 0.05,
+                name: str | None = None) -> Release:
         """Check everything, charge ``budget`` (session and ledger), then compute and return
-        the release.
+        the release.  ``budget`` may be omitted when the query carries one (a SQL query's
+        ``OPTIONS(epsilon = ..., delta = ...)``).
 
         After the charge, any failure raises :class:`~dpcert.errors.ReleaseFailed`, which
         carries no text, cause or context from the data; the charge stands.
         """
         a = check_probability(alpha, "alpha", open_low=True, open_high=True)
+        if budget is None:
+            budget = self.default_budget
+        if budget is None:
+            raise InvalidParameter("release(budget=None): give a budget (this query's SQL has "
+                                   "no OPTIONS(epsilon = ...))")
         plan, m, label = self._prepare(budget, a, name)  # before spending anything
 
         def bodies(spent: Any, ledger_total: Any) -> list[dict[str, Any]]:
@@ -451,6 +486,8 @@ class Query:
         try:
             out = m(sess._lf)
             table = pl.DataFrame(dict(out))
+            if self.post is not None:  # post-processing of released values only
+                table = self.post.apply(table)
             cert = release_certificate(body, ledger=ledger_info, charge=charge)
             result = Release(table, cert)
         except (KeyboardInterrupt, SystemExit):
