@@ -43,12 +43,22 @@ def released(tmp: Path, budget: Any = None) -> tuple[dict[str, Any], str, list[d
             [json.loads(json.dumps(r.certificate)) for r in batch])
 
 
+def recorded_admission(cert: dict[str, Any], plan: Any) -> Any:
+    """The admission a release certificate records (its ``admit`` step), as a forger rebuilds
+    it with the library's own function."""
+    from dpcert.frame.admit import admission_from_json
+
+    step = next(s for s in cert["steps"] if s["constructor"] == "admit")
+    return admission_from_json(step["params"]["columns"], plan, cert["schema"])
+
+
 def lowered_budget(cert: dict[str, Any], factor: int = 1000) -> dict[str, Any]:
     """The issue's forgery: the budget divided by ``factor`` and the compiled part (plan,
     schema, budget, charged amount, steps) regenerated with the public helper."""
     plan = plan_from_json(cert["plan"])
     budget = dp.PureDP(Fraction(cert["budget"]["value"]) / factor)
-    m = compile_plan(plan, budget, schema=cert["schema"], backend=None)
+    m = compile_plan(plan, budget, schema=cert["schema"], backend=None,
+                     admission=recorded_admission(cert, plan))
     forged = dict(cert)
     forged.update(compiled_certificate(m, plan, budget, cert["schema"]))
     forged["plan"] = cert["plan"]  # the helper drops the filters: keep the recorded ones

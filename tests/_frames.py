@@ -143,15 +143,19 @@ def _filter(draw: st.DrawFn, name: str, t: SourceType, pool: list[Any]) -> Any:
     return draw(st.sampled_from(opts))
 
 
-def aggregates(draw: st.DrawFn, value: str | None) -> list[Any]:
-    """A non-empty list of aggregates, value aggregates reading ``value``."""
-    lo = draw(st.sampled_from([0.0, -1.0, -(2.0**64), 1e-300]))
+def aggregates(draw: st.DrawFn, value: str | None) -> list[tuple[str, Callable[[], Any]]]:
+    """A non-empty list of ``(kind, constructor)`` aggregates, value aggregates reading
+    ``value``; built when the query is (bounds beyond 2**64 are refused there, before any
+    charge)."""
+    lo = draw(st.sampled_from([0.0, -1.0, -(2.0**64), 1e-300, -1e300]))
     hi = draw(st.sampled_from([1.0, 100.0, 2.0**64, 1e300]))
-    b = (min(lo, hi - 1e-300 if hi > lo else lo), hi) if hi > lo else (lo, lo + 1.0)
-    opts: list[Any] = [dp.count(), dp.count_distinct()]
+    b = (lo, hi) if hi > lo else (lo, lo + 1.0)
+    opts: list[tuple[str, Callable[[], Any]]] = [("count", dp.count),
+                                                 ("count_distinct", dp.count_distinct)]
     if value is not None:
-        opts += [dp.sum(value, bounds=b), dp.mean(value, b), dp.variance(value, b),
-                 dp.quantile(value, [0.5], bounds=b, candidates=9)]
+        opts += [("sum", lambda: dp.sum(value, bounds=b)), ("mean", lambda: dp.mean(value, b)),
+                 ("variance", lambda: dp.variance(value, b)),
+                 ("quantile", lambda: dp.quantile(value, [0.5], bounds=b, candidates=9))]
     chosen = draw(st.lists(st.sampled_from(range(len(opts))), min_size=1, max_size=4,
                            unique=True))
     return [opts[i] for i in chosen]
@@ -210,12 +214,13 @@ def cases(draw: st.DrawFn, *, exact_only: bool = False, only: tuple[str, ...] = 
             q = q.filter(filt)
         if grouped:
             q = q.group_by(k_name, keys="private" if private else public)
-        return q.agg(*aggs).bound_contributions(max_groups=G, max_rows_per_group=R)
+        return q.agg(*(make() for _, make in aggs)).bound_contributions(max_groups=G,
+                                                                        max_rows_per_group=R)
 
     budget = dp.ApproxDP(1.0, 1e-6) if private else draw(
         st.sampled_from([dp.PureDP(1.0), dp.ZCDP(0.5), dp.ApproxDP(1.0, 1e-6)]))
     text = (f"unit {u_name!r}:{u_t.name} key {k_name!r}:{k_t.name} value {v_name!r}:{v_t.name} "
-            f"filter {f_name!r}:{f_t.name}={filt} aggs={[a.name for a in aggs]} "
+            f"filter {f_name!r}:{f_t.name}={filt} aggs={[k for k, _ in aggs]} "
             f"keys={'private' if private else public} G={G} R={R} rows={len(rows)}")
     return Case(cols(rows), u_name, u_t, build, budget, cols(extra), text)
 

@@ -108,7 +108,7 @@ def test_json_on_certificate(curator: Any, capsys: pytest.CaptureFixture[str]) -
     bad = curator.root / "bad.json"
     bad.write_text("{")
     assert main(["certificate", "check", str(bad), "--json"]) == 2
-    assert json.loads(capsys.readouterr().out)["error"]["type"] == "InvalidParameter"
+    assert json.loads(capsys.readouterr().out)["error"]["type"] == "CertificateError"
 
 
 def test_json_on_verify_and_audit(capsys: pytest.CaptureFixture[str]) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import dpcert as dp
-from _bound import EDITS, lowered_budget, released
+from _bound import EDITS, lowered_budget, recorded_admission, released
 from dpcert.frame.binding import charge_body_hash
 from dpcert.frame.certify import check_certificate, plan_from_json
 from dpcert.frame.compile import compile_plan
@@ -113,7 +113,8 @@ def test_the_public_helper_alone_makes_a_consistent_forgery(tmp_path: Path, boun
     forged = lowered_budget(bound[0])
     plan = plan_from_json(forged["plan"])
     budget = dp.PureDP(Fraction(forged["budget"]["value"]))
-    m = compile_plan(plan, budget, schema=forged["schema"], backend=None)
+    m = compile_plan(plan, budget, schema=forged["schema"], backend=None,
+                     admission=recorded_admission(forged, plan))
     import json
 
     from dpcert.frame.certify import release_components

@@ -67,13 +67,14 @@ def run(args: argparse.Namespace) -> int:
             raise CertificateError(f"--ledger={args.ledger!r} is not a ledger file")
         results = [(name, *_check_one(cert, args.ledger)) for name, cert in certs.items()]
     except OSError as e:
-        return _fail(args, f"file={str(path)!r} cannot be read: {type(e).__name__}")
+        return _fail(args, f"file={str(path)!r} cannot be read: {type(e).__name__}", "OSError")
     except CertificateError as e:
-        return _fail(args, f"{type(e).__name__}: file={str(path)!r}: {e}")
+        return _fail(args, f"{type(e).__name__}: file={str(path)!r}: {e}", type(e).__name__)
     ok = all(good for _, good, _, _ in results)
     if getattr(args, "json", False):
         print(json.dumps({
-            "ok": ok, "exit_code": 0 if ok else 1, "ledger_confirmed": args.ledger is not None,
+            "ok": ok, "status": "OK" if ok else "MISMATCH", "exit_code": 0 if ok else 1,
+            "ledger_confirmed": args.ledger is not None,
             "certificates": [{"name": name, "ok": good, "summary": line, "messages": msgs}
                              for name, good, line, msgs in results],
             "note": None if args.ledger is not None else CONSISTENCY_ONLY}, ensure_ascii=False))
@@ -87,10 +88,11 @@ def run(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
-def _fail(args: argparse.Namespace, text: str) -> int:
+def _fail(args: argparse.Namespace, text: str, kind: str = "InvalidParameter") -> int:
     """Invalid input: exit 2, with the reason (as JSON under ``--json``)."""
     if getattr(args, "json", False):
-        print(json.dumps({"ok": False, "exit_code": 2, "error": text}, ensure_ascii=False))
+        print(json.dumps({"ok": False, "exit_code": 2,
+                          "error": {"type": kind, "message": text}}, ensure_ascii=False))
     else:
         print(f"dpcert: error: {text}", file=sys.stderr)
     return 2

@@ -28,6 +28,7 @@ import polars as pl
 
 from dpcert.errors import InvalidParameter, OutOfDomain
 from dpcert.frame.plan import (
+    MAX_BOUND,
     Mean,
     Quantile,
     QueryPlan,
@@ -52,9 +53,6 @@ __all__ = [
     "internal_prefix",
 ]
 
-#: Largest |bound| of a value column (sum, mean, variance, quantile): 2^64.  Sums of up to 2^63
-#: rows then stay below 2^127, far inside float64, and squares below 2^128.
-MAX_BOUND = 2.0**64
 #: Most (groups × candidates) cells a quantile keeps in memory at once (public keys: refused
 #: above it before the charge; private keys: processed in chunks of this many cells).
 MAX_QUANTILE_CELLS = 1 << 24

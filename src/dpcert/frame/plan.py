@@ -25,6 +25,7 @@ from dpcert._validate import check_bounds, check_int, check_positive, check_prob
 from dpcert.errors import InvalidParameter
 
 __all__ = [
+    "MAX_BOUND",
     "Aggregate",
     "Count",
     "CountDistinct",
@@ -45,12 +46,23 @@ def _check_column(column: Any, what: str) -> str:
     return column
 
 
+#: Largest |bound| of a value column (sum, mean, variance, quantile): 2^64.  Sums of up to 2^63
+#: rows then stay below 2^127, far inside float64, and squares below 2^128.
+MAX_BOUND = 2.0**64
+
+
 def _check_value_bounds(bounds: Any, what: str) -> tuple[float, float]:
     if not (isinstance(bounds, (tuple, list)) and len(bounds) == 2):
         raise InvalidParameter(f"{what}: bounds={bounds!r} must be a pair (lower, upper)")
     lo, hi = check_bounds(bounds[0], bounds[1], lower_name=f"{what}.lower",
                           upper_name=f"{what}.upper")
-    return float(lo), float(hi)
+    out = float(lo), float(hi)
+    for b in out:
+        if abs(b) > MAX_BOUND:
+            raise InvalidParameter(
+                f"{what}: bounds={bounds!r}: |bound| must be <= 2**64 so that sums and squares "
+                "stay finite (rescale the column)")
+    return out
 
 
 @dataclass(frozen=True)
