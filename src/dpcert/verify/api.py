@@ -119,8 +119,6 @@ DEFAULT_N = 5
 MAX_REFUTE_N = 8
 #: Shares of the time limit: quick refutation at sizes 1..3, then the all-sizes proof.
 QUICK_SHARE, INDUCTION_SHARE = 0.15, 0.6
-#: Share of the time limit for the all-sizes proof tried first by a run with ``n``.
-SIZED_INDUCTION_SHARE = 0.35
 
 
 def verify(source_or_path: str | os.PathLike[str], n: int | None = None,
@@ -135,9 +133,10 @@ def verify(source_or_path: str | os.PathLike[str], n: int | None = None,
     n
         ``None`` (default): try a proof for *every* size first (inductive loop invariants),
         then bounded proofs up to size 5 and refutations at growing sizes up to 8.  An integer:
-        first the free-gap rule and the all-sizes proof (a share of the time limit; their
-        proofs cover n, so the verdict is the one without n: ``sizes == "all"``), then proofs
-        for every size 1..n and refutations at the smallest size up to n.
+        first the free-gap rule, a quick refutation at sizes up to 3 and the all-sizes proof
+        (as without n; its proof covers n, so the verdict is the one without n:
+        ``sizes == "all"``), then proofs for every size 1..n and refutations at the smallest
+        size up to n.
     smt_out
         A directory to write the SMT-LIB side conditions of a bounded proof to.
     timeout
@@ -189,26 +188,7 @@ def verify(source_or_path: str | os.PathLike[str], n: int | None = None,
     if not prog.size_names:
         return _timed(_bounded(prog, 1, deadline, smt_out, claim_text, 1), t0)
     if n is not None:
-        # the free-gap rule is cheap and its proof covers every size (the bounded templates
-        # shift each sample by a function of the data only, which a released gap defeats)
-        try:
-            gap = prove_free_gap(prog, deadline)
-        except TimeoutError:
-            gap = None
-        if gap is not None:
-            return VerificationResult("PROVED", prog.name, claim_text, gap.text, None, None,
-                                      time.monotonic() - t0, None, "all")
-        # an all-sizes proof covers n too: the same verdict as without n, and often faster
-        # than the unrolled search (noisy max with gap: a loop-free rule for every size)
-        try:
-            proof = prove_all_sizes(prog, t0 + SIZED_INDUCTION_SHARE * timeout) \
-                if smt_out is None else "SMT-LIB output asks for the bounded proof"
-        except TimeoutError:
-            proof = "time limit of the all-sizes proof search reached"
-        if isinstance(proof, AllSizesProof):
-            return VerificationResult("PROVED", prog.name, claim_text, proof.text, None, None,
-                                      time.monotonic() - t0, None, "all")
-        return _timed(_bounded(prog, n, deadline, smt_out, claim_text, n), t0)
+        return _sized(prog, n, t0, timeout, smt_out, claim_text)
     # 1. a quick look for a counterexample at small sizes
     witness, _ = refute(prog, 3, t0 + QUICK_SHARE * timeout, vary_params=False)
     if witness is not None:
@@ -227,6 +207,36 @@ def verify(source_or_path: str | os.PathLike[str], n: int | None = None,
     why = f"all sizes: {proof}"
     return _timed(dataclasses.replace(res, reason=f"{why}; {res.reason}" if res.reason else why),
                   t0)
+
+
+def _sized(prog: Program, n: int, t0: float, timeout: float,
+           smt_out: str | os.PathLike[str] | None, claim_text: str) -> VerificationResult:
+    """A run with ``n``: the free-gap rule, the all-sizes proof, then sizes 1..n."""
+    deadline = t0 + timeout
+    # the free-gap rule is cheap and its proof covers every size (the bounded templates
+    # shift each sample by a function of the data only, which a released gap defeats)
+    try:
+        gap = prove_free_gap(prog, deadline)
+    except TimeoutError:
+        gap = None
+    if gap is not None:
+        return VerificationResult("PROVED", prog.name, claim_text, gap.text, None, None,
+                                  time.monotonic() - t0, None, "all")
+    # the steps of a run without n, whose all-sizes proof covers n too (the same verdict,
+    # often sooner than the unrolled search), then the bounded search at sizes 1..n
+    witness, _ = refute(prog, min(n, 3), t0 + QUICK_SHARE * timeout, vary_params=False)
+    if witness is not None:
+        return VerificationResult("REFUTED", prog.name, claim_text, None, witness, None,
+                                  time.monotonic() - t0, None, witness.n)
+    try:
+        proof = prove_all_sizes(prog, t0 + INDUCTION_SHARE * timeout) \
+            if smt_out is None else "SMT-LIB output asks for the bounded proof"
+    except TimeoutError:
+        proof = "time limit of the all-sizes proof search reached"
+    if isinstance(proof, AllSizesProof):
+        return VerificationResult("PROVED", prog.name, claim_text, proof.text, None, None,
+                                  time.monotonic() - t0, None, "all")
+    return _timed(_bounded(prog, n, deadline, smt_out, claim_text, n), t0)
 
 
 def _gaussian(prog: Program, n: int, claim_text: str) -> VerificationResult:
