@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from dpcert.verify.ir import Program
-from dpcert.verify.linear import fmt_frac
-from dpcert.verify.search import classes
+from dpcert.verify.linear import LinForm, fmt_frac
+from dpcert.verify.search import OutputClass, classes
 from dpcert.verify.semantics import Lin, concrete, constraint_lin, region_probability
 from dpcert.verify.symexec import Path, Unrolled, unroll
 
@@ -238,15 +238,15 @@ def _path_event_prob(u: Unrolled, path: Path, extra: list[tuple[int, str, Fracti
         v = path.outputs[idx]
         assert not isinstance(v, bool)
         coef, c = concrete(u, v, data, params)
-        # out <= t  <=>  out - t <= 0 ;  out >= t  <=>  t - out <= 0
-        sign = 1 if op == "<=" else -1
+        # out <= t  <=>  out - t <= 0 ;  out >= t  <=>  t - out <= 0 ;  out == t
+        sign = -1 if op == ">=" else 1
         c = sign * (c - t)
         if not coef:
-            if c > 0:
+            if c > 0 or (op == "==" and c != 0):
                 return 0.0
             continue
         cons.append(Lin(tuple((k, float(sign * a)) for k, a in sorted(coef.items())), float(c),
-                        "<="))
+                        "==" if op == "==" else "<="))
     return region_probability(u, cons, scales)
 
 
@@ -364,6 +364,7 @@ def _refute_at(u: Unrolled, n: int, params: dict[str, Fraction], deadline: float
                                        f"{float(t):.6g}", [(i, "<=", t)]))
                         events.append((f"output class {cls.label} with output #{i} ≥ "
                                        f"{float(t):.6g}", [(i, ">=", t)]))
+                events += lattice_events(u, cls, cont, (x, y), params)
             else:
                 events.append((f"output = {cls.label}", []))
             for text, extra in events:
@@ -397,6 +398,41 @@ def _refute_at(u: Unrolled, n: int, params: dict[str, Fraction], deadline: float
                                        tuple(index[id(p)] for p in cls.paths), tuple(extra),
                                        claim_delta=delta_q)
     return best, skipped
+
+
+Event = tuple[str, list[tuple[int, str, Fraction]]]
+
+
+def lattice_events(u: Unrolled, cls: OutputClass, cont: list[int],
+                   inputs: tuple[dict[str, Fraction], ...],
+                   params: dict[str, Fraction]) -> list[Event]:
+    """Point events of the outputs that carry discrete noise only (on a lattice).
+
+    Each such output equals its centre on one input of the pair (its value with the noise at
+    0), and the other outputs of the class are left free: ``P`` is an exact lattice sum, and a
+    centre that the other input cannot reach (a shift by half the lattice step) has ``P' = 0``.
+    """
+    disc = [i for i in cont if _lattice_only(u, cls.paths[0].outputs[i])]
+    out: list[Event] = []
+    if not disc:
+        return out
+    for d in inputs:
+        vals = []
+        for i in disc:
+            v = cls.paths[0].outputs[i]
+            assert not isinstance(v, bool)
+            vals.append((i, "==", concrete(u, v, d, params)[1]))
+        text = ", ".join(f"output #{i} = {fmt_frac(t)}" for i, _, t in vals)
+        out.append((f"output class {cls.label} with {text}", vals))
+    return out
+
+
+def _lattice_only(u: Unrolled, v: object) -> bool:
+    """A value that moves with discrete noise only (and does move)."""
+    if isinstance(v, bool) or not isinstance(v, LinForm):
+        return False
+    ks = [k for k in v.vars() if k in u.noises]
+    return bool(ks) and all(u.noises[k].kind == "dlap" for k in ks)
 
 
 def _vec(u: Unrolled, d: dict[str, Fraction]) -> dict[str, tuple[Fraction, ...]]:

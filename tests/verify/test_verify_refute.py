@@ -1,0 +1,95 @@
+"""Refutations on the discrete lattice (issue 46): exact sums, confirmed by sampling."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+
+pytest.importorskip("z3")
+pytest.importorskip("lark")
+
+from dpcert.samplers import InsecureSeededSource
+from dpcert.verify import parse_program, verify
+from dpcert.verify.confirm import confirm
+from dpcert.verify.refute import refute
+
+#: two discrete-noise answers compared for equality: 2ε-DP (post-processing of both), not ε
+EQUAL = """
+input q : int[2];
+adjacent q : all in [-1, 1];
+param eps > 0;
+claim {claim};
+a := q[0] + dlap(1 / eps);
+b := q[1] + dlap(1 / eps);
+r := 0;
+if (a == b) {{ r := 1; }}
+return r;
+"""
+
+#: discrete noise on a value that moves by half the lattice step: the supports are disjoint
+HALF = """
+input q : {elem}[n];
+adjacent q : one in [{lo}, {hi}];
+param eps > 0;
+claim eps;
+r := [];
+for i in 0 .. n {{
+  r := r ++ [q[i] + dlap(1 / eps)];
+}}
+return r;
+"""
+
+
+def _dlap_diff(k: int, eps: float) -> float:
+    """P(η_a − η_b = k) for independent discrete Laplace(1/eps), by direct summation."""
+    t = math.exp(-eps)
+    c = (1 - t) / (1 + t)
+    return sum(c * t ** abs(j + k) * c * t ** abs(j) for j in range(-400, 401))
+
+
+def test_equality_of_two_discrete_answers_is_refuted_with_the_exact_loss() -> None:
+    r = verify(EQUAL.format(claim="eps"))
+    assert r.verdict == "REFUTED" and r.witness is not None
+    w = r.witness
+    eps = float(w.params["eps"])
+    (qa, qb), (pa, pb) = w.x["q"], w.x_prime["q"]
+    hit = 1 if w.event == "output = (1)" else 0
+    p = _dlap_diff(int(qb - qa), eps)  # a = b  <=>  η_a − η_b = q[1] − q[0]
+    p2 = _dlap_diff(int(pb - pa), eps)
+    if not hit:
+        p, p2 = 1 - p, 1 - p2
+    assert w.p == pytest.approx(p, rel=1e-9) and w.p_prime == pytest.approx(p2, rel=1e-9)
+    assert w.loss == pytest.approx(math.log(p / p2), rel=1e-9) and w.loss > eps
+    c = confirm(parse_program(EQUAL.format(claim="eps")), w, samples=200_000,
+                source=InsecureSeededSource(3))
+    assert c.confirmed and c.epsilon_lower > eps
+
+
+def test_equality_with_the_right_claim_is_not_refuted() -> None:
+    # wrong variant for the refuter: the same program is 2ε-DP, and must stay unrefuted
+    prog = parse_program(EQUAL.format(claim="2 * eps"))
+    w, _ = refute(prog, 1, time.monotonic() + 60)
+    assert w is None
+    assert verify(EQUAL.format(claim="2 * eps")).verdict == "PROVED"
+
+
+def test_half_lattice_shift_is_refuted_with_infinite_loss_and_confirmed() -> None:
+    src = HALF.format(elem="real", lo="-0.5", hi="0.5")
+    r = verify(src, n=2)
+    assert r.verdict == "REFUTED" and r.witness is not None
+    w = r.witness
+    assert w.n == 1 and math.isinf(w.loss) and w.p_prime == 0.0
+    assert w.p == pytest.approx((1 - math.exp(-1)) / (1 + math.exp(-1)), rel=1e-12)
+    c = confirm(parse_program(src), w, samples=200_000, source=InsecureSeededSource(4))
+    assert c.confirmed and c.count_x_prime == 0
+
+
+@pytest.mark.parametrize(("elem", "lo", "hi"), [("int", "-1", "1"), ("real", "-1", "1")])
+def test_whole_lattice_steps_are_not_refuted(elem: str, lo: str, hi: str) -> None:
+    # wrong variant: moves by whole steps keep the supports equal (ε-DP for integer moves);
+    # real inputs moving by 1 are ε-DP too (the point events then compare equal masses)
+    prog = parse_program(HALF.format(elem=elem, lo=lo, hi=hi))
+    w, _ = refute(prog, 2, time.monotonic() + 60)
+    assert w is None
