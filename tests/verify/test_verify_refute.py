@@ -93,3 +93,36 @@ def test_whole_lattice_steps_are_not_refuted(elem: str, lo: str, hi: str) -> Non
     prog = parse_program(HALF.format(elem=elem, lo=lo, hi=hi))
     w, _ = refute(prog, 2, time.monotonic() + 60)
     assert w is None
+
+
+#: one noise sample added to two answers: their difference is released without noise
+SHARED = """
+input q : real[2];
+adjacent q : {adj};
+param eps > 0;
+claim eps;
+e := lap(1 / eps);
+return q[0] + e, q[1] + {second}e;
+"""
+
+
+def test_shared_noise_is_refuted_by_a_box_event_and_confirmed() -> None:
+    src = SHARED.format(adj="all in [-1, 1]", second="")
+    r = verify(src)
+    assert r.verdict == "REFUTED" and r.witness is not None
+    w = r.witness
+    assert math.isinf(w.loss) and w.p_prime == 0.0 and "within 1/4" in w.event
+    assert w.p == pytest.approx(1 - math.exp(-0.25), rel=1e-9)  # P(|η| ≤ 1/4), Lap(1)
+    c = confirm(parse_program(src), w, samples=200_000, source=InsecureSeededSource(5))
+    assert c.confirmed and c.count_x_prime == 0
+
+
+@pytest.mark.parametrize("src", [
+    SHARED.format(adj="all in [1, 1]", second=""),  # both answers move alike: along the line
+    SHARED.format(adj="one in [-1, 1]", second="").replace("q[1] + e", "q[0] + e + 3")])
+def test_box_events_do_not_refute_private_shared_noise(src: str) -> None:
+    # wrong variants for the box events: shared noise that is ε-DP (the line moves along
+    # itself) must stay unrefuted, and is proved
+    w, _ = refute(parse_program(src), 1, time.monotonic() + 60)
+    assert w is None
+    assert verify(src).verdict == "PROVED"

@@ -13,6 +13,8 @@ witness's pair (both orders) this module lists candidate events and their *exact
   each output's own centre);
 * for outputs that carry discrete noise only, each equal to its centre on one input (a
   point of the lattice: exact sums);
+* for two or more real outputs, every output within a small box around its centre on one
+  input (outputs that share one noise sample lie on a line the other input may miss);
 * for Gaussian programs, ``Σ w_j·out_j ≥ t`` along the privacy-loss direction for a grid of t.
 
 :func:`expected_bound` is the lower bound the sampled confirmation would report if the counts
@@ -31,7 +33,7 @@ from fractions import Fraction
 from statistics import NormalDist
 
 from dpcert.audit import cp_lower, cp_upper
-from dpcert.verify.refute import _path_event_prob, lattice_events
+from dpcert.verify.refute import _path_event_prob, box_events, lattice_events
 from dpcert.verify.search import classes
 from dpcert.verify.semantics import concrete
 from dpcert.verify.symexec import Unrolled
@@ -125,7 +127,8 @@ def candidates(u: Unrolled, x: dict[str, Fraction], y: dict[str, Fraction],
                 px, py = _prob(u, part, x, params, scales), _prob(u, part, y, params, scales)
                 if not (math.isnan(px) or math.isnan(py)):
                     found.append((f"output class {cls.label} with {text}", (part,), px, py))
-        for text, lat in lattice_events(u, cls, cont, (x, y), params):  # discrete noise
+        for text, lat in [*lattice_events(u, cls, cont, (x, y), params),  # discrete noise
+                          *box_events(u, cls, cont, (x, y), params, bmax)]:  # shared noise
             part = Part(paths, tuple(lat))
             px, py = _prob(u, part, x, params, scales), _prob(u, part, y, params, scales)
             if not (math.isnan(px) or math.isnan(py)):

@@ -192,6 +192,7 @@ def _pairs(u: Unrolled) -> list[tuple[dict[str, Fraction], dict[str, Fraction]]]
                     deltas.append([v] * (m - 1) + [neg])
                     deltas.append([neg] + [v] * (m - 1))
         pairs: list[tuple[dict[str, Fraction], dict[str, Fraction]]] = []
+        deltas = [e for e in deltas if _adjacent(e, adj.mode, lo_d, hi_d)]
         for base in bases:
             for delta in deltas:
                 other = [b + x for b, x in zip(base, delta, strict=True)]
@@ -220,6 +221,15 @@ def _pairs(u: Unrolled) -> list[tuple[dict[str, Fraction], dict[str, Fraction]]]
                 seen.add(key)
                 out.append((fx, fy))
     return out
+
+
+def _adjacent(delta: list[Fraction], mode: str, lo: Fraction, hi: Fraction) -> bool:
+    """Δ is in the declared adjacency: every Δᵢ in [lo, hi], or every −Δᵢ (``all``), or one
+    Δⱼ ≠ 0 (``one``) — a pair outside it would not refute anything."""
+    if mode == "one":
+        moved = [x for x in delta if x != 0]
+        return len(moved) <= 1 and all(lo <= x <= hi or lo <= -x <= hi for x in moved)
+    return all(lo <= x <= hi for x in delta) or all(lo <= -x <= hi for x in delta)
 
 
 def _path_event_prob(u: Unrolled, path: Path, extra: list[tuple[int, str, Fraction]],
@@ -365,6 +375,7 @@ def _refute_at(u: Unrolled, n: int, params: dict[str, Fraction], deadline: float
                         events.append((f"output class {cls.label} with output #{i} ≥ "
                                        f"{float(t):.6g}", [(i, ">=", t)]))
                 events += lattice_events(u, cls, cont, (x, y), params)
+                events += box_events(u, cls, cont, (x, y), params, bmax)
             else:
                 events.append((f"output = {cls.label}", []))
             for text, extra in events:
@@ -425,6 +436,42 @@ def lattice_events(u: Unrolled, cls: OutputClass, cont: list[int],
         text = ", ".join(f"output #{i} = {fmt_frac(t)}" for i, _, t in vals)
         out.append((f"output class {cls.label} with {text}", vals))
     return out
+
+
+#: Half-widths of the box events, in largest noise scales.
+BOX_WIDTHS = (Fraction(1, 4), Fraction(1, 16))
+
+
+def box_events(u: Unrolled, cls: OutputClass, cont: list[int],
+               inputs: tuple[dict[str, Fraction], ...], params: dict[str, Fraction],
+               bmax: float) -> list[Event]:
+    """Every real output within ``w`` of its centre on one input of the pair.
+
+    With two or more real outputs that share a noise sample (``q[0] + e, q[1] + e``) the
+    outputs lie on a line that moves with the data; a small box around one input's centres
+    meets the other input's line in a shorter segment, or not at all (``P' = 0``).
+    """
+    if len(cont) < 2:
+        return []
+    out: list[Event] = []
+    for w in BOX_WIDTHS:
+        half = Fraction(round(float(w) * bmax * 64), 64) or Fraction(1, 64)
+        for d in inputs:
+            extra: list[tuple[int, str, Fraction]] = []
+            for i in cont:
+                v = cls.paths[0].outputs[i]
+                assert not isinstance(v, bool)
+                c = concrete(u, v, d, params)[1]
+                extra += [(i, ">=", c - half), (i, "<=", c + half)]
+            out.append((f"output class {cls.label} with every real output within "
+                        f"{fmt_frac(half)} of its centre {_centres(extra)}", extra))
+    return out
+
+
+def _centres(extra: list[tuple[int, str, Fraction]]) -> str:
+    lo = [t for _, op, t in extra if op == ">="]
+    hi = [t for _, op, t in extra if op == "<="]
+    return "(" + ", ".join(fmt_frac((a + b) / 2) for a, b in zip(lo, hi, strict=True)) + ")"
 
 
 def _lattice_only(u: Unrolled, v: object) -> bool:
