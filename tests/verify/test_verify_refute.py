@@ -126,3 +126,74 @@ def test_box_events_do_not_refute_private_shared_noise(src: str) -> None:
     w, _ = refute(parse_program(src), 1, time.monotonic() + 60)
     assert w is None
     assert verify(src).verdict == "PROVED"
+
+
+NOISY_MAX_EXPO = """
+input q : real[n];
+adjacent q : all in [-1, 1];
+param eps > 0;
+claim eps;
+best := 0;
+bq := 0;
+for i in 0 .. n {{
+  x := q[i] + expo(2 / eps);
+  if (i == 0 || x > bq) {{
+    best := i;
+    bq := x;
+  }}
+}}
+return {out};
+"""
+
+
+def test_noisy_max_value_under_exponential_noise_is_refuted_and_confirmed() -> None:
+    # one-sided noise: the released maximum is ≥ the largest query, so a threshold between the
+    # two inputs' centres has P' = 0
+    src = NOISY_MAX_EXPO.format(out="best, bq")
+    r = verify(src, n=3)
+    assert r.verdict == "REFUTED" and r.witness is not None
+    w = r.witness
+    assert w.n == 1 and math.isinf(w.loss) and "<= 1/2" in w.event
+    assert w.p == pytest.approx(-math.expm1(-0.25), rel=1e-9)  # P(E ≤ 1/2), E ~ Exp(2)
+    c = confirm(parse_program(src), w, samples=200_000, source=InsecureSeededSource(6))
+    assert c.confirmed and c.count_x_prime == 0
+
+
+@pytest.mark.parametrize("src", [NOISY_MAX_EXPO.format(out="best"),
+                                 "input q : real[1]; adjacent q : all in [-1, 1];"
+                                 " param eps > 0; claim eps; return q[0] + lap(1 / eps);"])
+def test_split_events_do_not_refute_private_programs(src: str) -> None:
+    # wrong variants: the index alone is ε-DP; the Laplace mechanism's loss on a half-line
+    # through the midpoint is exactly ε (the tolerance must not turn it into a witness)
+    w, _ = refute(parse_program(src), 2, time.monotonic() + 60)
+    assert w is None
+
+
+#: an output exponentially large in a noisy value: y = 2^k, k = q + dlap (post-processing)
+POW = """
+input q : int[1];
+adjacent q : all in [-1, 1];
+param eps > 0;
+claim eps;
+k := q[0] + dlap({scale});
+y := 1;
+j := 0;
+while (j < k && j < 60) {{
+  y := y + y;
+  j := j + 1;
+}}
+return y;
+"""
+
+
+def test_exponentially_large_outputs_are_not_refuted_when_private() -> None:
+    # the class y = 2^27 is reached deep in the noise's tail: before the tail-accurate
+    # masses its loss came out as 1.00004 > ε = 1, a wrong REFUTED
+    w, _ = refute(parse_program(POW.format(scale="1 / eps")), 1, time.monotonic() + 60)
+    assert w is None
+
+
+def test_exponentially_large_outputs_leak_is_refuted() -> None:
+    r = verify(POW.format(scale="1 / (2 * eps)"), timeout=60)
+    assert r.verdict == "REFUTED" and r.witness is not None
+    assert r.witness.loss == pytest.approx(2 * float(r.witness.params["eps"]), rel=1e-6)

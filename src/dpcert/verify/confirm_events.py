@@ -14,7 +14,9 @@ witness's pair (both orders) this module lists candidate events and their *exact
 * for outputs that carry discrete noise only, each equal to its centre on one input (a
   point of the lattice: exact sums);
 * for two or more real outputs, every output within a small box around its centre on one
-  input (outputs that share one noise sample lie on a line the other input may miss);
+  input (outputs that share one noise sample lie on a line the other input may miss), and
+  every real output below (above) the midpoint of its centres on the two inputs (one-sided
+  noise: a threshold one input's outputs cannot cross);
 * for Gaussian programs, ``Σ w_j·out_j ≥ t`` along the privacy-loss direction for a grid of t.
 
 :func:`expected_bound` is the lower bound the sampled confirmation would report if the counts
@@ -33,7 +35,7 @@ from fractions import Fraction
 from statistics import NormalDist
 
 from dpcert.audit import cp_lower, cp_upper
-from dpcert.verify.refute import _path_event_prob, box_events, lattice_events
+from dpcert.verify.refute import _path_event_prob, box_events, lattice_events, split_events
 from dpcert.verify.search import classes
 from dpcert.verify.semantics import concrete
 from dpcert.verify.symexec import Unrolled
@@ -128,7 +130,8 @@ def candidates(u: Unrolled, x: dict[str, Fraction], y: dict[str, Fraction],
                 if not (math.isnan(px) or math.isnan(py)):
                     found.append((f"output class {cls.label} with {text}", (part,), px, py))
         for text, lat in [*lattice_events(u, cls, cont, (x, y), params),  # discrete noise
-                          *box_events(u, cls, cont, (x, y), params, bmax)]:  # shared noise
+                          *box_events(u, cls, cont, (x, y), params, bmax),  # shared noise
+                          *split_events(u, cls, cont, (x, y), params)]:  # one-sided noise
             part = Part(paths, tuple(lat))
             px, py = _prob(u, part, x, params, scales), _prob(u, part, y, params, scales)
             if not (math.isnan(px) or math.isnan(py)):

@@ -376,6 +376,7 @@ def _refute_at(u: Unrolled, n: int, params: dict[str, Fraction], deadline: float
                                        f"{float(t):.6g}", [(i, ">=", t)]))
                 events += lattice_events(u, cls, cont, (x, y), params)
                 events += box_events(u, cls, cont, (x, y), params, bmax)
+                events += split_events(u, cls, cont, (x, y), params)
             else:
                 events.append((f"output = {cls.label}", []))
             for text, extra in events:
@@ -466,6 +467,30 @@ def box_events(u: Unrolled, cls: OutputClass, cont: list[int],
             out.append((f"output class {cls.label} with every real output within "
                         f"{fmt_frac(half)} of its centre {_centres(extra)}", extra))
     return out
+
+
+def split_events(u: Unrolled, cls: OutputClass, cont: list[int],
+                 inputs: tuple[dict[str, Fraction], ...],
+                 params: dict[str, Fraction]) -> list[Event]:
+    """Every real output below (above) the midpoint of its centres on the two inputs.
+
+    One-sided noise (``expo``) puts an output's support on one side of its centre: a value
+    released from it (the maximum of a noisy max) has, between the two inputs' centres, a
+    threshold that one input's outputs cannot cross (``P' = 0``).
+    """
+    x, y = inputs
+    mids = []
+    for i in cont:
+        v = cls.paths[0].outputs[i]
+        assert not isinstance(v, bool)
+        a, b = concrete(u, v, x, params)[1], concrete(u, v, y, params)[1]
+        if a != b:
+            mids.append((i, (a + b) / 2))
+    if not mids:
+        return []
+    text = ", ".join(f"#{i} {{}} {fmt_frac(t)}" for i, t in mids)
+    return [(f"output class {cls.label} with output {text.format(*[op] * len(mids))}",
+             [(i, op, t) for i, t in mids]) for op in ("<=", ">=")]
 
 
 def _centres(extra: list[tuple[int, str, Fraction]]) -> str:
