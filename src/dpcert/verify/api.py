@@ -119,6 +119,8 @@ DEFAULT_N = 5
 MAX_REFUTE_N = 8
 #: Shares of the time limit: quick refutation at sizes 1..3, then the all-sizes proof.
 QUICK_SHARE, INDUCTION_SHARE = 0.15, 0.6
+#: Share of the time limit for the all-sizes proof tried first by a run with ``n``.
+SIZED_INDUCTION_SHARE = 0.35
 
 
 def verify(source_or_path: str | os.PathLike[str], n: int | None = None,
@@ -133,10 +135,10 @@ def verify(source_or_path: str | os.PathLike[str], n: int | None = None,
     n
         ``None`` (default): try a proof for *every* size first (inductive loop invariants),
         then bounded proofs up to size 5 and refutations at growing sizes up to 8.  An integer:
-        first the free-gap rule, a quick refutation at sizes up to 3 and the all-sizes proof
-        (as without n; its proof covers n, so the verdict is the one without n:
-        ``sizes == "all"``), then proofs for every size 1..n and refutations at the smallest
-        size up to n.
+        first the free-gap rule and the all-sizes proof (35% of the time limit; its proof
+        covers n, so the verdict is the one without n: ``sizes == "all"``), a quick refutation
+        at sizes up to 3, then proofs for every size 1..n and refutations at the smallest size
+        up to n.
     smt_out
         A directory to write the SMT-LIB side conditions of a bounded proof to.
     timeout
@@ -222,20 +224,22 @@ def _sized(prog: Program, n: int, t0: float, timeout: float,
     if gap is not None:
         return VerificationResult("PROVED", prog.name, claim_text, gap.text, None, None,
                                   time.monotonic() - t0, None, "all")
-    # the steps of a run without n, whose all-sizes proof covers n too (the same verdict,
-    # often sooner than the unrolled search), then the bounded search at sizes 1..n
-    witness, _ = refute(prog, min(n, 3), t0 + QUICK_SHARE * timeout, vary_params=False)
-    if witness is not None:
-        return VerificationResult("REFUTED", prog.name, claim_text, None, witness, None,
-                                  time.monotonic() - t0, None, witness.n)
+    # an all-sizes proof covers n too (the same verdict as without n, often sooner than the
+    # unrolled search), then a quick look for a counterexample; the bounded search keeps
+    # half of the limit (a program private only for small sizes fails the first two slowly)
     try:
-        proof = prove_all_sizes(prog, t0 + INDUCTION_SHARE * timeout) \
+        proof = prove_all_sizes(prog, t0 + SIZED_INDUCTION_SHARE * timeout) \
             if smt_out is None else "SMT-LIB output asks for the bounded proof"
     except TimeoutError:
         proof = "time limit of the all-sizes proof search reached"
     if isinstance(proof, AllSizesProof):
         return VerificationResult("PROVED", prog.name, claim_text, proof.text, None, None,
                                   time.monotonic() - t0, None, "all")
+    quick = min(time.monotonic() + QUICK_SHARE * timeout, t0 + timeout / 2)
+    witness, _ = refute(prog, min(n, 3), quick, vary_params=False)
+    if witness is not None:
+        return VerificationResult("REFUTED", prog.name, claim_text, None, witness, None,
+                                  time.monotonic() - t0, None, witness.n)
     return _timed(_bounded(prog, n, deadline, smt_out, claim_text, n), t0)
 
 

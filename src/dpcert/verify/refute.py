@@ -1,10 +1,12 @@
 """Refutation: a concrete neighbouring pair and output event whose privacy loss beats the claim.
 
 For sizes 1..N, public parameters set to a value inside their declared range, a small grid of
-neighbouring inputs (bases 0…0, 0101…, 1010… moved by the adjacency's extreme differences) and a
-few events per output class (the class itself for discrete outputs; all continuous outputs
-below / above a threshold in the tails), the loss ``ln P[M(x) ∈ S] / P[M(x') ∈ S]`` is computed
-exactly with :mod:`dpcert.verify.semantics` (no sampling).
+neighbouring inputs (bases 0…0, 0101…, 1010… moved by the adjacency's extreme differences, kept
+inside the declared adjacency) and a few events per output class (the class itself for discrete
+outputs; all continuous outputs below / above a threshold in the tails; outputs with discrete
+noise only at a lattice point; every output in a small box around its centre, or beyond the
+midpoint of its two centres), the loss ``ln P[M(x) ∈ S] / P[M(x') ∈ S]`` is computed exactly
+with :mod:`dpcert.verify.semantics` (no sampling).
 """
 
 from __future__ import annotations
@@ -446,13 +448,21 @@ BOX_WIDTHS = (Fraction(1, 4), Fraction(1, 16))
 def box_events(u: Unrolled, cls: OutputClass, cont: list[int],
                inputs: tuple[dict[str, Fraction], ...], params: dict[str, Fraction],
                bmax: float) -> list[Event]:
-    """Every real output within ``w`` of its centre on one input of the pair.
+    """Every real output within ``w`` of its centre on one input (outputs sharing a sample).
 
     With two or more real outputs that share a noise sample (``q[0] + e, q[1] + e``) the
     outputs lie on a line that moves with the data; a small box around one input's centres
     meets the other input's line in a shorter segment, or not at all (``P' = 0``).
     """
-    if len(cont) < 2:
+    seen: set[str] = set()
+    shared = False
+    for i in cont:
+        v = cls.paths[0].outputs[i]
+        assert not isinstance(v, bool)
+        ks = {k for k in v.vars() if k in u.noises}
+        shared |= bool(ks & seen)
+        seen |= ks
+    if not shared:  # no sample in two outputs: the threshold events see what a box would
         return []
     out: list[Event] = []
     for w in BOX_WIDTHS:
@@ -472,7 +482,7 @@ def box_events(u: Unrolled, cls: OutputClass, cont: list[int],
 def split_events(u: Unrolled, cls: OutputClass, cont: list[int],
                  inputs: tuple[dict[str, Fraction], ...],
                  params: dict[str, Fraction]) -> list[Event]:
-    """Every real output below (above) the midpoint of its centres on the two inputs.
+    """Every output with one-sided noise below (above) the midpoint of its two centres.
 
     One-sided noise (``expo``) puts an output's support on one side of its centre: a value
     released from it (the maximum of a noisy max) has, between the two inputs' centres, a
@@ -483,6 +493,8 @@ def split_events(u: Unrolled, cls: OutputClass, cont: list[int],
     for i in cont:
         v = cls.paths[0].outputs[i]
         assert not isinstance(v, bool)
+        if not any(u.noises[k].kind == "expo" for k in v.vars() if k in u.noises):
+            continue  # two-sided noise: the threshold events cover it
         a, b = concrete(u, v, x, params)[1], concrete(u, v, y, params)[1]
         if a != b:
             mids.append((i, (a + b) / 2))
