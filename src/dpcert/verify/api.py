@@ -136,9 +136,8 @@ def verify(source_or_path: str | os.PathLike[str], n: int | None = None,
         ``None`` (default): try a proof for *every* size first (inductive loop invariants),
         then bounded proofs up to size 5 and refutations at growing sizes up to 8.  An integer:
         first the free-gap rule and the all-sizes proof (35% of the time limit; its proof
-        covers n, so the verdict is the one without n: ``sizes == "all"``), a quick refutation
-        at sizes up to 3, then proofs for every size 1..n and refutations at the smallest size
-        up to n.
+        covers n, so the verdict is the one without n: ``sizes == "all"``), then proofs for
+        every size 1..n and refutations at the smallest size up to n.
     smt_out
         A directory to write the SMT-LIB side conditions of a bounded proof to.
     timeout
@@ -225,8 +224,8 @@ def _sized(prog: Program, n: int, t0: float, timeout: float,
         return VerificationResult("PROVED", prog.name, claim_text, gap.text, None, None,
                                   time.monotonic() - t0, None, "all")
     # an all-sizes proof covers n too (the same verdict as without n, often sooner than the
-    # unrolled search), then a quick look for a counterexample; the bounded search keeps
-    # half of the limit (a program private only for small sizes fails the first two slowly)
+    # unrolled search); the bounded search, which refutes too, keeps the rest of the limit
+    # (a program private only for small sizes fails the induction slowly)
     try:
         proof = prove_all_sizes(prog, t0 + SIZED_INDUCTION_SHARE * timeout) \
             if smt_out is None else "SMT-LIB output asks for the bounded proof"
@@ -235,11 +234,6 @@ def _sized(prog: Program, n: int, t0: float, timeout: float,
     if isinstance(proof, AllSizesProof):
         return VerificationResult("PROVED", prog.name, claim_text, proof.text, None, None,
                                   time.monotonic() - t0, None, "all")
-    quick = min(time.monotonic() + QUICK_SHARE * timeout, t0 + timeout / 2)
-    witness, _ = refute(prog, min(n, 3), quick, vary_params=False)
-    if witness is not None:
-        return VerificationResult("REFUTED", prog.name, claim_text, None, witness, None,
-                                  time.monotonic() - t0, None, witness.n)
     return _timed(_bounded(prog, n, deadline, smt_out, claim_text, n), t0)
 
 
