@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import subprocess
@@ -53,9 +54,22 @@ def test_noisy_max_shift_is_two() -> None:
     assert r.proof is not None and re.search(r"\+ \(-?2\)   cost eps", r.proof)
 
 
-def test_a_sized_run_reuses_the_all_sizes_proof() -> None:
+def test_a_sized_run_reuses_the_all_sizes_proof(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the bounded search "does not finish": the all-sizes proof gives the verdict of a run
+    # without n; a bounded verdict is returned as it is
+    import dpcert.verify.api as api
+
     path = Path(__file__).resolve().parents[2] / "examples/programs/noisy_max.dp"
-    r, every = verify(path, n=2), verify(path)
+    every = verify(path)
+    assert verify(path, n=2).sizes == 2  # the bounded proof, when it finishes
+    real = api._bounded
+
+    def stalled(prog: object, n: int, *args: object) -> VerificationResult:
+        res = real(prog, n, *args)  # type: ignore[arg-type]
+        return dataclasses.replace(res, verdict="UNKNOWN", proof=None, reason="time limit")
+
+    monkeypatch.setattr(api, "_bounded", stalled)
+    r = verify(path, n=2)
     assert (r.verdict, r.sizes, r.bounded_n) == ("PROVED", "all", None)
     assert r.proof == every.proof and r.proof is not None and "η⟨2⟩ = η⟨1⟩ + 2" in r.proof
 

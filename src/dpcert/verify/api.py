@@ -119,8 +119,9 @@ DEFAULT_N = 5
 MAX_REFUTE_N = 8
 #: Shares of the time limit: quick refutation at sizes 1..3, then the all-sizes proof.
 QUICK_SHARE, INDUCTION_SHARE = 0.15, 0.6
-#: Share of the time limit for the all-sizes proof tried first by a run with ``n``.
-SIZED_INDUCTION_SHARE = 0.35
+#: Share of the time limit for the bounded search of a run with ``n`` (the all-sizes proof
+#: gets the rest when it ends without a verdict).
+SIZED_BOUNDED_SHARE = 0.6
 
 
 def verify(source_or_path: str | os.PathLike[str], n: int | None = None,
@@ -135,9 +136,9 @@ def verify(source_or_path: str | os.PathLike[str], n: int | None = None,
     n
         ``None`` (default): try a proof for *every* size first (inductive loop invariants),
         then bounded proofs up to size 5 and refutations at growing sizes up to 8.  An integer:
-        first the free-gap rule and the all-sizes proof (35% of the time limit; its proof
-        covers n, so the verdict is the one without n: ``sizes == "all"``), then proofs for
-        every size 1..n and refutations at the smallest size up to n.
+        the free-gap rule, then proofs for every size 1..n and refutations at the smallest size
+        up to n (60% of the time limit), and when these end without a verdict the all-sizes
+        proof (its proof covers n: ``sizes == "all"``, the verdict of a run without n).
     smt_out
         A directory to write the SMT-LIB side conditions of a bounded proof to.
     timeout
@@ -212,7 +213,7 @@ def verify(source_or_path: str | os.PathLike[str], n: int | None = None,
 
 def _sized(prog: Program, n: int, t0: float, timeout: float,
            smt_out: str | os.PathLike[str] | None, claim_text: str) -> VerificationResult:
-    """A run with ``n``: the free-gap rule, the all-sizes proof, then sizes 1..n."""
+    """A run with ``n``: the free-gap rule, sizes 1..n, then the all-sizes proof."""
     deadline = t0 + timeout
     # the free-gap rule is cheap and its proof covers every size (the bounded templates
     # shift each sample by a function of the data only, which a released gap defeats)
@@ -223,19 +224,21 @@ def _sized(prog: Program, n: int, t0: float, timeout: float,
     if gap is not None:
         return VerificationResult("PROVED", prog.name, claim_text, gap.text, None, None,
                                   time.monotonic() - t0, None, "all")
-    # an all-sizes proof covers n too (the same verdict as without n, often sooner than the
-    # unrolled search); the bounded search, which refutes too, keeps the rest of the limit
-    # (a program private only for small sizes fails the induction slowly)
+    # the bounded search (proofs for sizes 1..n, refutations) first, as it always ran; when it
+    # ends without a verdict, an all-sizes proof, which covers n too: the same verdict as
+    # without n where the unrolled search does not finish in time
+    res = _timed(_bounded(prog, n, t0 + SIZED_BOUNDED_SHARE * timeout, smt_out, claim_text, n),
+                 t0)
+    if res.verdict != "UNKNOWN" or smt_out is not None:
+        return res
     try:
-        proof = prove_all_sizes(prog, t0 + SIZED_INDUCTION_SHARE * timeout) \
-            if smt_out is None else "SMT-LIB output asks for the bounded proof"
+        proof = prove_all_sizes(prog, deadline)
     except TimeoutError:
         proof = "time limit of the all-sizes proof search reached"
     if isinstance(proof, AllSizesProof):
         return VerificationResult("PROVED", prog.name, claim_text, proof.text, None, None,
                                   time.monotonic() - t0, None, "all")
-    return _timed(_bounded(prog, n, deadline, smt_out, claim_text, n), t0)
-
+    return _timed(dataclasses.replace(res, reason=f"{res.reason}; all sizes: {proof}"), t0)
 
 def _gaussian(prog: Program, n: int, claim_text: str) -> VerificationResult:
     """Gaussian programs: the shift argument of :mod:`dpcert.verify.gaussian` per size."""
