@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from dpcert.verify.ir import Program
+from dpcert.verify.ir import Program, param_values
 from dpcert.verify.linear import LinForm, fmt_frac
 from dpcert.verify.search import OutputClass, classes
 from dpcert.verify.semantics import Lin, concrete, constraint_lin, region_probability
@@ -113,21 +113,6 @@ def up(x: Fraction) -> float:
     """``x`` as a float rounded up."""
     f = float(x)
     return f if Fraction(f) >= x else math.nextafter(f, math.inf)
-
-
-def param_values(prog: Program) -> dict[str, Fraction]:
-    """A value inside each parameter's declared range (``eps > 0`` gives 1, ``(0, 1)`` 1/2)."""
-    out: dict[str, Fraction] = {}
-    for p in prog.params:
-        if p.lo is not None and p.hi is not None:
-            out[p.name] = (p.lo + p.hi) / 2
-        elif p.lo is not None:
-            out[p.name] = p.lo + 1
-        elif p.hi is not None:
-            out[p.name] = p.hi - 1
-        else:
-            out[p.name] = Fraction(0)
-    return out
 
 
 def param_grid(prog: Program) -> list[dict[str, Fraction]]:

@@ -23,6 +23,7 @@ from typing import Any
 
 from dpcert.verify._deps import require_z3
 from dpcert.verify.adjacency import Piece
+from dpcert.verify.ir import param_values
 from dpcert.verify.linear import LinForm, Monomial
 from dpcert.verify.symexec import Constraint, Path, Scalar, Unrolled
 
@@ -549,8 +550,6 @@ def _mono_value(m: Monomial, at: dict[str, Fraction]) -> Fraction:
 
 def _param_point(u: Unrolled, pt: dict[str, Fraction]) -> dict[str, Fraction]:
     """The parameters of a counterexample point, else a value inside each declared range."""
-    from dpcert.verify.refute import param_values  # refute imports this module
-
     base = param_values(u.program)
     return {p: pt.get("p:" + p, base[p]) for p in base}
 
