@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import subprocess
 import sys
+import time
 from fractions import Fraction
 from pathlib import Path
 
@@ -14,8 +16,9 @@ import pytest
 pytest.importorskip("z3")
 pytest.importorskip("lark")
 
-from dpcert.verify import VerificationResult, verify
+from dpcert.verify import VerificationResult, parse_program, verify
 from dpcert.verify._deps import MissingExtra, require_z3
+from dpcert.verify.api import _bounded
 
 LAPLACE = """
 input q : real[1];
@@ -44,9 +47,39 @@ def test_group_privacy_claim() -> None:
 
 
 def test_noisy_max_shift_is_two() -> None:
-    r = verify(Path(__file__).resolve().parents[2] / "examples/programs/noisy_max.dp", n=2)
+    path = Path(__file__).resolve().parents[2] / "examples/programs/noisy_max.dp"
+    prog = parse_program(path.read_text(encoding="utf-8"))
+    r = _bounded(prog, 2, time.monotonic() + 60, None, "eps", 2)
     assert r.verdict == "PROVED" and r.bounded_n == 2
     assert r.proof is not None and re.search(r"\+ \(-?2\)   cost eps", r.proof)
+
+
+def test_a_sized_run_reuses_the_all_sizes_proof(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the bounded search "does not finish": the all-sizes proof gives the verdict of a run
+    # without n; a bounded verdict is returned as it is
+    import dpcert.verify.api as api
+
+    path = Path(__file__).resolve().parents[2] / "examples/programs/noisy_max.dp"
+    every = verify(path)
+    assert verify(path, n=2).sizes == 2  # the bounded proof, when it finishes
+    real = api._bounded
+
+    def stalled(prog: object, n: int, *args: object) -> VerificationResult:
+        res = real(prog, n, *args)  # type: ignore[arg-type]
+        return dataclasses.replace(res, verdict="UNKNOWN", proof=None, reason="time limit")
+
+    monkeypatch.setattr(api, "_bounded", stalled)
+    r = verify(path, n=2)
+    assert (r.verdict, r.sizes, r.bounded_n) == ("PROVED", "all", None)
+    assert r.proof == every.proof and r.proof is not None and "η⟨2⟩ = η⟨1⟩ + 2" in r.proof
+
+
+@pytest.mark.parametrize(("name", "n"), [("svt_never_halts", 3), ("bad_gap_svt", 2)])
+def test_a_program_private_only_for_small_sizes_is_never_proved_for_all(name: str,
+                                                                        n: int) -> None:
+    # private for n ≤ 4, refuted at n = 5: the all-sizes attempt of a sized run must fail
+    r = verify(Path(__file__).resolve().parents[2] / f"examples/programs/{name}.dp", n=n)
+    assert r.sizes != "all" and r.verdict in ("PROVED", "UNKNOWN")
 
 
 def test_refuted_when_the_noise_parameter_is_not_the_claimed_one() -> None:

@@ -119,6 +119,9 @@ DEFAULT_N = 5
 MAX_REFUTE_N = 8
 #: Shares of the time limit: quick refutation at sizes 1..3, then the all-sizes proof.
 QUICK_SHARE, INDUCTION_SHARE = 0.15, 0.6
+#: Share of the time limit for the bounded search of a run with ``n`` (the all-sizes proof
+#: gets the rest when it ends without a verdict).
+SIZED_BOUNDED_SHARE = 0.6
 
 
 def verify(source_or_path: str | os.PathLike[str], n: int | None = None,
@@ -133,9 +136,9 @@ def verify(source_or_path: str | os.PathLike[str], n: int | None = None,
     n
         ``None`` (default): try a proof for *every* size first (inductive loop invariants),
         then bounded proofs up to size 5 and refutations at growing sizes up to 8.  An integer:
-        proofs for every size 1..n only, refutations at the smallest size up to n (a program
-        released as an argmax and its gap is first tried with the free-gap rule, whose proof
-        covers every size: ``sizes == "all"``).
+        the free-gap rule, then proofs for every size 1..n and refutations at the smallest size
+        up to n (60% of the time limit), and when these end without a verdict the all-sizes
+        proof (its proof covers n: ``sizes == "all"``, the verdict of a run without n).
     smt_out
         A directory to write the SMT-LIB side conditions of a bounded proof to.
     timeout
@@ -187,16 +190,7 @@ def verify(source_or_path: str | os.PathLike[str], n: int | None = None,
     if not prog.size_names:
         return _timed(_bounded(prog, 1, deadline, smt_out, claim_text, 1), t0)
     if n is not None:
-        # the free-gap rule is cheap and its proof covers every size (the bounded templates
-        # shift each sample by a function of the data only, which a released gap defeats)
-        try:
-            gap = prove_free_gap(prog, deadline)
-        except TimeoutError:
-            gap = None
-        if gap is not None:
-            return VerificationResult("PROVED", prog.name, claim_text, gap.text, None, None,
-                                      time.monotonic() - t0, None, "all")
-        return _timed(_bounded(prog, n, deadline, smt_out, claim_text, n), t0)
+        return _sized(prog, n, t0, timeout, smt_out, claim_text)
     # 1. a quick look for a counterexample at small sizes
     witness, _ = refute(prog, 3, t0 + QUICK_SHARE * timeout, vary_params=False)
     if witness is not None:
@@ -216,6 +210,35 @@ def verify(source_or_path: str | os.PathLike[str], n: int | None = None,
     return _timed(dataclasses.replace(res, reason=f"{why}; {res.reason}" if res.reason else why),
                   t0)
 
+
+def _sized(prog: Program, n: int, t0: float, timeout: float,
+           smt_out: str | os.PathLike[str] | None, claim_text: str) -> VerificationResult:
+    """A run with ``n``: the free-gap rule, sizes 1..n, then the all-sizes proof."""
+    deadline = t0 + timeout
+    # the free-gap rule is cheap and its proof covers every size (the bounded templates
+    # shift each sample by a function of the data only, which a released gap defeats)
+    try:
+        gap = prove_free_gap(prog, deadline)
+    except TimeoutError:
+        gap = None
+    if gap is not None:
+        return VerificationResult("PROVED", prog.name, claim_text, gap.text, None, None,
+                                  time.monotonic() - t0, None, "all")
+    # the bounded search (proofs for sizes 1..n, refutations) first, as it always ran; when it
+    # ends without a verdict, an all-sizes proof, which covers n too: the same verdict as
+    # without n where the unrolled search does not finish in time
+    res = _timed(_bounded(prog, n, t0 + SIZED_BOUNDED_SHARE * timeout, smt_out, claim_text, n),
+                 t0)
+    if res.verdict != "UNKNOWN" or smt_out is not None:
+        return res
+    try:
+        proof = prove_all_sizes(prog, deadline)
+    except TimeoutError:
+        proof = "time limit of the all-sizes proof search reached"
+    if isinstance(proof, AllSizesProof):
+        return VerificationResult("PROVED", prog.name, claim_text, proof.text, None, None,
+                                  time.monotonic() - t0, None, "all")
+    return _timed(dataclasses.replace(res, reason=f"{res.reason}; all sizes: {proof}"), t0)
 
 def _gaussian(prog: Program, n: int, claim_text: str) -> VerificationResult:
     """Gaussian programs: the shift argument of :mod:`dpcert.verify.gaussian` per size."""

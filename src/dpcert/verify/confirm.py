@@ -187,7 +187,10 @@ def _hits(u: Unrolled, c: Candidate, data: dict[str, Fraction], params: dict[str
             for idx, op, t in part.extra:
                 v = path.outputs[idx]
                 assert not isinstance(v, bool)
-                forms.append((v - t, "<=") if op == "<=" else (-(v - t), "<="))
+                if op == "==":
+                    forms.append((v - t, "=="))
+                else:
+                    forms.append((v - t, "<=") if op == "<=" else (-(v - t), "<="))
             for form, op in forms:
                 coef, c0 = concrete(u, form, data, params)
                 val = np.full(size, float(c0))
@@ -384,8 +387,8 @@ def _output_event(u: Unrolled, event: Candidate) -> Callable[[Outputs], npt.NDAr
                 if idx >= len(o.values):
                     shape[:] = False
                     break
-                shape &= (o.values[idx] <= float(t)) if op == "<=" else \
-                    (o.values[idx] >= float(t))
+                shape &= {"<=": np.less_equal, ">=": np.greater_equal,
+                          "==": np.equal}[op](o.values[idx], float(t))
             hit |= shape
         return hit
     return match

@@ -11,6 +11,12 @@ witness's pair (both orders) this module lists candidate events and their *exact
 * for classes with real outputs, "every real output ≤ t" / "≥ t" on a grid of thresholds from
   2 noise scales inside to 12 outside the outputs' centres (one common t, or one offset from
   each output's own centre);
+* for outputs that carry discrete noise only, each equal to its centre on one input (a
+  point of the lattice: exact sums);
+* for two or more real outputs, every output within a small box around its centre on one
+  input (outputs that share one noise sample lie on a line the other input may miss), and
+  every real output below (above) the midpoint of its centres on the two inputs (one-sided
+  noise: a threshold one input's outputs cannot cross);
 * for Gaussian programs, ``Σ w_j·out_j ≥ t`` along the privacy-loss direction for a grid of t.
 
 :func:`expected_bound` is the lower bound the sampled confirmation would report if the counts
@@ -29,7 +35,7 @@ from fractions import Fraction
 from statistics import NormalDist
 
 from dpcert.audit import cp_lower, cp_upper
-from dpcert.verify.refute import _path_event_prob
+from dpcert.verify.refute import _path_event_prob, box_events, lattice_events, split_events
 from dpcert.verify.search import classes
 from dpcert.verify.semantics import concrete
 from dpcert.verify.symexec import Unrolled
@@ -123,6 +129,13 @@ def candidates(u: Unrolled, x: dict[str, Fraction], y: dict[str, Fraction],
                 px, py = _prob(u, part, x, params, scales), _prob(u, part, y, params, scales)
                 if not (math.isnan(px) or math.isnan(py)):
                     found.append((f"output class {cls.label} with {text}", (part,), px, py))
+        for text, lat in [*lattice_events(u, cls, cont, (x, y), params),  # discrete noise
+                          *box_events(u, cls, cont, (x, y), params, bmax),  # shared noise
+                          *split_events(u, cls, cont, (x, y), params)]:  # one-sided noise
+            part = Part(paths, tuple(lat))
+            px, py = _prob(u, part, x, params, scales), _prob(u, part, y, params, scales)
+            if not (math.isnan(px) or math.isnan(py)):
+                found.append((text, (part,), px, py))
     out = [c for text, parts, px, py in found
            for c in (Candidate(text, parts, px, py, False), Candidate(text, parts, py, px, True))]
     out += list(_level_sets(discrete))

@@ -33,6 +33,7 @@ __all__ = [
     "Stmt",
     "UnOp",
     "While",
+    "param_values",
 ]
 
 
@@ -234,3 +235,18 @@ class Program:
             if isinstance(d.size, Name) and d.size.name not in out:
                 out.append(d.size.name)
         return tuple(out)
+
+
+def param_values(prog: Program) -> dict[str, Fraction]:
+    """A value inside each parameter's declared range (``eps > 0`` gives 1, ``(0, 1)`` 1/2)."""
+    out: dict[str, Fraction] = {}
+    for p in prog.params:
+        if p.lo is not None and p.hi is not None:
+            out[p.name] = (p.lo + p.hi) / 2
+        elif p.lo is not None:
+            out[p.name] = p.lo + 1
+        elif p.hi is not None:
+            out[p.name] = p.hi - 1
+        else:
+            out[p.name] = Fraction(0)
+    return out

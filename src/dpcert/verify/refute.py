@@ -1,10 +1,12 @@
 """Refutation: a concrete neighbouring pair and output event whose privacy loss beats the claim.
 
 For sizes 1..N, public parameters set to a value inside their declared range, a small grid of
-neighbouring inputs (bases 0…0, 0101…, 1010… moved by the adjacency's extreme differences) and a
-few events per output class (the class itself for discrete outputs; all continuous outputs
-below / above a threshold in the tails), the loss ``ln P[M(x) ∈ S] / P[M(x') ∈ S]`` is computed
-exactly with :mod:`dpcert.verify.semantics` (no sampling).
+neighbouring inputs (bases 0…0, 0101…, 1010… moved by the adjacency's extreme differences, kept
+inside the declared adjacency) and a few events per output class (the class itself for discrete
+outputs; all continuous outputs below / above a threshold in the tails; outputs with discrete
+noise only at a lattice point; every output in a small box around its centre, or beyond the
+midpoint of its two centres), the loss ``ln P[M(x) ∈ S] / P[M(x') ∈ S]`` is computed exactly
+with :mod:`dpcert.verify.semantics` (no sampling).
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from dpcert.verify.ir import Program
-from dpcert.verify.linear import fmt_frac
-from dpcert.verify.search import classes
+from dpcert.verify.ir import Program, param_values
+from dpcert.verify.linear import LinForm, fmt_frac
+from dpcert.verify.search import OutputClass, classes
 from dpcert.verify.semantics import Lin, concrete, constraint_lin, region_probability
 from dpcert.verify.symexec import Path, Unrolled, unroll
 
@@ -113,21 +115,6 @@ def up(x: Fraction) -> float:
     return f if Fraction(f) >= x else math.nextafter(f, math.inf)
 
 
-def param_values(prog: Program) -> dict[str, Fraction]:
-    """A value inside each parameter's declared range (``eps > 0`` gives 1, ``(0, 1)`` 1/2)."""
-    out: dict[str, Fraction] = {}
-    for p in prog.params:
-        if p.lo is not None and p.hi is not None:
-            out[p.name] = (p.lo + p.hi) / 2
-        elif p.lo is not None:
-            out[p.name] = p.lo + 1
-        elif p.hi is not None:
-            out[p.name] = p.hi - 1
-        else:
-            out[p.name] = Fraction(0)
-    return out
-
-
 def param_grid(prog: Program) -> list[dict[str, Fraction]]:
     """Parameter values tried by the refuter: the default, then one parameter moved at a time.
 
@@ -192,6 +179,7 @@ def _pairs(u: Unrolled) -> list[tuple[dict[str, Fraction], dict[str, Fraction]]]
                     deltas.append([v] * (m - 1) + [neg])
                     deltas.append([neg] + [v] * (m - 1))
         pairs: list[tuple[dict[str, Fraction], dict[str, Fraction]]] = []
+        deltas = [e for e in deltas if _adjacent(e, adj.mode, lo_d, hi_d)]
         for base in bases:
             for delta in deltas:
                 other = [b + x for b, x in zip(base, delta, strict=True)]
@@ -222,6 +210,15 @@ def _pairs(u: Unrolled) -> list[tuple[dict[str, Fraction], dict[str, Fraction]]]
     return out
 
 
+def _adjacent(delta: list[Fraction], mode: str, lo: Fraction, hi: Fraction) -> bool:
+    """Δ is in the declared adjacency: every Δᵢ in [lo, hi], or every −Δᵢ (``all``), or one
+    Δⱼ ≠ 0 (``one``) — a pair outside it would not refute anything."""
+    if mode == "one":
+        moved = [x for x in delta if x != 0]
+        return len(moved) <= 1 and all(lo <= x <= hi or lo <= -x <= hi for x in moved)
+    return all(lo <= x <= hi for x in delta) or all(lo <= -x <= hi for x in delta)
+
+
 def _path_event_prob(u: Unrolled, path: Path, extra: list[tuple[int, str, Fraction]],
                      data: dict[str, Fraction], params: dict[str, Fraction],
                      scales: dict[str, float]) -> float | None:
@@ -238,15 +235,15 @@ def _path_event_prob(u: Unrolled, path: Path, extra: list[tuple[int, str, Fracti
         v = path.outputs[idx]
         assert not isinstance(v, bool)
         coef, c = concrete(u, v, data, params)
-        # out <= t  <=>  out - t <= 0 ;  out >= t  <=>  t - out <= 0
-        sign = 1 if op == "<=" else -1
+        # out <= t  <=>  out - t <= 0 ;  out >= t  <=>  t - out <= 0 ;  out == t
+        sign = -1 if op == ">=" else 1
         c = sign * (c - t)
         if not coef:
-            if c > 0:
+            if c > 0 or (op == "==" and c != 0):
                 return 0.0
             continue
         cons.append(Lin(tuple((k, float(sign * a)) for k, a in sorted(coef.items())), float(c),
-                        "<="))
+                        "==" if op == "==" else "<="))
     return region_probability(u, cons, scales)
 
 
@@ -364,6 +361,9 @@ def _refute_at(u: Unrolled, n: int, params: dict[str, Fraction], deadline: float
                                        f"{float(t):.6g}", [(i, "<=", t)]))
                         events.append((f"output class {cls.label} with output #{i} ≥ "
                                        f"{float(t):.6g}", [(i, ">=", t)]))
+                events += lattice_events(u, cls, cont, (x, y), params)
+                events += box_events(u, cls, cont, (x, y), params, bmax)
+                events += split_events(u, cls, cont, (x, y), params)
             else:
                 events.append((f"output = {cls.label}", []))
             for text, extra in events:
@@ -397,6 +397,111 @@ def _refute_at(u: Unrolled, n: int, params: dict[str, Fraction], deadline: float
                                        tuple(index[id(p)] for p in cls.paths), tuple(extra),
                                        claim_delta=delta_q)
     return best, skipped
+
+
+Event = tuple[str, list[tuple[int, str, Fraction]]]
+
+
+def lattice_events(u: Unrolled, cls: OutputClass, cont: list[int],
+                   inputs: tuple[dict[str, Fraction], ...],
+                   params: dict[str, Fraction]) -> list[Event]:
+    """Point events of the outputs that carry discrete noise only (on a lattice).
+
+    Each such output equals its centre on one input of the pair (its value with the noise at
+    0), and the other outputs of the class are left free: ``P`` is an exact lattice sum, and a
+    centre that the other input cannot reach (a shift by half the lattice step) has ``P' = 0``.
+    """
+    disc = [i for i in cont if _lattice_only(u, cls.paths[0].outputs[i])]
+    out: list[Event] = []
+    if not disc:
+        return out
+    for d in inputs:
+        vals = []
+        for i in disc:
+            v = cls.paths[0].outputs[i]
+            assert not isinstance(v, bool)
+            vals.append((i, "==", concrete(u, v, d, params)[1]))
+        text = ", ".join(f"output #{i} = {fmt_frac(t)}" for i, _, t in vals)
+        out.append((f"output class {cls.label} with {text}", vals))
+    return out
+
+
+#: Half-widths of the box events, in largest noise scales.
+BOX_WIDTHS = (Fraction(1, 4), Fraction(1, 16))
+
+
+def box_events(u: Unrolled, cls: OutputClass, cont: list[int],
+               inputs: tuple[dict[str, Fraction], ...], params: dict[str, Fraction],
+               bmax: float) -> list[Event]:
+    """Every real output within ``w`` of its centre on one input (outputs sharing a sample).
+
+    With two or more real outputs that share a noise sample (``q[0] + e, q[1] + e``) the
+    outputs lie on a line that moves with the data; a small box around one input's centres
+    meets the other input's line in a shorter segment, or not at all (``P' = 0``).
+    """
+    seen: set[str] = set()
+    shared = False
+    for i in cont:
+        v = cls.paths[0].outputs[i]
+        assert not isinstance(v, bool)
+        ks = {k for k in v.vars() if k in u.noises}
+        shared |= bool(ks & seen)
+        seen |= ks
+    if not shared:  # no sample in two outputs: the threshold events see what a box would
+        return []
+    out: list[Event] = []
+    for w in BOX_WIDTHS:
+        half = Fraction(round(float(w) * bmax * 64), 64) or Fraction(1, 64)
+        for d in inputs:
+            extra: list[tuple[int, str, Fraction]] = []
+            for i in cont:
+                v = cls.paths[0].outputs[i]
+                assert not isinstance(v, bool)
+                c = concrete(u, v, d, params)[1]
+                extra += [(i, ">=", c - half), (i, "<=", c + half)]
+            out.append((f"output class {cls.label} with every real output within "
+                        f"{fmt_frac(half)} of its centre {_centres(extra)}", extra))
+    return out
+
+
+def split_events(u: Unrolled, cls: OutputClass, cont: list[int],
+                 inputs: tuple[dict[str, Fraction], ...],
+                 params: dict[str, Fraction]) -> list[Event]:
+    """Every output with one-sided noise below (above) the midpoint of its two centres.
+
+    One-sided noise (``expo``) puts an output's support on one side of its centre: a value
+    released from it (the maximum of a noisy max) has, between the two inputs' centres, a
+    threshold that one input's outputs cannot cross (``P' = 0``).
+    """
+    x, y = inputs
+    mids = []
+    for i in cont:
+        v = cls.paths[0].outputs[i]
+        assert not isinstance(v, bool)
+        if not any(u.noises[k].kind == "expo" for k in v.vars() if k in u.noises):
+            continue  # two-sided noise: the threshold events cover it
+        a, b = concrete(u, v, x, params)[1], concrete(u, v, y, params)[1]
+        if a != b:
+            mids.append((i, (a + b) / 2))
+    if not mids:
+        return []
+    text = ", ".join(f"#{i} {{}} {fmt_frac(t)}" for i, t in mids)
+    return [(f"output class {cls.label} with output {text.format(*[op] * len(mids))}",
+             [(i, op, t) for i, t in mids]) for op in ("<=", ">=")]
+
+
+def _centres(extra: list[tuple[int, str, Fraction]]) -> str:
+    lo = [t for _, op, t in extra if op == ">="]
+    hi = [t for _, op, t in extra if op == "<="]
+    return "(" + ", ".join(fmt_frac((a + b) / 2) for a, b in zip(lo, hi, strict=True)) + ")"
+
+
+def _lattice_only(u: Unrolled, v: object) -> bool:
+    """A value that moves with discrete noise only (and does move)."""
+    if isinstance(v, bool) or not isinstance(v, LinForm):
+        return False
+    ks = [k for k in v.vars() if k in u.noises]
+    return bool(ks) and all(u.noises[k].kind == "dlap" for k in ks)
 
 
 def _vec(u: Unrolled, d: dict[str, Fraction]) -> dict[str, tuple[Fraction, ...]]:

@@ -23,6 +23,7 @@ from typing import Any
 
 from dpcert.verify._deps import require_z3
 from dpcert.verify.adjacency import Piece
+from dpcert.verify.ir import param_values
 from dpcert.verify.linear import LinForm, Monomial
 from dpcert.verify.symexec import Constraint, Path, Scalar, Unrolled
 
@@ -334,19 +335,30 @@ def _cegis(enc: _Enc, deadline: float, keep_smt: bool, stage: str) -> ClassProof
         m, r = _weights(u, k)
         groups.setdefault(m, []).append((k, r))
     claim = u.claim.terms
+    # a noise monomial the claim lacks (Lap(eps) under the claim eps: cost 1/eps ≤ eps only for
+    # eps ≥ 1) is paid for by the claim's total at the parameter values, not monomial-wise
+    cross = any(m not in claim for m in groups)
     n_points = 0
 
-    def add_cost(diffs: dict[str, Fraction]) -> None:
+    def add_cost(pt: dict[str, Fraction]) -> None:
         nonlocal n_points
         n_points += 1
+        tots: dict[Monomial, Any] = {}
         for m, ks in groups.items():
             tot = []
             for k, r in ks:
-                s = shift_at(k, diffs)
+                s = shift_at(k, pt)
                 t = z3.Real(f"abs{n_points}_{k}")
                 synth.add(t >= s, t >= (-s if u.noises[k].kind != "expo" else 0))
                 tot.append(enc.val(r) * t)
-            synth.add(z3.Sum(tot) <= enc.val(claim.get(m, Fraction(0))))
+            tots[m] = z3.Sum(tot)
+        if not cross:
+            for m, tot_m in tots.items():
+                synth.add(tot_m <= enc.val(claim.get(m, Fraction(0))))
+            return
+        at = _param_point(u, pt)
+        synth.add(z3.Sum([enc.val(_mono_value(m, at)) * t for m, t in tots.items()])
+                  <= enc.val(u.claim.evaluate(at)))
 
     add_cost({})
     for _ in range(MAX_ITERS):
@@ -461,29 +473,17 @@ def _verify(enc: _Enc, shifts: dict[str, LinForm],
         if r != z3.unsat:
             return ("unknown", {})
     # cost, per monomial: max over the piece
-    cost: dict[Monomial, Fraction] = {}
-    groups: dict[Monomial, list[str]] = {}
+    exprs: dict[Monomial, Any] = {}
     for k in enc.noise:
-        groups.setdefault(_weights(u, k)[0], []).append(k)
-    for m, ks in groups.items():
-        tot = []
-        for k in ks:
-            r = _weights(u, k)[1]
-            sk = shift_terms[k]
-            a = z3.If(sk >= 0, sk, -sk) if u.noises[k].kind != "expo" else z3.If(sk >= 0, sk, 0)
-            tot.append(enc.val(r) * a)
-        expr = z3.Sum(tot) if tot else enc.val(Fraction(0))
-        s = z3.Solver()
-        s.set("timeout", _ms(enc.deadline))
-        s.add(*side)
-        s.add(expr > enc.val(u.claim.terms.get(m, Fraction(0))))
-        if keep_smt:
-            queries.append(f"; cost side condition, monomial {m}\n" + s.to_smt2())
-        r = s.check()
-        if r == z3.sat:
-            return ("cost", _diff_values(enc, s.model()))
-        if r != z3.unsat:
-            return ("unknown", {})
+        m, r = _weights(u, k)
+        sk = shift_terms[k]
+        a = z3.If(sk >= 0, sk, -sk) if u.noises[k].kind != "expo" else z3.If(sk >= 0, sk, 0)
+        exprs[m] = exprs.get(m, enc.val(Fraction(0))) + enc.val(r) * a
+    bad = _cost_check(enc, side, exprs, queries if keep_smt else None)
+    if bad is not None:
+        return bad
+    cost: dict[Monomial, Fraction] = {}
+    for m, expr in exprs.items():
         opt = z3.Optimize()
         opt.set("timeout", _ms(enc.deadline))
         opt.add(*side)
@@ -493,6 +493,65 @@ def _verify(enc: _Enc, shifts: dict[str, LinForm],
         cost[m] = Fraction(str(v.as_fraction())) if z3.is_rational_value(v) else \
             u.claim.terms.get(m, Fraction(0))
     return ClassProof(enc.piece, enc.cls, shifts, cost, queries)
+
+
+def _cost_check(enc: _Enc, side: list[Any], exprs: dict[Monomial, Any],
+                queries: list[str] | None) -> tuple[str, dict[str, Fraction]] | None:
+    """``None`` when the aligned cost is at most the claim over the piece, else a point.
+
+    Monomial by monomial first (linear: parameters are positive), then the total
+    ``Σ_m m(params)·cost_m ≤ claim(params)`` over the declared parameter ranges (nonlinear:
+    ``1/eps ≤ eps`` for ``eps > 1``); its counterexample carries the parameter values.
+    """
+    z3, u = enc.z3, enc.u
+    claim = u.claim.terms
+    point: tuple[str, dict[str, Fraction]] | None = None
+    for m, expr in exprs.items():
+        s = z3.Solver()
+        s.set("timeout", _ms(enc.deadline))
+        s.add(*side, expr > enc.val(claim.get(m, Fraction(0))))
+        if queries is not None:
+            queries.append(f"; cost side condition, monomial {m}\n" + s.to_smt2())
+        r = s.check()
+        if r == z3.sat:
+            point = ("cost", _diff_values(enc, s.model()))
+            break
+        if r != z3.unsat:
+            return ("unknown", {})
+    if point is None:
+        return None
+    s = z3.Solver()
+    s.set("timeout", _ms(enc.deadline))
+    total = z3.Sum([_mono_z3(enc, m) * e for m, e in exprs.items()])
+    s.add(*side, total > z3.Sum([enc.val(c) * _mono_z3(enc, m) for m, c in claim.items()]))
+    if queries is not None:
+        queries.append("; cost side condition, total over the parameters\n" + s.to_smt2())
+    r = s.check()
+    if r == z3.unsat:
+        return None
+    return ("cost", _diff_values(enc, s.model())) if r == z3.sat else ("unknown", {})
+
+
+def _mono_z3(enc: _Enc, m: Monomial) -> Any:
+    """A parameter monomial (``eps^-1``) as a z3 term."""
+    t = enc.val(Fraction(1))
+    for name, k in m:
+        for _ in range(abs(k)):
+            t = t * enc.params[name] if k > 0 else t / enc.params[name]
+    return t
+
+
+def _mono_value(m: Monomial, at: dict[str, Fraction]) -> Fraction:
+    out = Fraction(1)
+    for name, k in m:
+        out *= at[name] ** k
+    return out
+
+
+def _param_point(u: Unrolled, pt: dict[str, Fraction]) -> dict[str, Fraction]:
+    """The parameters of a counterexample point, else a value inside each declared range."""
+    base = param_values(u.program)
+    return {p: pt.get("p:" + p, base[p]) for p in base}
 
 
 def _add_point(enc: _Enc, synth: Any, shift_at: Any, pt: dict[str, Fraction],

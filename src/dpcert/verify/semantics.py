@@ -70,15 +70,15 @@ def constraint_lin(u: Unrolled, con: Constraint, data: Mapping[str, Fraction],
 
 
 # ------------------------------------------------------------------------------- distributions
-def _cdf(nz: Noise, scale: float, x: Arr) -> Arr:
-    """P(η <= x) for continuous noise (vectorised)."""
+# Interval masses are computed from the nearer tail (``e^(-lo/b)·(1 − e^(−(hi−lo)/b))`` above
+# the centre), never as a difference of two CDF values near 1: that difference loses every
+# digit of a mass below 1e-16 and a few of one near 1e-12, enough to fake a loss above a tight
+# claim (a class reached only deep in a tail, e.g. an output 2^k of a noisy k).
+def _tail(kind: str, scale: float, x: Arr) -> Arr:
+    """P(η > x) for x ≥ 0 (Laplace, exponential; 0-based)."""
     with np.errstate(over="ignore"):
-        if nz.kind == "lap":
-            return np.asarray(np.where(x < 0, 0.5 * np.exp(np.minimum(x, 0) / scale),
-                                       1 - 0.5 * np.exp(-np.maximum(x, 0) / scale)),
-                              dtype=np.float64)
-        return np.asarray(np.where(x < 0, 0.0, -np.expm1(-np.maximum(x, 0) / scale)),
-                          dtype=np.float64)
+        t = np.exp(-np.maximum(x, 0) / scale)
+        return np.asarray(0.5 * t if kind == "lap" else t, dtype=np.float64)
 
 
 def _pdf(nz: Noise, scale: float, x: Arr) -> Arr:
@@ -88,51 +88,97 @@ def _pdf(nz: Noise, scale: float, x: Arr) -> Arr:
                       dtype=np.float64)
 
 
-def _dlap_cdf(scale: float, k: Arr) -> Arr:
-    """P(η <= k) for the discrete Laplace with P(j) ∝ exp(-|j|/scale), k integer."""
+def _cont_interval(nz: Noise, scale: float, lo: Arr, hi: Arr) -> Arr:
+    """P(lo < η ≤ hi) for Laplace or exponential noise, accurate in both tails."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if nz.kind != "lap":
+            lo = np.maximum(lo, 0.0)
+        width = np.maximum(hi - lo, 0.0)
+        frac = -np.expm1(-width / scale)  # 1 − e^(−(hi − lo)/b)
+        upper = _tail(nz.kind, scale, lo) * frac  # 0 ≤ lo: mass above lo, cut at hi
+        lower = _tail(nz.kind, scale, -hi) * frac  # hi ≤ 0 (Laplace: symmetric)
+        mid = 1 - _tail(nz.kind, scale, -lo) - _tail(nz.kind, scale, hi)
+        if nz.kind != "lap":
+            return np.asarray(np.where(hi <= lo, 0.0, upper), dtype=np.float64)
+        out = np.where(lo >= 0, upper, np.where(hi <= 0, lower, mid))
+        return np.asarray(np.where(hi <= lo, 0.0, np.maximum(out, 0.0)), dtype=np.float64)
+
+
+def _dlap_interval(scale: float, lo: Arr, hi: Arr) -> Arr:
+    """P(lo ≤ η ≤ hi) over the integers, P(j) ∝ exp(−|j|/scale), from the nearer tail."""
     p = math.exp(-1 / scale)
     norm = (1 - p) / (1 + p)
-    left = norm * p ** np.abs(k) / (1 - p)  # P(η <= k) for k <= 0 ... sum_{j<=k} p^{-j}
-    right = 1 - norm * p ** (np.abs(k) + 1) / (1 - p)
-    return np.asarray(np.where(k <= 0, left, right), dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        count = np.maximum(hi - lo + 1, 0.0)
+        frac = -np.expm1(count * math.log(p))  # 1 − p^count
+        upper = norm * p ** np.maximum(lo, 0) / (1 - p) * frac  # 1 ≤ lo
+        lower = norm * p ** np.maximum(-hi, 0) / (1 - p) * frac  # hi ≤ −1
+        # lo ≤ 0 ≤ hi: 1 − P(η ≤ lo − 1) − P(η ≥ hi + 1)
+        mid = 1 - norm * p ** np.maximum(1 - lo, 0) / (1 - p) \
+            - norm * p ** np.maximum(hi + 1, 0) / (1 - p)
+        out = np.where(lo >= 1, upper, np.where(hi <= -1, lower, mid))
+        return np.asarray(np.where(hi >= lo, np.maximum(out, 0.0), 0.0), dtype=np.float64)
 
 
-def _interval_prob(nz: Noise, scale: float, lo: Arr, lo_strict: Arr,
-                   hi: Arr, hi_strict: Arr) -> Arr:
+def _snap(x: Arr) -> Arr:
+    """Values within 1e-9 (relative) of an integer, as that integer (float rounding)."""
+    with np.errstate(invalid="ignore"):
+        r = np.round(x)
+        return np.asarray(np.where(np.abs(x - r) <= 1e-9 * (1 + np.abs(r)), r, x),
+                          dtype=np.float64)
+
+
+def _interval_prob(nz: Noise, scale: float, lo: Arr, lo_strict: npt.NDArray[np.bool_],
+                   hi: Arr, hi_strict: npt.NDArray[np.bool_]) -> Arr:
     if nz.kind != "dlap":
-        return np.maximum(_cdf(nz, scale, hi) - _cdf(nz, scale, lo), 0.0)
-    # integers j with lo (<|<=) j (<|<=) hi
+        return _cont_interval(nz, scale, lo, hi)
+    # integers j with lo (<|<=) j (<|<=) hi; bounds within rounding of an integer are one
+    lo, hi = _snap(lo), _snap(hi)
     big = 1e9
     hi_i = np.where(hi_strict, np.ceil(hi) - 1, np.floor(hi))
     lo_i = np.where(lo_strict, np.floor(lo) + 1, np.ceil(lo))
     hi_i = np.clip(hi_i, -big, big)
     lo_i = np.clip(lo_i, -big, big)
-    res = _dlap_cdf(scale, hi_i) - _dlap_cdf(scale, lo_i - 1)
-    return np.asarray(np.where(hi_i >= lo_i, np.maximum(res, 0.0), 0.0), dtype=np.float64)
+    return _dlap_interval(scale, lo_i, hi_i)
 
 
 def region_probability(u: Unrolled, cons: list[Lin], scales: Mapping[str, float]) -> float | None:
     """P(all constraints hold) under independent noise; ``None`` if not of hub shape."""
+    # a continuous variable in an (in)equation: given the others it is one point, of
+    # probability 0; equations over discrete noise only are kept, on the lattice
     for c in cons:
-        if c.op == "==" and all(u.noises[k].continuous for k, _ in c.coef):
+        if c.op == "==" and any(u.noises[k].continuous for k, _ in c.coef):
             return 0.0
-    cons = [c for c in cons if c.op != "!=" or not all(u.noises[k].continuous for k, _ in c.coef)]
-    if any(c.op in {"==", "!="} for c in cons):
-        return None
+    cons = [c for c in cons if c.op != "!=" or not any(u.noises[k].continuous for k, _ in c.coef)]
     used = sorted({k for c in cons for k, _ in c.coef})
     if not used:
         return 1.0
     hubs: list[str | None] = [None, *used]
     for h in hubs:
-        if all(sum(1 for k, _ in c.coef if k != h) <= 1 for c in cons):
+        if all(sum(1 for k, _ in c.coef if k != h) <= 1 for c in cons) and _at_most_one_gap(
+                cons, h):
             return _integrate(u, cons, scales, h)
     return None
+
+
+def _at_most_one_gap(cons: list[Lin], h: str | None) -> bool:
+    """At most one ``!=`` per non-hub variable (its point is taken out of its interval)."""
+    seen: set[str] = set()
+    for c in cons:
+        if c.op != "!=":
+            continue
+        others = [k for k, _ in c.coef if k != h]
+        if others and others[0] in seen:
+            return False
+        seen.update(others)
+    return True
 
 
 def _integrate(u: Unrolled, cons: list[Lin], scales: Mapping[str, float], h: str | None) -> float:
     # bounds per non-hub variable: value = (alpha + beta*r), strict flag
     lows: dict[str, list[tuple[float, float, bool]]] = {}
     highs: dict[str, list[tuple[float, float, bool]]] = {}
+    gaps: dict[str, tuple[float, float]] = {}  # η ≠ alpha + beta*r (discrete noise only)
     hub_only: list[Lin] = []
     for c in cons:
         others = [(k, a) for k, a in c.coef if k != h]
@@ -143,9 +189,14 @@ def _integrate(u: Unrolled, cons: list[Lin], scales: Mapping[str, float], h: str
         ah = dict(c.coef).get(h, 0.0) if h is not None else 0.0
         # a*η + ah*r + const op 0  ->  η op' -(ah*r + const)/a
         alpha, beta = -c.const / a, -ah / a
+        if c.op == "!=":
+            gaps[k] = (alpha, beta)
+            continue
         strict = c.op == "<"
-        (highs if a > 0 else lows).setdefault(k, []).append((alpha, beta, strict))
-    vars_ = sorted(set(lows) | set(highs))
+        if c.op == "==":  # η = alpha + beta*r: both bounds, on the lattice
+            lows.setdefault(k, []).append((alpha, beta, False))
+        (highs if a > 0 or c.op == "==" else lows).setdefault(k, []).append((alpha, beta, strict))
+    vars_ = sorted(set(lows) | set(highs) | set(gaps))
 
     def inner(r: Arr) -> Arr:
         out = np.ones_like(r)
@@ -162,11 +213,19 @@ def _integrate(u: Unrolled, cons: list[Lin], scales: Mapping[str, float], h: str
                 v = alpha + beta * r
                 hi_s = np.where(v < hi, strict, np.where(v == hi, hi_s | strict, hi_s))
                 hi = np.minimum(hi, v)
-            out = out * _interval_prob(u.noises[k], scales[k], lo, lo_s, hi, hi_s)
+            pr = _interval_prob(u.noises[k], scales[k], lo, lo_s, hi, hi_s)
+            if k in gaps:  # minus the excluded point's mass when it lies in the interval
+                alpha, beta = gaps[k]
+                v = _snap(alpha + beta * r)
+                pt = _interval_prob(u.noises[k], scales[k], np.maximum(lo, v), lo_s & (v <= lo),
+                                    np.minimum(hi, v), hi_s & (v >= hi))
+                pr = np.maximum(pr - pt, 0.0)
+            out = out * pr
         for c in hub_only:
             a = dict(c.coef)[h] if h is not None else 0.0
             v = a * r + c.const
-            out = out * ((v < 0) if c.op == "<" else (v <= 0))
+            near = np.abs(v) <= 1e-9 * (1 + np.abs(c.const))
+            out = out * {"<": v < 0, "<=": v <= 0, "==": near, "!=": ~near}[c.op]
         return out
 
     if h is None:
