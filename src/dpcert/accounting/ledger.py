@@ -350,7 +350,7 @@ class Ledger:
         with self._tx() as con:
             self._init_schema(con)
             for (name,) in con.execute("SELECT name FROM datasets").fetchall():
-                self._load(con, name)
+                self._verify(con, name)
 
     # -- plumbing ---------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -493,22 +493,25 @@ class Ledger:
 
     def verify(self, dataset: str | None = None) -> int:
         """Verify the whole chain of ``dataset`` (every dataset when ``None``): every charge's
-        hash, and the stored filter state against a replay of every charge.  Returns the number
-        of charges verified; raises :class:`LedgerIntegrityError` on any mismatch."""
-        n = 0
+        hash, and the stored filter state against a replay of every charge (done when the
+        ledger is opened).  Returns the number of charges verified; raises
+        :class:`LedgerIntegrityError` on any mismatch."""
         with self._tx() as con:
             names = ([dataset] if dataset is not None else
                      [r[0] for r in con.execute("SELECT name FROM datasets ORDER BY name")])
-            for name in names:
-                replayed = self._replay(con, name)
-                stored = self._head(con, name)
-                if (stored.state, stored.basic, stored.last, stored.count) != (
-                        replayed.state, replayed.basic, replayed.last, replayed.count):
-                    raise LedgerIntegrityError(
-                        f"dataset={name!r}: its filter state differs from a replay of its "
-                        "charges (ledger altered)")
-                n += replayed.count
-        return n
+            return sum(self._verify(con, name) for name in names)
+
+    def _verify(self, con: sqlite3.Connection, name: str) -> int:
+        replayed = self._replay(con, name)
+        if getattr(self, "_version", SCHEMA_VERSION) < 4:
+            return replayed.count
+        stored = self._head(con, name)
+        if (stored.state, stored.basic, stored.last, stored.count) != (
+                replayed.state, replayed.basic, replayed.last, replayed.count):
+            raise LedgerIntegrityError(
+                f"dataset={name!r}: its filter state differs from a replay of its charges "
+                "(ledger altered)")
+        return replayed.count
 
     def _load(self, con: sqlite3.Connection,
               dataset: str) -> tuple[str, Amount, list[Spend], str]:
