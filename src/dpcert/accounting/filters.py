@@ -15,15 +15,20 @@ budget              filter (rule)
 ``ApproxDP(ε, δ)``  ``"gdp"`` when the first release is made of Gaussians: Σ μᵢ² ≤ μ², μ the
                     largest with δ_μ(ε) ≤ δ (Smith & Thakurta 2022); ε'-DP releases count
                     with μ = 2Φ⁻¹(e^ε'/(1+e^ε')), other releases are refused.
-                    ``"approx"`` otherwise: Σ εᵢ ≤ ε and Σ δᵢ ≤ δ, each release at a point
-                    (εᵢ, δᵢ) of its own PLD curve chosen from the past only (Rogers et al.
-                    2016; Whitehouse et al. 2023).
+                    ``"renyi"`` for other releases (the default for interactive ones): one
+                    order α fixed by the first release, ε(Σ cᵢ(α)) at δ must be ≤ ε
+                    (Feldman & Zrnic 2021, Thm. 3.1; Balle et al. 2020, Thm. 21).
+                    ``"approx"`` (rule ``"basic"``, and under ``"auto"`` when the first
+                    release is a declared batch): Σ εᵢ ≤ ε and Σ δᵢ ≤ δ, each release at a
+                    point (εᵢ, δᵢ) of its own PLD curve chosen from the past only (Rogers et
+                    al. 2016; Whitehouse et al. 2023).
 ``ApproxDP(ε, 0)``  ``"pure"``.
 ==================  ========================================================================
 
-The ``"gdp"``/``"approx"`` choice is a function of the first release, which is chosen before
-anything about the dataset has been revealed, so it is a fixed filter for each analyst
-strategy.  Proof of every rule: ``docs/proofs/filters.md``.
+The curator chooses the rule per dataset (:data:`CHOICES`: ``"auto"``, ``"basic"``,
+``"renyi"``, ``"gdp"``); under ``"auto"`` the choice is a function of the first release, which
+is chosen before anything about the dataset has been revealed, so it is a fixed filter for
+each analyst strategy.  Proof of every rule: ``docs/proofs/filters.md``.
 
 Examples
 --------
@@ -38,6 +43,11 @@ Examples
 ...     _ = g.charge(GaussianEvent(10))
 >>> g.rule, round(float(g.spent[0]), 3)
 ('gdp', 4.887)
+>>> h = PrivacyFilter(dp.ApproxDP(5, 1e-6))
+>>> for _ in range(100):          # adaptively chosen Laplace releases at ε = 0.1
+...     _ = h.charge(LaplaceEvent(10))
+>>> h.rule, h.state.order, round(float(h.spent[0]), 3)
+('renyi', 6.4, 4.984)
 """
 
 from __future__ import annotations
