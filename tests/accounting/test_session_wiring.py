@@ -95,3 +95,16 @@ def test_a_session_limit_below_the_ledgers_refuses_before_the_ledger_is_charged(
     assert [s.amount for s in history] == admitted
     assert sess.spent == sum(admitted) == Fraction(1, 4)
     assert Ledger(path).remaining("d") == 1 - sum(admitted)
+
+
+def test_the_session_rule_is_named_by_query_cost(tmp_path: Path) -> None:
+    for rule, used in (("auto", "renyi"), ("basic", "approx")):
+        sess = dp.Session(DF, budget=dp.ApproxDP(5, 1e-6), rule=rule,
+                          _source=InsecureSeededSource(1))
+        q = sess.query().agg(dp.count())
+        cost = q.cost(dp.ApproxDP(Fraction(1, 10), 0))
+        assert cost["session"]["rule"] == used and cost["session"]["fits"]
+        q.release(dp.ApproxDP(Fraction(1, 10), 0))
+        assert sess._filter.rule == used
+    with pytest.raises(dp.errors.InvalidParameter, match="rule='gdp'"):
+        dp.Session(DF, budget=dp.PureDP(1), rule="gdp")
