@@ -86,8 +86,12 @@ def test_100_adaptive_gaussians_under_gdp_are_within_3_percent_of_4_887() -> Non
         assert abs(float(f.spent[0]) - 4.887) <= 0.03 * 4.887  # type: ignore[index]
 
 
-def test_five_laplace_releases_at_epsilon_1_fit_under_basic_only() -> None:
+def test_five_laplace_releases_at_epsilon_1_fit_under_basic_and_auto() -> None:
     assert _fit("basic", LaplaceEvent(1))[0] == 5
+    n, f = _fit("auto", LaplaceEvent(1))
+    assert n == 5 and f.rule == "approx"  # auto picks basic: it admits more like the first
+    n, f = _fit("auto", LaplaceEvent(2))
+    assert n == 10 and f.rule == "approx"
     assert _fit("renyi", LaplaceEvent(1))[0] == 4  # Rényi pays log(1/δ)/(α−1) over 5
 
 

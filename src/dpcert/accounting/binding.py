@@ -69,7 +69,7 @@ def accounting_rule(total: Measure, choice: str = "auto") -> str:
 
     >>> from dpcert.core.measures import ApproxDP
     >>> accounting_rule(ApproxDP(1, 1e-6))
-    'renyi (gdp when the first release is Gaussian only, approx when it is a declared batch)'
+    'renyi (gdp when the first release is Gaussian only; approx when it is a declared batch or approx admits as many releases like it)'
     >>> accounting_rule(ApproxDP(1, 1e-6), "basic")
     'approx'
     """
@@ -80,8 +80,8 @@ def accounting_rule(total: Measure, choice: str = "auto") -> str:
     check_choice(kind, value, choice)
     rule = choose_rule(kind, value, None, choice)
     if choice == "auto" and rule == "renyi":
-        return ("renyi (gdp when the first release is Gaussian only, approx when it is a "
-                "declared batch)")
+        return ("renyi (gdp when the first release is Gaussian only; approx when it is a "
+                "declared batch or approx admits as many releases like it)")
     return str(rule)
 
 

@@ -15,7 +15,8 @@ budget              filter (rule)
 ``ApproxDP(ε, δ)``  ``"gdp"`` when the first release is made of Gaussians: Σ μᵢ² ≤ μ², μ the
                     largest with δ_μ(ε) ≤ δ (Smith & Thakurta 2022); ε'-DP releases count
                     with μ = 2Φ⁻¹(e^ε'/(1+e^ε')), other releases are refused.
-                    ``"renyi"`` for other releases (the default for interactive ones): one
+                    ``"renyi"`` for other releases when it admits more releases like the
+                    first than basic composition does (the default for many small ones): one
                     order α fixed by the first release, ε(Σ cᵢ(α)) at δ must be ≤ ε
                     (Feldman & Zrnic 2021, Thm. 3.1; Balle et al. 2020, Thm. 21).
                     ``"approx"`` (rule ``"basic"``, and under ``"auto"`` when the first
@@ -207,7 +208,28 @@ def choose_rule(kind: str, total: Amount, first: Event | None, choice: str = "au
         return "gdp"
     if batch or choice == CLASSIC:
         return "approx"
-    return "renyi" if first is None or _renyi_ok(first) else "approx"
+    if first is None:
+        return "renyi"
+    return "renyi" if _renyi_ok(first) and _renyi_admits_more(first, total) else "approx"
+
+
+def _renyi_admits_more(first: Event, total: tuple[Fraction, Fraction]) -> bool:
+    """Whether the Rényi filter admits more releases like ``first`` than basic composition of
+    its (ε, δ) statement does (a function of the first release only)."""
+    import numpy as np
+
+    try:
+        e1, d1 = _approx(first)
+    except UnsupportedEvent:
+        return True
+    n_basic = math.inf if e1 == 0 else math.floor(total[0] / e1)
+    if d1 > 0:
+        n_basic = min(n_basic, math.floor(total[1] / d1))
+    order = renyi_order(first, total)
+    c1 = renyi_cost(first, order)
+    room = float(_renyi_room(np.asarray([order]), float(total[0]), float(total[1]))[0])
+    n_renyi = math.inf if c1 == 0 else math.floor(room / c1)
+    return bool(n_renyi > n_basic)
 
 
 def _pure(event: Event) -> Fraction:

@@ -12,8 +12,9 @@
 real path and schema fingerprint (column names and types as dpcert reads them, no rows), the
 privacy unit when given, the declared CSV column types, the total budget and the accounting rule
 (:mod:`dpcert.accounting.binding`).  ``--rule`` chooses the privacy filter across releases
-(default ``auto``: Rényi for interactive (ε, δ) releases, Gaussian-DP when the first release is
-Gaussian only, PLD points summed for a first declared batch; ``docs/proofs/filters.md``).
+(default ``auto``: Gaussian-DP when the first release is Gaussian only, PLD points summed for a
+first declared batch or when that admits as many releases like the first, else Rényi;
+``docs/proofs/filters.md``).
 ``dpcert release`` then spends that budget only on that
 source.  ``--unbound`` creates a dataset without a source (the curator then passes ``--data`` to
 every release).
