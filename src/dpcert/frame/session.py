@@ -81,7 +81,8 @@ class Session:
         ``"renyi"`` or ``"gdp"``; :mod:`dpcert.accounting.filters`, ``docs/proofs/filters.md``).
         ``"auto"`` keeps an ``ApproxDP`` budget by the Gaussian-DP filter when the first release
         is Gaussian only, by basic composition of PLD points when it is a declared batch or
-        when that admits as many releases like it, else by the Rényi filter.  A ledger dataset keeps its own rule (``budget init --rule``).
+        when that admits as many releases like it, else by the Rényi filter.  A ledger dataset
+        keeps its own rule (``budget init --rule``).
     """
 
     def __init__(self, data: Any, privacy_unit: str | None = None, *, budget: Measure,
