@@ -11,6 +11,10 @@ Sections (issues 5 and 15):
 2. Calibration: σ for 1000 Gaussians at (ε=1, δ=1e-5): dpcert's exact single-Gaussian solve vs
    dp-accounting's ``calibrate_dp_mechanism`` with its RDP accountant (with its PLD accountant
    it took 76 s here, so the run uses RDP, its fast path; RDP's σ is larger, i.e. looser).
+4. The filter rules (issue 39): how many releases each rule (auto, basic, renyi, gdp) admits in
+   ApproxDP(5, 1e-6) when chosen one at a time, the ε charged after k of them, the
+   non-adaptive bound each aims at, and dp-accounting's RDP/PLD figures for the same k-fold
+   composition (peers only when installed: otherwise the columns show "-").
 3. The ledger's tight charges: a declared batch of 100 Laplace(ε=0.1) under ApproxDP(·, 1e-6)
    (target ≤ 4.8), and 100 adaptively chosen Gaussian(σ=10) releases (target within 5 % of the
    non-adaptive optimum), against basic composition.
@@ -66,6 +70,8 @@ from dp_accounting.pld import pld_privacy_accountant as pldacc
 from dp_accounting.rdp import rdp_privacy_accountant as rdpacc
 W = [("1000 x Gaussian(sigma=50)", dpa.GaussianDpEvent(50), 1000),
      ("100 x Laplace(eps=0.1)", dpa.LaplaceDpEvent(10), 100),
+     ("100 x Gaussian(sigma=10)", dpa.GaussianDpEvent(10), 100),
+     ("5 x Laplace(eps=1)", dpa.LaplaceDpEvent(1), 5),
      ("1000 x Poisson(q=0.01) Gaussian(sigma=1)",
       dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(1)), 1000),
      ("DP-SGD 10^4 x Poisson(q=0.01) Gaussian(1.1)",
@@ -202,6 +208,70 @@ def section_ledger() -> None:
               f"100 charges in {dt:.2f} s")
 
 
+RULE_WORKLOADS = [("100 x Laplace(eps=0.1)", LaplaceEvent(10), 100),
+                  ("100 x Gaussian(sigma=10)", GaussianEvent(10), 100),
+                  ("5 x Laplace(eps=1)", LaplaceEvent(1), 5)]
+
+
+def _adaptive(rule: str, event: Any, k: int) -> tuple[int, float | None, float | None, str]:
+    """Charge ``event`` one release at a time to ApproxDP(5, 1e-6) under ``rule``: how many
+    fit (up to 300), the ε charged after ``k`` of them (``None`` if fewer fit), the order and
+    the rule in force."""
+    from dpcert.accounting.filters import PrivacyFilter
+    from dpcert.errors import BudgetExceeded, UnsupportedEvent
+
+    f = PrivacyFilter(dp.ApproxDP(5, 1e-6), rule=rule)
+    eps_k = None
+    n = 0
+    for n in range(300):
+        try:
+            f.charge(event)
+        except (BudgetExceeded, UnsupportedEvent):
+            break
+        if n + 1 == k:
+            spent = f.spent
+            assert isinstance(spent, tuple)
+            eps_k = float(spent[0])
+    else:
+        n = 300
+    return n, eps_k, f.state.order, f.rule
+
+
+def section_rules(peers: dict[str, Any]) -> None:
+    """Issue 39: each filter rule, releases chosen one at a time, against the non-adaptive
+    optimum it aims at and dp-accounting's (non-adaptive) figures for the same composition."""
+    from dpcert.accounting.filters import basic_amount
+
+    print("rules: ApproxDP(5, 1e-6), releases chosen adaptively one at a time")
+    print(f"{'workload':26} {'rule':12} {'fit':>4} {'ε charged':>10} {'aims at':>22} "
+          f"{'dp-acc RDP':>11} {'dp-acc PLD':>11}")
+    for name, ev, k in RULE_WORKLOADS:
+        pld = PLDAccountant().compose(ev, k).epsilon(1e-6)
+        rdp_best = RDPAccountant().compose(ev, k).epsilon(1e-6)
+        pr = peers.get(f"{name}|RDP")
+        pp = peers.get(f"{name}|PLD")
+        peer_r = f"{pr[0][0]:11.4f}" if pr and isinstance(pr[0][0], float) else f"{'-':>11}"
+        peer_p = f"{pp[0][0]:11.4f}" if pp and isinstance(pp[0][0], float) else f"{'-':>11}"
+        for rule in ("auto", "basic", "renyi", "gdp"):
+            n, eps_k, order, used = _adaptive(rule, ev, k)
+            if used == "renyi" and order is not None:
+                at = RDPAccountant(orders=(order,)).compose(ev, k).epsilon(1e-6)
+                aim = f"RDP α={order:g}: {at:.4f}"
+            elif used == "approx":
+                try:
+                    one = basic_amount("ApproxDP", ev)
+                    assert isinstance(one, tuple)
+                    aim = f"Σε: {float(k * one[0]):.4f}"
+                except UnsupportedEvent:  # a Gaussian has no (ε, δ) statement of its own
+                    aim = "Σε: none"
+            else:
+                aim = f"PLD: {pld:.4f}"
+            shown = f"{eps_k:10.4f}" if eps_k is not None else f"{'-':>10}"
+            label = f"{rule}→{used}" if rule == "auto" else rule
+            print(f"{name:26} {label:12} {n:4d} {shown} {aim:>22} {peer_r} {peer_p}")
+        print(f"{'':26} (non-adaptive optimum: PLD {pld:.4f}, best-order RDP {rdp_best:.4f})")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--peers-python", default=None)
@@ -214,6 +284,8 @@ def main() -> int:
     section_calibration(peers)
     print()
     section_ledger()
+    print()
+    section_rules(peers)
     return 0
 
 

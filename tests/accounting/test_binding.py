@@ -66,4 +66,6 @@ def test_accounting_rule_names_the_filter() -> None:
     assert accounting_rule(dp.PureDP(1)) == "pure"
     assert accounting_rule(dp.ZCDP(1)) == "zcdp"
     assert accounting_rule(dp.ApproxDP(1, 0)) == "pure"
-    assert accounting_rule(dp.ApproxDP(1, 1e-6)).startswith("approx")
+    assert accounting_rule(dp.ApproxDP(1, 1e-6)).startswith("renyi")
+    assert accounting_rule(dp.ApproxDP(1, 1e-6), "basic") == "approx"
+    assert accounting_rule(dp.ApproxDP(1, 1e-6), "gdp") == "gdp"

@@ -299,7 +299,7 @@ def test_an_independent_replay_of_the_hash_chain_matches_every_row_and_the_head(
     con = sqlite3.connect(led.path)
     name, measure, total, created, h = con.execute(
         "SELECT name, measure, total, created, hash FROM datasets").fetchone()
-    assert h == sha(name, measure, total, created)
+    assert h == sha(name, measure, total, created, None, "auto")  # relation, rule
     rows = con.execute("SELECT id, dataset, amount, note, time, hash, event, batch, stated "
                        "FROM spends ORDER BY id").fetchall()
     con.close()

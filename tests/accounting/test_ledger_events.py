@@ -11,7 +11,13 @@ import pytest
 
 import dpcert as dp
 from dpcert.accounting.codec import event_to_json
-from dpcert.accounting.ledger import SCHEMA_VERSION, Ledger, LedgerIntegrityError, _hash
+from dpcert.accounting.ledger import (
+    SCHEMA_VERSION,
+    Ledger,
+    LedgerIntegrityError,
+    _hash,
+    _state_hash,
+)
 from dpcert.core.events import (
     ComposedEvent,
     GaussianEvent,
@@ -157,15 +163,22 @@ def test_unknown_event_in_ledger_is_a_typed_error_and_changes_nothing(tmp_path: 
     (amount, note, t) = con.execute("SELECT amount, note, time FROM spends").fetchone()
     alien = ('{"format":"dpcert.event","version":1,"event":{"type":"FutureEvent","x":"1"}}')
     first = con.execute("SELECT hash FROM datasets").fetchone()[0]
-    con.execute("UPDATE spends SET event = ?, hash = ?",
-                (alien, _hash(first, 1, "d", amount, note, t, alien, 0, 0)))
+    head = _hash(first, 1, "d", amount, note, t, alien, 0, 0)
+    con.execute("UPDATE spends SET event = ?, hash = ?", (alien, head))
+    (count, basic, state) = con.execute("SELECT count, basic, state FROM filter_state"
+                                        ).fetchone()
+    con.execute("UPDATE filter_state SET head = ?, hash = ?",  # the future dpcert's state row
+                (head, _state_hash(first, head, count, basic, state)))
     con.commit()
     before = con.execute("SELECT * FROM spends").fetchall()
     with pytest.raises(UnsupportedEvent, match="FutureEvent"):
-        led.status("d")
+        led.verify("d")
+    with pytest.raises(UnsupportedEvent, match="FutureEvent"):
+        led.history("d")
     with pytest.raises(UnsupportedEvent):
-        led.charge("d", ZCDPEvent(Fraction(1, 10)))
+        Ledger(path)  # opening verifies every chain
     assert con.execute("SELECT * FROM spends").fetchall() == before
+    assert led.status("d").spent == Fraction(1, 10)  # the head state stays readable
     con.close()
 
 

@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 import dpcert as dp
-from dpcert.accounting.ledger import Ledger, LedgerIntegrityError
+from dpcert.accounting.ledger import Ledger, LedgerIntegrityError, _dataset_hash, _spend_hash
 from dpcert.accounting.pure import epsilon_of
 from dpcert.cli.main import main
 from dpcert.core.events import (
@@ -75,8 +75,18 @@ def test_a_schema_2_ledger_is_migrated_and_keeps_its_chain(tmp_path: Path) -> No
     led = _ledger(tmp_path)
     led.spend("d", dp.PureDP(Fraction(1, 4)), note="old")
     con = sqlite3.connect(led.path)
+    con.execute("DROP TABLE filter_state")
+    con.execute("DROP INDEX spends_by_dataset")
+    con.execute("ALTER TABLE datasets DROP COLUMN rule")
     con.execute("ALTER TABLE datasets DROP COLUMN relation")
     con.execute("ALTER TABLE spends DROP COLUMN cert")
+    name, kind, total, created = con.execute("SELECT name, measure, total, created FROM "
+                                             "datasets").fetchone()
+    con.execute("UPDATE datasets SET hash = ?", (_dataset_hash(name, kind, total, created, None),))
+    old = con.execute("SELECT id, amount, note, time, event, batch, stated FROM spends").fetchone()
+    con.execute("UPDATE spends SET hash = ?",  # the chain as a schema-2 dpcert wrote it
+                (_spend_hash(_dataset_hash(name, kind, total, created, None), old[0], name,
+                             *old[1:], None),))
     con.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
     con.commit()
     con.close()

@@ -17,10 +17,11 @@ from dpcert.samplers import InsecureSeededSource
 DF = pl.DataFrame({"region": ["n", "s", "n", "s", "n"], "income": [1.0, 2.0, 3.0, 4.0, 5.0]})
 
 
-def _session(tmp_path: Path, budget: dp.core.measures.Measure) -> dp.Session:
+def _session(tmp_path: Path, budget: dp.core.measures.Measure,
+             rule: str = "auto") -> dp.Session:
     path = str(tmp_path / "l.sqlite")
-    Ledger(path).create("d", budget)
-    return dp.Session(DF, budget=budget, ledger=path, dataset="d",
+    Ledger(path).create("d", budget, rule=rule)
+    return dp.Session(DF, budget=budget, ledger=path, dataset="d", rule=rule,
                       _source=InsecureSeededSource(1))
 
 
@@ -43,7 +44,7 @@ def test_release_all_charges_one_batch_by_the_pld(tmp_path: Path) -> None:
 
 
 def test_one_by_one_is_basic_and_refused_when_over(tmp_path: Path) -> None:
-    sess = _session(tmp_path, dp.ApproxDP(0.25, 1e-6))
+    sess = _session(tmp_path, dp.ApproxDP(0.25, 1e-6), rule="basic")
     q = sess.query().agg(dp.count())
     q.release(dp.ApproxDP(0.1, 0), name="people")
     q.release(dp.ApproxDP(0.1, 0))
@@ -94,3 +95,16 @@ def test_a_session_limit_below_the_ledgers_refuses_before_the_ledger_is_charged(
     assert [s.amount for s in history] == admitted
     assert sess.spent == sum(admitted) == Fraction(1, 4)
     assert Ledger(path).remaining("d") == 1 - sum(admitted)
+
+
+def test_the_session_rule_is_named_by_query_cost(tmp_path: Path) -> None:
+    for rule, used in (("auto", "renyi"), ("basic", "approx")):
+        sess = dp.Session(DF, budget=dp.ApproxDP(5, 1e-6), rule=rule,
+                          _source=InsecureSeededSource(1))
+        q = sess.query().agg(dp.count())
+        cost = q.cost(dp.ApproxDP(Fraction(1, 10), 0))
+        assert cost["session"]["rule"] == used and cost["session"]["fits"]
+        q.release(dp.ApproxDP(Fraction(1, 10), 0))
+        assert sess._filter.rule == used
+    with pytest.raises(dp.errors.InvalidParameter, match="rule='gdp'"):
+        dp.Session(DF, budget=dp.PureDP(1), rule="gdp")

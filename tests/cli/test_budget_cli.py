@@ -43,3 +43,33 @@ def test_show_prints_the_binding(curator: Any, capsys: pytest.CaptureFixture[str
     assert "schema:    sha256:" in out and "unit:      pid" in out
     assert main(["budget", "init", curator.ledger, "people", "--unbound", "--epsilon", "9"]) == 2
     assert "already has a budget" in capsys.readouterr().err
+
+
+def test_init_chooses_the_rule_and_show_quotes_the_next_release(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from dpcert.accounting.ledger import Ledger
+    from dpcert.core.events import LaplaceEvent
+
+    path = str(tmp_path / "l.sqlite")
+    for rule in ("auto", "basic"):
+        assert main(["budget", "init", path, rule, "--unbound", "--epsilon", "5", "--delta",
+                     "1e-6", "--rule", rule, "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["choice"] == rule
+    led = Ledger(path)
+    for _ in range(50):
+        led.charge("auto", LaplaceEvent(10))
+        led.charge("basic", LaplaceEvent(10))
+    assert main(["budget", "show", path, "basic", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["rule"] == "approx" and shown["choice"] == "basic"
+    assert shown["next"] == {"release": "Laplace ε = 0.1", "rule": "approx",
+                             "cost": "ε = 0.1, δ = 0.0", "fits": False}
+    assert main(["budget", "show", path, "auto"]) == 0
+    out = capsys.readouterr().out
+    assert "rule:      renyi (chosen: auto) at order α = 6.4" in out
+    assert "under the renyi rule; fits" in out
+    assert main(["budget", "init", path, "p", "--unbound", "--epsilon", "1", "--rule",
+                 "renyi"]) == 2
+    assert "rule='renyi' needs an ApproxDP" in capsys.readouterr().err

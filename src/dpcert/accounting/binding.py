@@ -62,20 +62,26 @@ class Binding:
         return asdict(self)
 
 
-def accounting_rule(total: Measure) -> str:
-    """The name of the privacy-filter rule that accounts for a budget ``total``
-    (:func:`dpcert.accounting.filters.choose_rule`; ``docs/proofs/filters.md``).
+def accounting_rule(total: Measure, choice: str = "auto") -> str:
+    """The name of the privacy-filter rule that accounts for a budget ``total`` under the
+    curator's ``choice`` (:func:`dpcert.accounting.filters.choose_rule`;
+    ``docs/proofs/filters.md``).
 
     >>> from dpcert.core.measures import ApproxDP
-    >>> accounting_rule(ApproxDP(1, 1e-6))
-    'approx (gdp when the first release is Gaussian only)'
+    >>> accounting_rule(ApproxDP(1, 1e-6))[:46]
+    'renyi (gdp when the first release is Gaussian '
+    >>> accounting_rule(ApproxDP(1, 1e-6), "basic")
+    'approx'
     """
-    from dpcert.accounting.filters import choose_rule
+    from dpcert.accounting.filters import check_choice, choose_rule
 
     value = total.require_value("total")
-    rule = choose_rule(type(total).__name__, value, None)
-    if rule == "approx":
-        return "approx (gdp when the first release is Gaussian only)"
+    kind = type(total).__name__
+    check_choice(kind, value, choice)
+    rule = choose_rule(kind, value, None, choice)
+    if choice == "auto" and rule == "renyi":
+        return ("renyi (gdp when the first release is Gaussian only; approx when it is a "
+                "declared batch or approx admits as many releases like it)")
     return str(rule)
 
 
@@ -92,7 +98,7 @@ def _ensure_table(con: sqlite3.Connection) -> None:
 
 
 def create_bound(ledger: Any, dataset: str, total: Measure, binding: Binding, *,
-                 relation: str | None = None) -> None:
+                 relation: str | None = None, rule: str = "auto") -> None:
     """Create ``dataset`` with the budget ``total`` (and neighbouring ``relation``) in ``ledger``
     and bind it to ``binding``, in one transaction (both or neither are written)."""
     if not isinstance(binding, Binding):
@@ -104,7 +110,7 @@ def create_bound(ledger: Any, dataset: str, total: Measure, binding: Binding, *,
         con.execute("INSERT INTO bindings VALUES (?, ?, ?, ?)",
                     (dataset, payload, created, _row_hash(dhash, dataset, payload, created)))
 
-    ledger.create(dataset, total, relation=relation, then=bind)
+    ledger.create(dataset, total, relation=relation, rule=rule, then=bind)
 
 
 def binding_of(ledger: Any, dataset: str) -> Binding | None:

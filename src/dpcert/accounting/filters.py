@@ -15,15 +15,21 @@ budget              filter (rule)
 ``ApproxDP(ε, δ)``  ``"gdp"`` when the first release is made of Gaussians: Σ μᵢ² ≤ μ², μ the
                     largest with δ_μ(ε) ≤ δ (Smith & Thakurta 2022); ε'-DP releases count
                     with μ = 2Φ⁻¹(e^ε'/(1+e^ε')), other releases are refused.
-                    ``"approx"`` otherwise: Σ εᵢ ≤ ε and Σ δᵢ ≤ δ, each release at a point
-                    (εᵢ, δᵢ) of its own PLD curve chosen from the past only (Rogers et al.
-                    2016; Whitehouse et al. 2023).
+                    ``"renyi"`` for other releases when it admits more releases like the
+                    first than basic composition does (the default for many small ones): one
+                    order α fixed by the first release, ε(Σ cᵢ(α)) at δ must be ≤ ε
+                    (Feldman & Zrnic 2021, Thm. 3.1; Balle et al. 2020, Thm. 21).
+                    ``"approx"`` (rule ``"basic"``, and under ``"auto"`` when the first
+                    release is a declared batch): Σ εᵢ ≤ ε and Σ δᵢ ≤ δ, each release at a
+                    point (εᵢ, δᵢ) of its own PLD curve chosen from the past only (Rogers et
+                    al. 2016; Whitehouse et al. 2023).
 ``ApproxDP(ε, 0)``  ``"pure"``.
 ==================  ========================================================================
 
-The ``"gdp"``/``"approx"`` choice is a function of the first release, which is chosen before
-anything about the dataset has been revealed, so it is a fixed filter for each analyst
-strategy.  Proof of every rule: ``docs/proofs/filters.md``.
+The curator chooses the rule per dataset (:data:`CHOICES`: ``"auto"``, ``"basic"``,
+``"renyi"``, ``"gdp"``); under ``"auto"`` the choice is a function of the first release, which
+is chosen before anything about the dataset has been revealed, so it is a fixed filter for
+each analyst strategy.  Proof of every rule: ``docs/proofs/filters.md``.
 
 Examples
 --------
@@ -38,15 +44,21 @@ Examples
 ...     _ = g.charge(GaussianEvent(10))
 >>> g.rule, round(float(g.spent[0]), 3)
 ('gdp', 4.887)
+>>> h = PrivacyFilter(dp.ApproxDP(5, 1e-6))
+>>> for _ in range(100):          # adaptively chosen Laplace releases at ε = 0.1
+...     _ = h.charge(LaplaceEvent(10))
+>>> h.rule, h.state.order, round(float(h.spent[0]), 3)
+('renyi', 6.4, 4.984)
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Literal
@@ -70,16 +82,23 @@ from dpcert.errors import (
 )
 
 __all__ = [
+    "CHOICES",
     "Amount",
+    "FilterState",
     "Point",
     "PrivacyFilter",
     "Release",
     "Rule",
     "Tally",
     "basic_amount",
+    "check_choice",
     "check_relation",
     "choose_rule",
     "history_relation",
+    "quote_state",
+    "renyi_cost",
+    "renyi_epsilon",
+    "renyi_order",
     "tally",
 ]
 
@@ -90,7 +109,7 @@ _BATCH_MIN_GAIN = Fraction(1, 100)
 #: Largest number of discrete-pair atoms for which a filter asks the PLD accountant (about a
 #: second of work); larger events are charged their own statement.
 _PLD_MAX_ATOMS = 1 << 21
-Rule = Literal["pure", "zcdp", "gdp", "approx"]
+Rule = Literal["pure", "zcdp", "gdp", "renyi", "approx"]
 Kind = Literal["PureDP", "ApproxDP", "ZCDP"]
 
 
@@ -127,6 +146,8 @@ class Tally:
     #: (``PLDAccountant.epsilon_interval``), so ``[spent_lower, spent ε]`` is the interval of
     #: the PLD's discretisation; ``None`` where the total is exact (pure, zCDP, GDP).
     spent_lower: Fraction | None = None
+    #: Under "renyi": Σ cᵢ(α) at the filter's order.
+    rdp: float | None = None
 
 
 def _kind(budget: Measure) -> Kind:
@@ -143,8 +164,38 @@ def _is_gaussian_only(event: Event) -> bool:
     return bool(parts) and all(type(e) is GaussianEvent for e, _ in parts)
 
 
-def choose_rule(kind: str, total: Amount, first: Event | None) -> Rule:
-    """The filter for a budget, given the first release's event (see the module docstring)."""
+#: The rules a curator may choose for a dataset (``budget init --rule``, ``Session(rule=)``).
+CHOICES = ("auto", "basic", "renyi", "gdp")
+#: The rule of a ledger dataset created before rules were chosen (schema ≤ 3): ``"gdp"`` when
+#: its first release is Gaussian only, else ``"approx"``; kept so its history keeps its rule.
+CLASSIC = "classic"
+
+
+def check_choice(kind: str, total: Amount, choice: Any) -> str:
+    """Validate a curator's rule ``choice`` for a budget of ``kind`` (``"renyi"`` and ``"gdp"``
+    need an ``ApproxDP(ε, δ > 0)`` budget)."""
+    if choice not in CHOICES and choice != CLASSIC:
+        raise InvalidParameter(f"rule={choice!r} must be one of {list(CHOICES)}")
+    approx = kind == "ApproxDP" and isinstance(total, tuple) and total[1] > 0
+    if choice in ("renyi", "gdp") and not approx:
+        raise InvalidParameter(
+            f"rule={choice!r} needs an ApproxDP(ε, δ) budget with δ > 0; a {kind} budget is "
+            "kept by summing its releases (rule 'auto' or 'basic')")
+    return str(choice)
+
+
+def _renyi_ok(event: Event) -> bool:
+    try:
+        _renyi_curve(event, _renyi_orders()[:1])
+    except UnsupportedEvent:
+        return False
+    return True
+
+
+def choose_rule(kind: str, total: Amount, first: Event | None, choice: str = "auto",
+                batch: bool = False) -> Rule:
+    """The filter for a budget, given the curator's ``choice`` and the first release's event
+    (and whether it is a declared ``batch``; see the module docstring)."""
     if kind == "PureDP":
         return "pure"
     if kind == "ZCDP":
@@ -152,7 +203,36 @@ def choose_rule(kind: str, total: Amount, first: Event | None) -> Rule:
     assert isinstance(total, tuple)
     if total[1] == 0:
         return "pure"
-    return "gdp" if first is not None and _is_gaussian_only(first) else "approx"
+    if choice == "basic":
+        return "approx"
+    if choice in ("renyi", "gdp"):
+        return choice  # type: ignore[return-value]
+    if first is not None and _is_gaussian_only(first):
+        return "gdp"
+    if batch or choice == CLASSIC:
+        return "approx"
+    if first is None:
+        return "renyi"
+    return "renyi" if _renyi_ok(first) and _renyi_admits_more(first, total) else "approx"
+
+
+def _renyi_admits_more(first: Event, total: tuple[Fraction, Fraction]) -> bool:
+    """Whether the Rényi filter admits more releases like ``first`` than basic composition of
+    its (ε, δ) statement does (a function of the first release only)."""
+    import numpy as np
+
+    try:
+        e1, d1 = _approx(first)
+    except UnsupportedEvent:
+        return True
+    n_basic = math.inf if e1 == 0 else math.floor(total[0] / e1)
+    if d1 > 0:
+        n_basic = min(n_basic, math.floor(total[1] / d1))
+    order = renyi_order(first, total)
+    c1 = renyi_cost(first, order)
+    room = float(_renyi_room(np.asarray([order]), float(total[0]), float(total[1]))[0])
+    n_renyi = math.inf if c1 == 0 else math.floor(room / c1)
+    return bool(n_renyi > n_basic)
 
 
 def _pure(event: Event) -> Fraction:
@@ -302,45 +382,217 @@ def _mu2(event: Event) -> float:
     return total * (1 + 1e-12)
 
 
-def tally(budget_kind: str, total: Amount, releases: Sequence[Release]) -> Tally:
-    """The cost of ``releases`` (oldest first) against the budget ``total`` in a measure.
+def _renyi_orders() -> Any:
+    import numpy as np
+
+    from dpcert.accounting.rdp import DEFAULT_ORDERS
+
+    return np.asarray(DEFAULT_ORDERS, dtype=float)
+
+
+def _renyi_room(orders: Any, eps: float, delta: float) -> Any:
+    """B(α): the largest Rényi budget at each order whose (ε, δ) conversion (Balle et al. 2020,
+    Thm. 21, or Mironov 2017, Prop. 3, the smaller) is at most ``eps`` at ``delta``."""
+    import numpy as np
+
+    a = orders
+    improved = np.log1p(-1.0 / a) - (math.log(delta) + np.log(a)) / (a - 1.0)
+    classic = math.log(1.0 / delta) / (a - 1.0)
+    return eps - np.minimum(improved, classic)
+
+
+def _renyi_curve(event: Event, orders: Any) -> Any:
+    """Σ k·ε_leaf(α) of a release on ``orders`` (widened up by ``rdp_of``); refuses leaves
+    without a Rényi statement."""
+    import numpy as np
+
+    from dpcert.accounting.rdp import rdp_of
+
+    total = np.zeros_like(orders)
+    for e, k in flat_leaves(event):
+        try:
+            total = total + k * rdp_of(e, orders)
+        except UnsupportedEvent:
+            raise UnsupportedEvent(
+                f"{e!r} has no Rényi-DP statement; this dataset is kept by the Rényi filter, "
+                "which admits releases with a Rényi curve (Laplace, Gaussian, ε-DP, zCDP, "
+                "randomized response, Poisson-sampled Gaussians); choose rule='basic' for "
+                "(ε, δ) releases"
+            ) from None
+    return total
+
+
+def renyi_order(event: Event, total: tuple[Fraction, Fraction]) -> float:
+    """The one Rényi order α the ``"renyi"`` filter uses, fixed by the first release: the
+    order at which the most releases like it fit, B(α)/c₁(α) largest (ties: the smaller α).
+
+    Examples
+    --------
+    >>> from dpcert.core.events import LaplaceEvent
+    >>> renyi_order(LaplaceEvent(10), (Fraction(5), Fraction(1, 10**6)))
+    6.4
+    """
+    import numpy as np
+
+    orders = _renyi_orders()
+    c = _renyi_curve(event, orders)
+    room = _renyi_room(orders, float(total[0]), float(total[1]))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fit = np.where(c > 0, room / c, np.where(room >= 0, np.inf, -np.inf))
+    if not np.isfinite(c).any():
+        raise UnsupportedEvent(f"{event!r} has an infinite Rényi curve at every order")
+    fit = np.where(np.isfinite(c), fit, -np.inf)
+    return float(orders[int(np.argmax(fit))])
+
+
+def renyi_cost(event: Event, order: float) -> float:
+    """c(α) of one release at the filter's order (rounded up)."""
+    import numpy as np
+
+    return float(_renyi_curve(event, np.asarray([order]))[0])
+
+
+def renyi_epsilon(spent: float, order: float, delta: float) -> float:
+    """ε at ``delta`` of an (α, spent)-RDP interaction (rounded up)."""
+    import numpy as np
+
+    from dpcert.accounting._convert import rdp_to_epsilon
+
+    return rdp_to_epsilon(np.asarray([order]), np.asarray([spent]), delta)
+
+
+def _zero(kind: str) -> Amount:
+    return (Fraction(0), Fraction(0)) if kind == "ApproxDP" else Fraction(0)
+
+
+@dataclass(frozen=True)
+class FilterState:
+    """The running state of a privacy filter: what it needs to cost the next release and to
+    report its totals, without its history (the ledger stores it beside its charges).
+
+    ``rule`` is ``None`` until the first release fixes it; ``sums`` is Σ cᵢ (pure, zcdp) or
+    (Σ εᵢ, Σ δᵢ) (approx); ``lower`` the sum of the optimistic PLD estimates (approx); ``acc``
+    Σ μᵢ² (gdp) or Σ cᵢ(α) at the fixed ``order`` (renyi); ``basic`` the sum of the releases'
+    basic amounts as recorded; ``count`` the number of releases.
+    """
+
+    kind: str
+    total: Amount
+    choice: str = "auto"
+    rule: Rule | None = None
+    relation: str | None = None
+    count: int = 0
+    sums: Amount = Fraction(0)
+    lower: Fraction = Fraction(0)
+    acc: float = 0.0
+    order: float | None = None
+
+    @staticmethod
+    def start(kind: str, total: Amount, choice: str = "auto",
+              relation: str | None = None) -> FilterState:
+        """The state of a filter with no release yet."""
+        check_choice(kind, total, choice)
+        return FilterState(kind, total, choice, None, relation, 0, _zero(kind))
+
+    def step(self, r: Release) -> tuple[Point, FilterState]:
+        """The cost of ``r`` under the rule and the state after it (O(1) in the history)."""
+        rule = self.rule or choose_rule(self.kind, self.total, r.event, self.choice, r.batch)
+        rel = history_relation([r.event], self.relation)
+        new = replace(self, rule=rule, relation=rel, count=self.count + 1)
+        if rule == "zcdp":
+            p: Point = _rho(r.event)
+        elif rule == "pure":
+            p = _pure(r.event)
+        elif rule == "gdp":
+            m = _mu2(r.event)
+            return Fraction(m), replace(new, acc=self.acc + m)
+        elif rule == "renyi":
+            assert isinstance(self.total, tuple)
+            order = self.order if self.order is not None else renyi_order(r.event, self.total)
+            c = renyi_cost(r.event, order)
+            return Fraction(c), replace(new, acc=self.acc + c, order=order)
+        else:
+            assert isinstance(self.total, tuple) and isinstance(self.sums, tuple)
+            se, sd = self.sums
+            pt = _approx_point(r, self.total[1] - sd)
+            return pt, replace(new, sums=(se + pt[0], sd + pt[1]),
+                               lower=self.lower + _lower(r, pt))
+        assert isinstance(p, Fraction)
+        sums = self.sums
+        if isinstance(sums, tuple):  # pure rule on ApproxDP(ε, 0)
+            return p, replace(new, sums=(sums[0] + p, sums[1]))
+        return p, replace(new, sums=sums + p)
+
+    def tally(self, points: tuple[Point, ...] = ()) -> Tally:
+        """The totals of the releases so far (``points``: their costs, when the caller kept
+        them)."""
+        rule = self.rule or choose_rule(self.kind, self.total, None, self.choice)
+        total = self.total
+        if rule in ("zcdp", "pure"):
+            s = self.sums
+            if isinstance(total, tuple):
+                assert isinstance(s, tuple)
+                return Tally(rule, points, s, (total[0] - s[0], total[1]), s[0] <= total[0])
+            assert isinstance(s, Fraction)
+            return Tally(rule, points, s, total - s, s <= total)
+        assert isinstance(total, tuple)
+        e_b, d_b = total
+        if rule == "gdp":
+            mu2 = self.acc * (1 + 1e-12)
+            mu = math.sqrt(mu2)
+            fits = gdp_delta(mu, float(e_b)) <= float(d_b) * (1 - 1e-12)
+            eps = _up(gdp_epsilon(mu, float(d_b))) if mu > 0 else Fraction(0)
+            return Tally(rule, points, (eps, d_b), (e_b - eps, d_b), fits, mu2)
+        if rule == "renyi":
+            if self.order is None or self.count == 0:
+                return Tally(rule, points, (Fraction(0), Fraction(0)), total, True)
+            eps = _up(renyi_epsilon(self.acc, self.order, float(d_b)))
+            return Tally(rule, points, (eps, d_b), (e_b - eps, d_b), eps <= e_b,
+                         rdp=self.acc)
+        assert isinstance(self.sums, tuple)
+        se, sd = self.sums
+        return Tally(rule, points, (se, sd), (e_b - se, d_b - sd), se <= e_b and sd <= d_b,
+                     spent_lower=self.lower)
+
+    def to_json(self) -> str:
+        """The state as canonical JSON (exact fractions as strings, floats by ``repr``)."""
+        def amt(a: Amount) -> Any:
+            return [str(a[0]), str(a[1])] if isinstance(a, tuple) else str(a)
+
+        return json.dumps({"kind": self.kind, "total": amt(self.total), "choice": self.choice,
+                           "rule": self.rule, "relation": self.relation, "count": self.count,
+                           "sums": amt(self.sums), "lower": str(self.lower),
+                           "acc": repr(self.acc),
+                           "order": None if self.order is None else repr(self.order)},
+                          sort_keys=True, separators=(",", ":"))
+
+    @staticmethod
+    def from_json(text: str) -> FilterState:
+        """Inverse of :meth:`to_json`."""
+        d = json.loads(text)
+
+        def amt(v: Any) -> Amount:
+            return (Fraction(v[0]), Fraction(v[1])) if isinstance(v, list) else Fraction(v)
+
+        return FilterState(d["kind"], amt(d["total"]), d["choice"], d["rule"], d["relation"],
+                           int(d["count"]), amt(d["sums"]), Fraction(d["lower"]),
+                           float(d["acc"]), None if d["order"] is None else float(d["order"]))
+
+
+def tally(budget_kind: str, total: Amount, releases: Sequence[Release],
+          choice: str = "auto") -> Tally:
+    """The cost of ``releases`` (oldest first) against the budget ``total`` in a measure,
+    under the rule ``choice`` (see :data:`CHOICES`): the fold of :meth:`FilterState.step`.
 
     Raises :class:`~dpcert.errors.UnsupportedEvent` when a release cannot be accounted under
     the dataset's rule (nothing is charged then: callers tally before committing).
     """
-    rule = choose_rule(budget_kind, total, releases[0].event if releases else None)
-    if rule == "zcdp":
-        assert isinstance(total, Fraction)
-        pts_z = tuple(_rho(r.event) for r in releases)
-        spent_z = sum(pts_z, Fraction(0))
-        return Tally(rule, pts_z, spent_z, total - spent_z, spent_z <= total)
-    if rule == "pure":
-        pts_p = tuple(_pure(r.event) for r in releases)
-        spent_p = sum(pts_p, Fraction(0))
-        if isinstance(total, tuple):
-            spent_t = (spent_p, Fraction(0))
-            return Tally(rule, pts_p, spent_t, (total[0] - spent_p, total[1]),
-                         spent_p <= total[0])
-        return Tally(rule, pts_p, spent_p, total - spent_p, spent_p <= total)
-    assert isinstance(total, tuple)
-    e_b, d_b = total
-    if rule == "gdp":
-        mus = [_mu2(r.event) for r in releases]
-        mu2 = sum(mus) * (1 + 1e-12)
-        mu = math.sqrt(mu2)
-        fits = gdp_delta(mu, float(e_b)) <= float(d_b) * (1 - 1e-12)
-        eps = _up(gdp_epsilon(mu, float(d_b))) if mu > 0 else Fraction(0)
-        return Tally(rule, tuple(Fraction(m) for m in mus), (eps, d_b), (e_b - eps, d_b), fits,
-                     mu2)
-    pts: list[tuple[Fraction, Fraction]] = []
-    se, sd = Fraction(0), Fraction(0)
+    state = FilterState.start(budget_kind, total, choice)
+    points: list[Point] = []
     for r in releases:
-        p = _approx_point(r, d_b - sd)
-        pts.append(p)
-        se, sd = se + p[0], sd + p[1]
-    lower = sum((_lower(r, p) for r, p in zip(releases, pts, strict=True)), Fraction(0))
-    return Tally(rule, tuple(pts), (se, sd), (e_b - se, d_b - sd), se <= e_b and sd <= d_b,
-                 spent_lower=lower)
+        p, state = state.step(r)
+        points.append(p)
+    return state.tally(tuple(points))
 
 
 _RELATION_TEXT = {"add_remove": "add/remove-one", "replace_one": "replace-one"}
@@ -399,25 +651,32 @@ class PrivacyFilter:
     """An in-memory privacy filter over adaptively chosen releases (thread-safe, mutable).
 
     The same rule as the persistent :class:`~dpcert.accounting.ledger.Ledger`; a ``Session``
-    without a ledger can hold one.  :meth:`charge` raises
-    :class:`~dpcert.errors.BudgetExceeded` (recording nothing) when the release does not fit.
+    without a ledger can hold one.  ``rule`` is the curator's choice (:data:`CHOICES`).
+    :meth:`charge` raises :class:`~dpcert.errors.BudgetExceeded` (recording nothing) when the
+    release does not fit.  Each charge costs O(1) in the history (:class:`FilterState`).
     """
 
-    def __init__(self, budget: Measure, *, relation: str | None = None) -> None:
+    def __init__(self, budget: Measure, *, relation: str | None = None,
+                 rule: str = "auto") -> None:
         self.kind = _kind(budget)
         self.total: Amount = budget.require_value("budget")
         if relation not in (None, "add_remove", "replace_one"):
             raise InvalidParameter(
                 f"relation={relation!r} must be 'add_remove', 'replace_one' or None")
-        self._declared = relation
+        self._state = FilterState.start(self.kind, self.total, rule, relation)
         self._releases: list[Release] = []
         self._lock = threading.Lock()
+
+    @property
+    def choice(self) -> str:
+        """The curator's rule choice (``"auto"`` unless given)."""
+        return self._state.choice
 
     @property
     def relation(self) -> str | None:
         """The neighbouring relation every release must be stated for: declared, else fixed by
         the first release stated for one (``None`` until then)."""
-        return history_relation([r.event for r in self._releases], self._declared)
+        return self._state.relation
 
     @property
     def releases(self) -> tuple[Release, ...]:
@@ -425,14 +684,18 @@ class PrivacyFilter:
         return tuple(self._releases)
 
     @property
+    def state(self) -> FilterState:
+        """The running state after the releases so far."""
+        return self._state
+
+    @property
     def rule(self) -> Rule:
-        """The filter in force (``choose_rule`` of the first release)."""
-        first = self._releases[0].event if self._releases else None
-        return choose_rule(self.kind, self.total, first)
+        """The filter in force (``choose_rule`` of the choice and the first release)."""
+        return self._state.tally().rule
 
     def status(self) -> Tally:
-        """The current tally."""
-        return tally(self.kind, self.total, self._releases)
+        """The current tally (``points`` empty: the state keeps totals only)."""
+        return self._state.tally()
 
     @property
     def spent(self) -> Amount:
@@ -447,15 +710,11 @@ class PrivacyFilter:
     def quote(self, event: Event, amount: Measure | None = None, *,
               batch: bool = False) -> dict[str, Any]:
         """What ``event`` would cost next, by basic composition and under the rule, without
-        charging: ``{"basic": amount or None, "tight": point, "fits": bool, "rule": rule}``."""
+        charging: ``{"basic": amount or None, "tight": point, "fits": bool, "rule": rule,
+        "spent_after": amount}``."""
         r = make_release(self.kind, event, amount, batch)
         check_relation(self.relation, r.event, "this filter")
-        new = tally(self.kind, self.total, [*self._releases, r])
-        try:
-            basic: Amount | None = basic_amount(self.kind, event)
-        except UnsupportedEvent:
-            basic = None
-        return {"basic": basic, "tight": new.points[-1], "fits": new.fits, "rule": new.rule}
+        return quote_state(self._state, r)
 
     def charge(self, event: Event, amount: Measure | None = None, *,
                batch: bool = False) -> Tally:
@@ -463,19 +722,34 @@ class PrivacyFilter:
         r = make_release(self.kind, event, amount, batch)
         with self._lock:
             check_relation(self.relation, r.event, "this filter")
-            new = tally(self.kind, self.total, [*self._releases, r])
+            point, state = self._state.step(r)
+            new = state.tally((point,))
             if not new.fits:
-                old = tally(self.kind, self.total, self._releases)
+                old = self._state.tally()
                 raise BudgetExceeded(
                     f"release {event!r} does not fit: the {new.rule} filter has "
                     f"{describe_amount(self.kind, old.remaining)} left of "
                     f"{describe_amount(self.kind, self.total)}"
                 )
             self._releases.append(r)
+            self._state = state
         return new
 
     def __repr__(self) -> str:
         return f"PrivacyFilter({self.kind}, rule={self.rule}, releases={len(self._releases)})"
+
+
+def quote_state(state: FilterState, r: Release) -> dict[str, Any]:
+    """What release ``r`` would cost after ``state``: basic amount (``None`` without a basic
+    statement), its cost under the rule, whether it fits, the rule and the spent total after."""
+    point, after = state.step(r)
+    t = after.tally((point,))
+    try:
+        basic: Amount | None = basic_amount(state.kind, r.event)
+    except UnsupportedEvent:
+        basic = None
+    return {"basic": basic, "tight": point, "fits": t.fits, "rule": t.rule,
+            "spent_after": t.spent}
 
 
 def make_release(kind: str, event: Event | None, amount: Measure | None,

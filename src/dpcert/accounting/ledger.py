@@ -54,12 +54,16 @@ from typing import Any
 
 from dpcert.accounting.codec import event_from_json, event_to_json
 from dpcert.accounting.filters import (
+    CLASSIC,
+    FilterState,
     Release,
     Rule,
+    Tally,
     basic_amount,
+    check_choice,
     check_relation,
-    history_relation,
     make_release,
+    quote_state,
     tally,
 )
 from dpcert.core.events import Event, event_from_distance
@@ -76,7 +80,7 @@ __all__ = ["RELATIONS", "SCHEMA_VERSION", "BudgetStatus", "Ledger", "LedgerInteg
            "Spend"]
 
 #: Version of the on-disk schema written by this dpcert.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _KINDS: dict[str, type[Measure]] = {"PureDP": PureDP, "ApproxDP": ApproxDP, "ZCDP": ZCDP}
 
@@ -134,6 +138,14 @@ class BudgetStatus:
     rule: Rule | None = None
     charges: int = 0
     spent_lower: Fraction | None = None
+    #: The curator's rule choice, and the Rényi order under the "renyi" rule.
+    choice: str = "auto"
+    order: float | None = None
+
+
+def _status(dataset: str, h: _Head, t: Tally) -> BudgetStatus:
+    return BudgetStatus(dataset, h.kind, h.total, t.spent, t.remaining, h.basic, t.rule,
+                        h.count, t.spent_lower, h.state.choice, h.state.order)
 
 
 def _amount_of(m: Measure, what: str) -> tuple[str, Amount]:
@@ -202,11 +214,33 @@ def _hash(*parts: Any) -> str:
 
 
 def _dataset_hash(dataset: str, kind: str, total_s: str, created: float,
-                  relation: str | None) -> str:
-    """The chain root: the budget row's hash (with its declared relation, when one was)."""
+                  relation: str | None, rule: str | None = None) -> str:
+    """The chain root: the budget row's hash (with its declared relation, when one was, and
+    its rule, for datasets created since schema 4)."""
+    if rule is not None:
+        return _hash(dataset, kind, total_s, created, relation, rule)
     if relation is None:
         return _hash(dataset, kind, total_s, created)
     return _hash(dataset, kind, total_s, created, relation)
+
+
+def _state_hash(dataset_hash: str, head: str, count: int, basic_s: str, state_s: str) -> str:
+    """The hash of a dataset's filter state row, chained to its budget row and to the hash of
+    its latest charge (``head``)."""
+    return _hash("state", dataset_hash, head, count, basic_s, state_s)
+
+
+@dataclass(frozen=True)
+class _Head:
+    """A dataset's budget row and the filter state after its latest charge."""
+
+    kind: str
+    total: Amount
+    dhash: str
+    state: FilterState
+    basic: Amount
+    last: str
+    count: int
 
 
 def _spend_hash(last: str, sid: int, dataset: str, amount_s: str, note: str | None, t: float,
@@ -253,6 +287,30 @@ def _migrate_v2(con: sqlite3.Connection) -> None:
     con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
 
 
+def _migrate_v3(con: sqlite3.Connection) -> None:
+    """Schema 3 → 4 in the caller's transaction: a dataset's rule column (NULL on old rows: the
+    ``classic`` rule they were kept by), the ``filter_state`` table and the charges' index.  The
+    state rows are written by the caller (it replays each verified chain once)."""
+    if "rule" not in {r[1] for r in con.execute("PRAGMA table_info(datasets)")}:
+        con.execute("ALTER TABLE datasets ADD COLUMN rule TEXT")
+    _create_v4(con)
+    con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+
+
+def _create_v4(con: sqlite3.Connection) -> None:
+    con.execute("CREATE TABLE IF NOT EXISTS filter_state (dataset TEXT PRIMARY KEY REFERENCES "
+                "datasets(name), count INTEGER NOT NULL, head TEXT NOT NULL, basic TEXT NOT "
+                "NULL, state TEXT NOT NULL, hash TEXT NOT NULL)")
+    con.execute("CREATE INDEX IF NOT EXISTS spends_by_dataset ON spends(dataset, id)")
+
+
+def _write_state(con: sqlite3.Connection, dataset: str, h: _Head) -> None:
+    basic_s, state_s = _enc(h.basic), h.state.to_json()
+    con.execute("INSERT OR REPLACE INTO filter_state VALUES (?, ?, ?, ?, ?, ?)",
+                (dataset, h.count, h.last, basic_s, state_s,
+                 _state_hash(h.dhash, h.last, h.count, basic_s, state_s)))
+
+
 def _migrate_v1(con: sqlite3.Connection) -> None:
     """Schema 1 → 2 in the caller's transaction: add the event, batch and stated columns.
 
@@ -292,7 +350,7 @@ class Ledger:
         with self._tx() as con:
             self._init_schema(con)
             for (name,) in con.execute("SELECT name FROM datasets").fetchall():
-                self._load(con, name)
+                self._verify(con, name)
 
     # -- plumbing ---------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -343,7 +401,8 @@ class Ledger:
             con.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             con.execute(
                 "CREATE TABLE datasets (name TEXT PRIMARY KEY, measure TEXT NOT NULL, "
-                "total TEXT NOT NULL, created REAL NOT NULL, hash TEXT NOT NULL, relation TEXT)"
+                "total TEXT NOT NULL, created REAL NOT NULL, hash TEXT NOT NULL, relation TEXT, "
+                "rule TEXT)"
             )
             con.execute(
                 "CREATE TABLE spends (id INTEGER PRIMARY KEY AUTOINCREMENT, dataset TEXT NOT "
@@ -351,6 +410,7 @@ class Ledger:
                 "NULL, hash TEXT NOT NULL, event TEXT, batch INTEGER NOT NULL DEFAULT 0, "
                 "stated INTEGER NOT NULL DEFAULT 1, cert TEXT)"
             )
+            _create_v4(con)
             self._version = SCHEMA_VERSION
             return
         if "meta" not in tables:
@@ -372,24 +432,94 @@ class Ledger:
             _migrate_v1(con)
         if version < 3 and not self.read_only:
             _migrate_v2(con)
+        if version < 4 and not self.read_only:
+            _migrate_v3(con)
+            for (name,) in con.execute("SELECT name FROM datasets").fetchall():
+                _write_state(con, name, self._replay(con, name))
+
+    def _budget_row(self, con: sqlite3.Connection, dataset: str
+                    ) -> tuple[str, Amount, str, str | None, str]:
+        """Read and verify a dataset's budget row: (kind, total, hash, relation, rule choice)."""
+        version = getattr(self, "_version", SCHEMA_VERSION)
+        cols = f"{'relation' if version >= 3 else 'NULL'}, {'rule' if version >= 4 else 'NULL'}"
+        row = con.execute(
+            f"SELECT measure, total, created, hash, {cols} FROM "  # cols: constants
+            "datasets WHERE name = ?", (dataset,)
+        ).fetchone()
+        if row is None:
+            raise InvalidParameter(f"dataset={dataset!r} is not in the ledger {self.path!r}")
+        kind, total_s, created, h, relation, rule = row
+        if kind not in _KINDS or h != _dataset_hash(dataset, kind, total_s, created, relation,
+                                                    rule):
+            raise LedgerIntegrityError(f"dataset={dataset!r}: its budget row was altered")
+        return kind, _dec(total_s), h, relation, rule if rule is not None else CLASSIC
+
+    def _replay(self, con: sqlite3.Connection, dataset: str) -> _Head:
+        """The head of ``dataset`` computed from its whole verified chain (O(history))."""
+        kind, total, spends, last = self._load(con, dataset)
+        _, _, dhash, relation, choice = self._budget_row(con, dataset)
+        state = FilterState.start(kind, total, choice, relation)
+        basic = _zero(kind)
+        for s in spends:
+            state = state.step(s.release())[1]
+            basic = _add(basic, s.amount)
+        return _Head(kind, total, dhash, state, basic, last, len(spends))
+
+    def _head(self, con: sqlite3.Connection, dataset: str) -> _Head:
+        """The head of ``dataset`` from its state row: reads the budget row, the state row and
+        the latest charge's hash (O(1) in the history); checks that they chain together.  A
+        ledger without state rows (schema ≤ 3 opened read-only) is replayed."""
+        kind, total, dhash, _, _ = self._budget_row(con, dataset)
+        if getattr(self, "_version", SCHEMA_VERSION) < 4:
+            return self._replay(con, dataset)
+        row = con.execute("SELECT count, head, basic, state, hash FROM filter_state WHERE "
+                          "dataset = ?", (dataset,)).fetchone()
+        if row is None:
+            raise LedgerIntegrityError(f"dataset={dataset!r}: its filter state is missing")
+        count, head, basic_s, state_s, sh = row
+        if sh != _state_hash(dhash, head, count, basic_s, state_s):
+            raise LedgerIntegrityError(f"dataset={dataset!r}: its filter state was altered")
+        last = con.execute("SELECT hash FROM spends WHERE dataset = ? ORDER BY id DESC LIMIT 1",
+                           (dataset,)).fetchone()
+        if (last[0] if last else dhash) != head:
+            raise LedgerIntegrityError(
+                f"dataset={dataset!r}: its latest charge is not the one its filter state "
+                "records (ledger altered)")
+        state = FilterState.from_json(state_s)
+        if state.kind != kind or state.total != total or state.count != count:
+            raise LedgerIntegrityError(f"dataset={dataset!r}: its filter state does not match "
+                                       "its budget")
+        return _Head(kind, total, dhash, state, _dec(basic_s), head, count)
+
+    def verify(self, dataset: str | None = None) -> int:
+        """Verify the whole chain of ``dataset`` (every dataset when ``None``): every charge's
+        hash, and the stored filter state against a replay of every charge (done when the
+        ledger is opened).  Returns the number of charges verified; raises
+        :class:`LedgerIntegrityError` on any mismatch."""
+        with self._tx() as con:
+            names = ([dataset] if dataset is not None else
+                     [r[0] for r in con.execute("SELECT name FROM datasets ORDER BY name")])
+            return sum(self._verify(con, name) for name in names)
+
+    def _verify(self, con: sqlite3.Connection, name: str) -> int:
+        replayed = self._replay(con, name)
+        if getattr(self, "_version", SCHEMA_VERSION) < 4:
+            return replayed.count
+        stored = self._head(con, name)
+        if (stored.state, stored.basic, stored.last, stored.count) != (
+                replayed.state, replayed.basic, replayed.last, replayed.count):
+            raise LedgerIntegrityError(
+                f"dataset={name!r}: its filter state differs from a replay of its charges "
+                "(ledger altered)")
+        return replayed.count
 
     def _load(self, con: sqlite3.Connection,
               dataset: str) -> tuple[str, Amount, list[Spend], str]:
         """Read and verify one dataset: (kind, total, spends, last hash)."""
-        v3 = getattr(self, "_version", SCHEMA_VERSION) >= 3
-        row = con.execute(
-            f"SELECT measure, total, created, hash, {'relation' if v3 else 'NULL'} FROM "
-            "datasets WHERE name = ?", (dataset,)  # the column name is a constant
-        ).fetchone()
-        if row is None:
-            raise InvalidParameter(f"dataset={dataset!r} is not in the ledger {self.path!r}")
-        kind, total_s, created, h, relation = row
-        if kind not in _KINDS or h != _dataset_hash(dataset, kind, total_s, created, relation):
-            raise LedgerIntegrityError(f"dataset={dataset!r}: its budget row was altered")
-        total = _dec(total_s)
+        kind, total, h, _, _ = self._budget_row(con, dataset)
         spends: list[Spend] = []
         cols = ("NULL, 0, 1" if getattr(self, "_v1_view", False) else "event, batch, stated")
-        cols += ", cert" if v3 else ", NULL"
+        cols += ", cert" if getattr(self, "_version", SCHEMA_VERSION) >= 3 else ", NULL"
         for sid, amount_s, note, t, sh, event_s, batch, stated, cert_s in con.execute(
             f"SELECT id, amount, note, time, hash, {cols} FROM spends "  # cols: a constant
             "WHERE dataset = ? ORDER BY id",
@@ -422,6 +552,7 @@ class Ledger:
 
     # -- public API -------------------------------------------------------------------------
     def create(self, dataset: str, total: Measure, *, relation: str | None = None,
+               rule: str = "auto",
                then: Callable[[sqlite3.Connection, str, float], None] | None = None) -> None:
         """Register ``dataset`` with the budget ``total`` (e.g. ``PureDP(1.0)``).
 
@@ -429,23 +560,29 @@ class Ledger:
         (``"add_remove"`` or ``"replace_one"``); ``None`` lets the first charge stated for a
         relation fix it.  Charges stated for another relation are refused (``docs/proofs/
         ledger.md``).  ``then(connection, dataset_hash, created)`` runs in the same transaction
-        (a source binding is written with its dataset, or neither is).
+        (a source binding is written with its dataset, or neither is).  ``rule`` is the
+        curator's choice of privacy filter (:data:`dpcert.accounting.filters.CHOICES`; ``docs/
+        proofs/filters.md``), fixed for the dataset's life.
         """
         if not isinstance(dataset, str) or not dataset:
             raise InvalidParameter(f"dataset={dataset!r} must be a non-empty string")
         kind, amount = _amount_of(total, "total")
         rel = _relation_name(relation)
+        choice = check_choice(kind, amount, rule)
         with self._tx() as con:
             if con.execute("SELECT 1 FROM datasets WHERE name = ?", (dataset,)).fetchone():
                 raise InvalidParameter(f"dataset={dataset!r} already has a budget")
             created = time.time()
             enc = _enc(amount)
-            dhash = _dataset_hash(dataset, kind, enc, created, rel)
+            dhash = _dataset_hash(dataset, kind, enc, created, rel, choice)
             con.execute(
-                "INSERT INTO datasets (name, measure, total, created, hash, relation) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (dataset, kind, enc, created, dhash, rel),
+                "INSERT INTO datasets (name, measure, total, created, hash, relation, rule) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (dataset, kind, enc, created, dhash, rel, choice),
             )
+            _write_state(con, dataset, _Head(kind, amount, dhash,
+                                             FilterState.start(kind, amount, choice, rel),
+                                             _zero(kind), dhash, 0))
             if then is not None:
                 then(con, dhash, created)
 
@@ -477,23 +614,23 @@ class Ledger:
         kind_a = _amount_of(amount, "amount")[0] if amount is not None else None
         cert_s = _certs_json(certificate)
         with self._tx() as con:
-            kind, total, spends, last = self._load(con, dataset)
+            head = self._head(con, dataset)
+            kind, total, last = head.kind, head.total, head.last
             if kind_a is not None and kind != kind_a:
                 raise MeasureMismatch(
                     f"dataset={dataset!r} has a {kind} budget; amount={amount!r} is {kind_a}"
                 )
             release = make_release(kind, event, amount, batch)
-            check_relation(self._relation(con, dataset, spends), release.event,
-                           f"dataset {dataset!r}")
-            past = [s.release() for s in spends]
-            before = tally(kind, total, past)
-            after = tally(kind, total, [*past, release])
+            check_relation(head.state.relation, release.event, f"dataset {dataset!r}")
+            before = head.state.tally()
+            point, state = head.state.step(release)
+            after = state.tally((point,))
             value = release.amount
             if value is None:
                 try:
                     value = basic_amount(kind, release.event)
                 except UnsupportedEvent:
-                    value = tally(kind, total, [release]).spent
+                    value = tally(kind, total, [release], head.state.choice).spent
             if not after.fits:
                 raise BudgetExceeded(
                     f"dataset {dataset!r}: spending {describe(kind, value)} would exceed the "
@@ -512,9 +649,11 @@ class Ledger:
             sid = int(cur.lastrowid or 0)
             sh = _spend_hash(last, sid, dataset, enc, note, t, ev_s, b, st, cert_s)
             con.execute("UPDATE spends SET hash = ? WHERE id = ?", (sh, sid))
+            _write_state(con, dataset, _Head(kind, total, head.dhash, state,
+                                             _add(head.basic, value), sh, head.count + 1))
         certs = tuple(json.loads(cert_s)) if cert_s is not None else ()
         return Spend(sid, dataset, value, note, t, release.event, release.batch, False,
-                     bool(st), certs, len(spends) + 1, sh)
+                     bool(st), certs, head.count + 1, sh)
 
     def charge(self, dataset: str, event: Event, note: str | None = None, *,
                batch: bool = False) -> Spend:
@@ -527,44 +666,36 @@ class Ledger:
         "fits": ..., "rule": ..., "spent_after": ...}`` (basic: ``None`` when the event has no
         basic statement in the budget's measure; tight: its cost under the filter)."""
         with self._tx() as con:
-            kind, total, spends, _ = self._load(con, dataset)
-            relation = self._relation(con, dataset, spends)
-        release = make_release(kind, event, amount, batch)
-        check_relation(relation, release.event, f"dataset {dataset!r}")
-        past = [s.release() for s in spends]
-        after = tally(kind, total, [*past, release])
-        try:
-            basic: Amount | None = basic_amount(kind, release.event)
-        except UnsupportedEvent:
-            basic = None
-        return {"basic": basic, "tight": after.points[-1], "fits": after.fits,
-                "rule": after.rule, "spent_after": after.spent}
+            head = self._head(con, dataset)
+        release = make_release(head.kind, event, amount, batch)
+        check_relation(head.state.relation, release.event, f"dataset {dataset!r}")
+        return quote_state(head.state, release)
 
     def status(self, dataset: str) -> BudgetStatus:
-        """Total, spent and remaining budget of ``dataset`` (verified)."""
+        """Total, spent and remaining budget of ``dataset`` (from its verified head state;
+        :meth:`verify` checks the whole chain)."""
         with self._tx() as con:
-            kind, total, spends, _ = self._load(con, dataset)
-        basic = _zero(kind)
-        for s in spends:
-            basic = _add(basic, s.amount)
-        t = tally(kind, total, [s.release() for s in spends])
-        return BudgetStatus(dataset, kind, total, t.spent, t.remaining, basic, t.rule,
-                            len(spends), t.spent_lower)
+            h = self._head(con, dataset)
+        return _status(dataset, h, h.state.tally())
 
     def status_at(self, dataset: str, position: int) -> BudgetStatus:
         """The status of ``dataset`` right after its ``position``-th charge (1-based; 0: none):
         what a certificate of that charge recorded as remaining (verified chain)."""
         with self._tx() as con:
+            h = self._head(con, dataset)
+            if isinstance(position, bool) or not isinstance(position, int) or not (
+                    0 <= position <= h.count):
+                raise InvalidParameter(f"position={position!r} must be an integer in "
+                                       f"[0, {h.count}] (the charges of {dataset!r})")
+            if position == h.count:  # the head: O(1)
+                return _status(dataset, h, h.state.tally())
             kind, total, spends, _ = self._load(con, dataset)
-        if isinstance(position, bool) or not isinstance(position, int) or not (
-                0 <= position <= len(spends)):
-            raise InvalidParameter(f"position={position!r} must be an integer in "
-                                   f"[0, {len(spends)}] (the charges of {dataset!r})")
+            choice = self._budget_row(con, dataset)[4]
         done = spends[:position]
         basic = _zero(kind)
         for s in done:
             basic = _add(basic, s.amount)
-        t = tally(kind, total, [s.release() for s in done])
+        t = tally(kind, total, [s.release() for s in done], choice)
         return BudgetStatus(dataset, kind, total, t.spent, t.remaining, basic, t.rule,
                             len(done), t.spent_lower)
 
@@ -582,24 +713,20 @@ class Ledger:
         budget row) and its number of charges.  Recorded in every release certificate: a ledger
         rolled back to an earlier state shows a shorter chain than an artifact already has."""
         with self._tx() as con:
-            _, _, spends, last = self._load(con, dataset)
-        return last, len(spends)
+            h = self._head(con, dataset)
+        return h.last, h.count
 
     def relation(self, dataset: str) -> str | None:
         """The neighbouring relation ``dataset`` is kept for: declared at :meth:`create`, else
         that of its first charge stated for one, else ``None`` (not fixed yet)."""
         with self._tx() as con:
-            _, _, spends, _ = self._load(con, dataset)
-            return self._relation(con, dataset, spends)
+            return self._head(con, dataset).state.relation
 
-    def _relation(self, con: sqlite3.Connection, dataset: str, spends: list[Spend]
-                  ) -> str | None:
-        declared = None
-        if getattr(self, "_version", SCHEMA_VERSION) >= 3:
-            row = con.execute("SELECT relation FROM datasets WHERE name = ?",
-                              (dataset,)).fetchone()
-            declared = row[0] if row else None
-        return history_relation([s.event for s in spends if s.event is not None], declared)
+    def rule(self, dataset: str) -> str:
+        """The curator's rule choice for ``dataset`` (``"classic"`` for a dataset created
+        before rules were chosen)."""
+        with self._tx() as con:
+            return self._head(con, dataset).state.choice
 
     def datasets(self) -> list[str]:
         """Names of the datasets with a budget."""

@@ -3,20 +3,27 @@
 ::
 
     dpcert budget init LEDGER DATASET --data SOURCE [--privacy-unit COL] [--type COL=TYPE ...]
-                       (--epsilon E [--delta D] | --rho R) [--relation R] [--json]
-    dpcert budget show LEDGER DATASET [--json]
+                       (--epsilon E [--delta D] | --rho R) [--relation R]
+                       [--rule auto|basic|renyi|gdp] [--json]
+    dpcert budget show LEDGER DATASET [--next-epsilon E] [--json]
     dpcert budget history LEDGER DATASET [--json]
 
 ``init`` is the curator's binding of a data source to a budget: it records the source's absolute
 real path and schema fingerprint (column names and types as dpcert reads them, no rows), the
 privacy unit when given, the declared CSV column types, the total budget and the accounting rule
-(:mod:`dpcert.accounting.binding`).  ``dpcert release`` then spends that budget only on that
+(:mod:`dpcert.accounting.binding`).  ``--rule`` chooses the privacy filter across releases
+(default ``auto``: Gaussian-DP when the first release is Gaussian only, PLD points summed for a
+first declared batch or when that admits as many releases like the first, else Rényi;
+``docs/proofs/filters.md``).
+``dpcert release`` then spends that budget only on that
 source.  ``--unbound`` creates a dataset without a source (the curator then passes ``--data`` to
 every release).
 
 ``show`` and ``history`` print both totals: *basic* (the sum of the charges' amounts, basic
 composition) and *tight* (what the dataset's privacy filter charges: PLD inside each release,
-a fully adaptive filter across releases; ``docs/proofs/filters.md``).  ``history`` prints every
+a fully adaptive filter across releases; ``docs/proofs/filters.md``).  ``show`` names the rule
+and what the next release (a Laplace release of ``--next-epsilon``, default 0.1) would cost
+under it.  ``history`` prints every
 charge with its privacy event.
 """
 
@@ -59,12 +66,18 @@ def register(subparsers: Any) -> None:
     init.add_argument("--relation", choices=("add-remove", "replace"),
                       help="neighbouring relation of every charge (default: fixed by the "
                            "first stated charge; engine releases are add-remove)")
+    init.add_argument("--rule", choices=("auto", "basic", "renyi", "gdp"), default="auto",
+                      help="privacy filter across releases (default auto: renyi, gdp when the "
+                           "first release is Gaussian only; basic sums (ε, δ))")
     for name, text in (("show", "total, spent and remaining budget"),
                        ("history", "every charge, oldest first")):
         s = sub.add_parser(name, help=text, epilog=EPILOG)
         s.add_argument("ledger")
         s.add_argument("dataset")
         s.add_argument("--json", action="store_true", help="print one JSON object")
+        if name == "show":
+            s.add_argument("--next-epsilon", default="1/10", metavar="E",
+                           help="quote a next Laplace release of this ε (default 0.1)")
     p.set_defaults(func=run)
 
 
@@ -122,7 +135,8 @@ def _binding(args: argparse.Namespace, total: Any) -> Any:
         if unknown:
             raise InvalidParameter(f"columns {unknown} are not in --data={args.data!r}; it has "
                                    f"{names}")
-    return Binding(location, fingerprint, accounting_rule(total), args.privacy_unit, types)
+    return Binding(location, fingerprint, accounting_rule(total, args.rule), args.privacy_unit,
+                   types)
 
 
 def _init(args: argparse.Namespace) -> int:
@@ -133,20 +147,23 @@ def _init(args: argparse.Namespace) -> int:
     total = _total(args)
     if args.unbound and (args.privacy_unit is not None or args.type):
         raise InvalidParameter("--privacy-unit and --type describe a bound --data source")
+    rule = accounting_rule(total, args.rule)  # checks the choice before anything is written
     binding = None if args.unbound else _binding(args, total)
     ledger = Ledger(args.ledger)
     if binding is None:
-        ledger.create(args.dataset, total, relation=args.relation)
+        ledger.create(args.dataset, total, relation=args.relation, rule=args.rule)
     else:
-        create_bound(ledger, args.dataset, total, binding, relation=args.relation)
+        create_bound(ledger, args.dataset, total, binding, relation=args.relation,
+                     rule=args.rule)
     out = {"ok": True, "ledger": args.ledger, "dataset": args.dataset, "total": repr(total),
-           "rule": accounting_rule(total), "relation": args.relation,
+           "rule": rule, "choice": args.rule, "relation": args.relation,
            "binding": None if binding is None else binding.to_json()}
     if args.json:
         print(json.dumps(out, ensure_ascii=False))
         return 0
     rel = f", {args.relation} neighbours" if args.relation else ""
     print(f"dataset {args.dataset!r}: budget {total!r}{rel} in {args.ledger}")
+    print(f"  rule: {rule}")
     if binding is None:
         print("  no bound source: every release must pass --data")
     else:
@@ -174,6 +191,7 @@ def _show(args: argparse.Namespace) -> int:
     ledger = _open(args.ledger)
     st = ledger.status(args.dataset)
     binding = binding_of(ledger, args.dataset)
+    nxt = _next(ledger, args.dataset, st, args.next_epsilon)
     if args.json:
         print(json.dumps({
             "ok": True, "dataset": st.dataset, "measure": st.measure,
@@ -181,6 +199,7 @@ def _show(args: argparse.Namespace) -> int:
             "basic": None if st.basic_spent is None else describe(st.measure, st.basic_spent),
             "remaining": describe(st.measure, st.remaining), "rule": st.rule,
             "charges": st.charges, "relation": ledger.relation(args.dataset),
+            "choice": st.choice, "order": st.order, "next": nxt,
             "binding": None if binding is None else binding.to_json(),
         }, ensure_ascii=False))
         return 0
@@ -191,6 +210,10 @@ def _show(args: argparse.Namespace) -> int:
     if st.basic_spent is not None:
         print(f"basic:     {describe(st.measure, st.basic_spent)}  (sum of the charges)")
     print(f"remaining: {describe(st.measure, st.remaining)}")
+    order = f" at order α = {st.order:g}" if st.order is not None else ""
+    print(f"rule:      {st.rule} (chosen: {st.choice}){order}")
+    print(f"next:      {nxt['release']} costs {nxt['cost']} under the {nxt['rule']} rule; "
+          f"{'fits' if nxt['fits'] else 'does not fit'}")
     print(f"charges:   {st.charges}")
     print(f"relation:  {ledger.relation(args.dataset) or 'not fixed yet'}")
     print(f"source:    {'none bound' if binding is None else binding.location}")
@@ -198,6 +221,31 @@ def _show(args: argparse.Namespace) -> int:
         print(f"schema:    {binding.fingerprint}")
         print(f"unit:      {binding.privacy_unit or 'set by each spec'}")
     return 0
+
+
+def _next(ledger: Any, dataset: str, st: Any, eps_text: str) -> dict[str, Any]:
+    """What a next Laplace release of ε = ``eps_text`` would cost under the dataset's rule."""
+    from dpcert.accounting.ledger import describe
+    from dpcert.core.events import LaplaceEvent
+    from dpcert.errors import InvalidParameter, UnsupportedEvent
+
+    eps = _num(eps_text, "next-epsilon")
+    if eps <= 0:
+        raise InvalidParameter(f"--next-epsilon={eps_text!r} must be positive")
+    release = f"Laplace ε = {float(eps):g}"
+    try:
+        q = ledger.quote(dataset, LaplaceEvent(1 / eps))
+    except UnsupportedEvent as e:
+        return {"release": release, "rule": st.rule, "cost": None, "fits": False,
+                "reason": str(e)}
+    spent = describe(st.measure, q["spent_after"])
+    cost = (f"{float(q['tight']):.6g} of Rényi budget at α = {st.order:g}, spent after {spent}"
+            if q["rule"] == "renyi" and st.order is not None else
+            f"μ² = {float(q['tight']):.6g}, spent after {spent}" if q["rule"] == "gdp" else
+            describe(st.measure, q["tight"]))
+    if q["rule"] == "renyi" and st.order is None:
+        cost = f"spent after {spent}"
+    return {"release": release, "rule": q["rule"], "cost": cost, "fits": bool(q["fits"])}
 
 
 def _history(args: argparse.Namespace) -> int:

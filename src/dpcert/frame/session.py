@@ -78,11 +78,19 @@ class Session:
         and the dataset's name in it; every release is charged there before it is computed.
     name
         The table's name in SQL queries (:meth:`sql`).
+    rule
+        The session's privacy filter across its releases (``"auto"``, ``"basic"``,
+        ``"renyi"`` or ``"gdp"``; :mod:`dpcert.accounting.filters`, ``docs/proofs/filters.md``).
+        ``"auto"`` keeps an ``ApproxDP`` budget by the Gaussian-DP filter when the first release
+        is Gaussian only, by basic composition of PLD points when it is a declared batch or
+        when that admits as many releases like it, else by the Rényi filter.  A ledger dataset
+        keeps its own rule (``budget init --rule``).
     """
 
     def __init__(self, data: Any, privacy_unit: str | None = None, *, budget: Measure,
                  ledger: str | None = None, dataset: str | None = None,
                  schema: Mapping[str, Any] | None = None, name: str = "data",
+                 rule: str = "auto",
                  _source: EntropySource | None = None) -> None:
         if not isinstance(budget, Measure):
             raise InvalidParameter(
@@ -122,7 +130,7 @@ class Session:
         self.budget = budget
         self._spent: Any = budget.zero()
         #: The session's privacy filter: tight totals over its releases (docs/guide/accounting.md)
-        self._filter = PrivacyFilter(budget)
+        self._filter = PrivacyFilter(budget, rule=rule)
         self._lock = threading.Lock()
         self._source = _source
         self.dataset = dataset or "default"
@@ -239,21 +247,19 @@ class Session:
         chained with the ledger's charge.  Returns the ledger's state after the charge, the
         bodies, and per body where the ledger stores its hash (``None`` without a ledger).
         """
-        from dpcert.accounting.filters import make_release, tally
         from dpcert.frame.binding import charge_body_hash
 
         m = self.budget
         m.check_same_kind(measure, "release budget")
         amount = _as_amount(m, total) if total != m.zero() else None
         with self._lock:
-            if not self._filter.quote(event, amount, batch=batch)["fits"]:
+            quote = self._filter.quote(event, amount, batch=batch)
+            if not quote["fits"]:
                 raise BudgetExceeded(
                     f"release would spend {m.describe(total)} but the session has "
-                    f"{m.describe(self.remaining)} left"
+                    f"{m.describe(self.remaining)} left (by its {quote['rule']} filter)"
                 )
-            f = self._filter
-            after = tally(f.kind, f.total, [*f.releases, make_release(f.kind, event, amount,
-                                                                       batch)]).spent
+            after = quote["spent_after"]
             made = list(bodies(after, self._ledger_total)) if bodies is not None else []
             hashes = [charge_body_hash(b) for b in made]
             new_total = m.compose([self._spent, total])
