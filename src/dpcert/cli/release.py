@@ -146,8 +146,9 @@ def _write_all(args: argparse.Namespace, out: Path, sess: Any, queries: Any, rel
     certs: dict[str, Any] = {}
     files: dict[str, Any] = {}
     for (name, _, _), rel in zip(queries, rels, strict=False):
-        results[name], releases[name], certs[name] = rel.to_polars(), rel, rel.certificate
-        csv = _write(out, f"{name}.csv", rel.to_polars().write_csv())
+        raw = rel.to_polars(tidy=False)  # the reports read the raw intervals
+        results[name], releases[name], certs[name] = raw, rel, rel.certificate
+        csv = _write(out, f"{name}.csv", raw.write_csv())
         cert = _write(out, f"{name}.certificate.json",
                       json.dumps(rel.certificate, indent=2, default=str))
         files[name] = {"csv": str(csv), "certificate": str(cert)}
