@@ -112,8 +112,10 @@ def run(args: argparse.Namespace) -> int:
         args.alpha = ALPHA
     if args.dry_run:
         return _dry_run(args, alpha_default)
-    _, cur, built = _prepare(args, check_total=True)
+    spec, cur, built = _prepare(args, check_total=True)
     sess, queries = built.sess, built.queries
+    if not args.json:
+        _note_bound_defaults(spec)
     if sess._ledger is None:
         print("dpcert: WARNING: --no-ledger: this run's spending is not recorded anywhere, and "
               "running it again spends the budget AGAIN.", file=sys.stderr)
@@ -137,6 +139,17 @@ def run(args: argparse.Namespace) -> int:
     except Exception as e:  # the charge stands: say so, without data
         failed = failed or e
     return _finish(args, sess, written, failed)
+
+
+def _note_bound_defaults(spec: Any) -> None:
+    """State on stderr the contribution bounds a run takes by default (``--dry-run`` lists
+    every default)."""
+    from dpcert.cli.spec import applied_defaults
+
+    for line in applied_defaults(spec):
+        if ": max_groups = " in line or ": max_rows_per_group = " in line:
+            print(f"dpcert: default {line} (not in the spec; rows beyond it are dropped)",
+                  file=sys.stderr)
 
 
 def _write_all(args: argparse.Namespace, out: Path, sess: Any, queries: Any, rels: list[Any],
@@ -222,11 +235,17 @@ def _dry_run(args: argparse.Namespace, alpha_default: bool) -> int:
     defaults = [*cur.defaults, *applied_defaults(spec)]
     if alpha_default:
         defaults.append(f"--alpha = {ALPHA}")
+    if args.group_size is None:
+        args.group_size = GROUP_SIZE
+        defaults.append(f"--group-size = {GROUP_SIZE} (rows per group for mean, variance and "
+                        "quantile intervals)")
     per_query = []
     for name, q, b in queries:
         spend = q.measurement(b, key=bytes(16)).map(1)
+        acc = q.accuracy(args.alpha, b, n=args.group_size)
         per_query.append({"name": name, "would_spend": b.describe(spend),
-                          "accuracy": str(q.accuracy(args.alpha, b))})
+                          "accuracy": [{k: (None if isinstance(v, float) and v != v else v)
+                                        for k, v in row.items()} for row in acc.to_dicts()]})
     total = spec_total(sess, queries)
     tight = spec_quote(sess, queries)
     tight = tight["ledger"] or tight["session"]
@@ -245,8 +264,10 @@ def _dry_run(args: argparse.Namespace, alpha_default: bool) -> int:
     print(f"dry run: {len(queries)} queries on {built.location}, budget {sess.budget!r}"
           + (f" (ledger dataset {sess.dataset!r})" if sess._ledger is not None else ""))
     for item in per_query:
-        print(f"\n{item['name']}: would spend {item['would_spend']}")
-        print(item["accuracy"])
+        print(f"\n{item['name']}: would spend {item['would_spend']}; at "
+              f"{100 * (1 - args.alpha):g}% confidence:")
+        for row in item["accuracy"]:
+            print(f"  {row['output']}: {row['interval']}")
     print(f"\ntotal: {sess.budget.describe(total)} by basic composition; "
           f"{sess.budget.describe(tight['tight'])} as one batch ({tight['rule']} filter)"
           f" ({'within' if problem is None else 'EXCEEDS'} the budget)")
@@ -260,6 +281,8 @@ def _dry_run(args: argparse.Namespace, alpha_default: bool) -> int:
 
 #: Default of ``--alpha``.
 ALPHA = 0.05
+#: Default of ``--group-size``: the group size a dry run's mean/quantile intervals assume.
+GROUP_SIZE = 1000
 
 
 def register(sub: Any) -> None:
@@ -276,5 +299,8 @@ def register(sub: Any) -> None:
                    help="print the budget, accuracy and defaults; read only the schema")
     p.add_argument("--alpha", type=float, default=None,
                    help=f"1 - confidence level of the intervals (default {ALPHA})")
+    p.add_argument("--group-size", type=int, default=None, metavar="N",
+                   help="--dry-run: rows per group at which mean, variance and quantile "
+                        f"intervals are stated (default {GROUP_SIZE})")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
