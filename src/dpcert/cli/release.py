@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 import time
@@ -105,8 +106,13 @@ def _write(out_dir: Path, name: str, text: str) -> Path:
     return path
 
 
+#: This module's logger (``dpcert.cli.release``); dpcert adds no handlers.
+LOG = logging.getLogger(__name__)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run (or dry-run) a release spec."""
+    LOG.info("release %s%s", args.spec, " (dry run)" if args.dry_run else "")
     alpha_default = args.alpha is None
     if alpha_default:
         args.alpha = ALPHA
