@@ -87,7 +87,8 @@ _LAZY = {
     "frame": "dpcert.frame",
 }
 # The engine's names, reachable as dp.Session, dp.count(), dp.sum(...) (Polars needed).
-_FRAME_NAMES = ("Session", "count", "count_distinct", "mean", "quantile", "sum", "variance")
+_FRAME_NAMES = ("Session", "count", "count_distinct", "keys_product", "mean", "median",
+                "quantile", "sum", "variance")
 
 
 def __getattr__(name: str) -> Any:

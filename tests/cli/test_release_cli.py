@@ -158,3 +158,38 @@ def test_a_query_budget_of_another_kind_names_its_line(
     err = capsys.readouterr().err
     assert f"{spec}:4 (query 'a')" in err and "ApproxDP" in err
     curator.assert_nothing_charged()
+
+
+def test_dry_run_gives_an_interval_per_output(curator: Any,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    spec = curator.queries(
+        '[[query]]\nname = "q"\nkeys = "private"\ngroup_by = ["region"]\n'
+        'budget = { epsilon = 0.5, delta = 1e-7 }\n'
+        'aggregates = [{ kind = "count" }, { kind = "mean", column = "income", '
+        'bounds = [0, 100] }, { kind = "quantile", column = "income", q = [0.5], '
+        'bounds = [0, 100] }]\n')
+    args = ["release", str(spec), "--ledger", curator.ledger, "--dataset", "people",
+            "--dry-run"]
+    assert main([*args, "--group-size", "500"]) == 0
+    text = capsys.readouterr().out
+    assert "count: estimate ± " in text and "for a group of 500 rows" in text
+    assert "rank within ± " in text and "τ = " in text and "kept with probability" in text
+    assert "--group-size = " not in text
+    assert main([*args, "--json"]) == 0
+    dry = json.loads(capsys.readouterr().out)
+    rows = {r["output"]: r for r in dry["queries"][0]["accuracy"]}
+    assert rows["mean_income"]["n"] == 1000 and rows["mean_income"]["half_width"] > 0
+    assert rows["(partition selection)"]["n"] > 0 and rows["count"]["rank_error"] is None
+    assert any(d.startswith("--group-size = 1000") for d in dry["defaults"])
+    curator.assert_nothing_charged()
+
+
+def test_a_run_states_the_contribution_bounds_it_defaulted(
+        curator: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = curator.queries('[[query]]\nbudget = { epsilon = 0.5, delta = 0 }\n'
+                           'aggregates = [{ kind = "count" }]\n')
+    assert main(["release", str(spec), "--ledger", curator.ledger, "--dataset", "people",
+                 "--out", str(curator.out)]) == 0
+    err = capsys.readouterr().err
+    assert "dpcert: default query 1: max_groups = 1" in err
+    assert "dpcert: default query 1: max_rows_per_group = 1" in err

@@ -20,7 +20,7 @@ DF = pl.DataFrame({"uid": [1, 1, 2, 3], "g": ["a", "b", "a", "b"], "x": [1.0, 2.
 def release(data: object) -> pl.DataFrame:
     sess = dp.Session(data, "uid", budget=dp.PureDP(1e4), _source=InsecureSeededSource(0))
     return (sess.query().group_by("g", keys=["a", "b"]).agg(dp.count(), dp.sum("x", (0, 5)))
-            .bound_contributions(2, 2).release(dp.PureDP(1e3))).to_polars()
+            .bound_contributions(2, 2).release(dp.PureDP(1e3))).to_polars(tidy=False)
 
 
 def test_pandas_arrow_polars_and_paths_of_either_type_give_the_same_release(

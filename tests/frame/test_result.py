@@ -52,9 +52,12 @@ def test_tidy_counts_are_integers_and_intervals_keep_every_integer() -> None:
 
 def test_release_tidy_to_pandas_parquet_and_save(tmp_path: object) -> None:
     res = release()
-    raw = res.to_polars()
+    raw = res.to_polars(tidy=False)
     tidy = res.tidy()
     assert raw["count"].dtype == pl.Float64 and tidy["count"].dtype == pl.Int64
+    # one meaning: every conversion is tidy unless tidy=False asks for the raw table
+    assert res.to_polars().equals(tidy) and raw.equals(res.table)
+    assert list(res.to_pandas(tidy=False).columns) == raw.columns
     assert (tidy["count"] >= 0).all() and (tidy["sum_x"] >= 0).all()
     assert "quantile_0.5_x_rank_error" in tidy.columns
     assert "quantile_0.5_x_ci_low" not in tidy.columns

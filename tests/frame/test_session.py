@@ -46,12 +46,15 @@ def test_release_shape_names_and_certificate() -> None:
          .agg(dp.count(), dp.count_distinct(), dp.sum("x", (0, 100)), dp.mean("x", (0, 100)),
               dp.variance("x", (0, 100)), dp.quantile("x", [0.5], (0, 100)).alias("med"))
          .bound_contributions(max_groups=1, max_rows_per_group=3))
-    # one row per distinct noisy statistic of the compiled plan: count, units, sum, sum of
-    # squares, quantile (the mean and variance reuse the count and the sum)
+    # one row per released output: counts, sum, mean and variance with a value half-width,
+    # the quantile with a rank error
     acc = q.accuracy(0.05, dp.ZCDP(0.5))
-    assert acc.height == 5 and (acc["half_width"].drop_nans() > 0).all()
+    assert acc["output"].to_list() == ["count", "count_distinct_units", "sum_x", "mean_x",
+                                       "variance_x", "med"]
+    assert (acc["half_width"].drop_nans() > 0).all() and acc["half_width"].is_nan().sum() == 1
+    assert acc.filter(pl.col("output") == "med")["rank_error"][0] > 0
     res = q.release(dp.ZCDP(0.5))
-    out = res.to_polars()
+    out = res.to_polars(tidy=False)
     assert out.columns[:4] == ["g", "count", "count_ci_low", "count_ci_high"]
     for name in ("count_distinct_units", "sum_x", "mean_x", "variance_x", "med"):
         assert name in out.columns and f"{name}_ci_low" in out.columns
@@ -313,8 +316,8 @@ def test_weights_split_the_budget_proportionally() -> None:
     assert pre.shares == {"count": Fraction(1, 4), "units": Fraction(3, 4)}  # type: ignore
     assert q.measurement(dp.PureDP(1.0)).map(1) == 1
     acc = q.accuracy(0.05, dp.PureDP(1.0))
-    hw = dict(zip(acc["component"].to_list(), acc["half_width"].to_list(), strict=True))
-    assert hw["units"] < hw["count"] / 5  # 3x the share, half the sensitivity
+    hw = dict(zip(acc["output"].to_list(), acc["half_width"].to_list(), strict=True))
+    assert hw["count_distinct_units"] < hw["count"] / 5  # 3x the share, half the sensitivity
     zq = (sess.query().group_by("g", keys=KEYS).agg(dp.mean("x", (0, 100)).weighted(0.5),
                                                     dp.count()).bound_contributions(1, 1))
     assert zq.measurement(dp.ZCDP(0.4)).map(1) <= Fraction(2, 5)
@@ -442,3 +445,34 @@ def test_released_noise_scales_by_hand(budget: dp.Measure) -> None:
         assert sigma <= float(scales[key]) <= sigma * (1 + 1e-9), key
     assert sess.spent == Fraction(c["charged_exact"]) <= total
     assert float(sess.spent) >= float(total) * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("bare", [0.1, 1, Fraction(1, 2)])
+def test_a_bare_number_budget_is_refused_with_the_fix(bare: object) -> None:
+    sess = dp.Session(table(20), "uid", budget=dp.PureDP(1.0))
+    q = sess.query().agg(dp.count()).bound_contributions(1, 1)
+    for call in (lambda: q.release(bare), lambda: q.release(budget=bare),  # type: ignore
+                 lambda: q.cost(bare), lambda: q.accuracy(0.05, bare),  # type: ignore
+                 lambda: sess.release_all([(q, bare)]),
+                 lambda: dp.Session(table(20), "uid", budget=bare)):  # type: ignore
+        with pytest.raises(errors.InvalidParameter, match=r"bare number.*dp\.PureDP\("):
+            call()
+    assert sess.spent == 0
+
+
+def test_reprs_show_decimals_and_spent_stays_exact(caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    sess = dp.Session(table(20), "uid", budget=dp.PureDP(1.0))
+    q = sess.query().agg(dp.count()).bound_contributions(1, 1)
+    with caplog.at_level(logging.INFO, logger="dpcert"):
+        rel = q.release(dp.PureDP(0.4))
+    assert sess.spent == Fraction(2, 5)  # exact, for arithmetic
+    assert sess.spent_summary == "spent ε = 0.4, left ε = 0.6"
+    assert repr(sess) == ("Session(privacy_unit='uid', budget=PureDP(1.0), spent ε = 0.4, "
+                          "left ε = 0.6, releases=1)")
+    assert repr(rel).startswith("Release(1 rows x 3 columns") and "PureDP ε = 0.4" in repr(rel)
+    assert "2/5" not in repr(sess) + repr(rel)
+    recs = [r for r in caplog.records if r.name == "dpcert.frame.session"]
+    assert recs and "charged ε = 0.4" in recs[-1].getMessage()
+    assert not logging.getLogger("dpcert").handlers  # the library adds no handlers

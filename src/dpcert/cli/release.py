@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 import time
@@ -105,15 +106,22 @@ def _write(out_dir: Path, name: str, text: str) -> Path:
     return path
 
 
+#: This module's logger (``dpcert.cli.release``); dpcert adds no handlers.
+LOG = logging.getLogger(__name__)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run (or dry-run) a release spec."""
+    LOG.info("release %s%s", args.spec, " (dry run)" if args.dry_run else "")
     alpha_default = args.alpha is None
     if alpha_default:
         args.alpha = ALPHA
     if args.dry_run:
         return _dry_run(args, alpha_default)
-    _, cur, built = _prepare(args, check_total=True)
+    spec, cur, built = _prepare(args, check_total=True)
     sess, queries = built.sess, built.queries
+    if not args.json:
+        _note_bound_defaults(spec)
     if sess._ledger is None:
         print("dpcert: WARNING: --no-ledger: this run's spending is not recorded anywhere, and "
               "running it again spends the budget AGAIN.", file=sys.stderr)
@@ -139,6 +147,17 @@ def run(args: argparse.Namespace) -> int:
     return _finish(args, sess, written, failed)
 
 
+def _note_bound_defaults(spec: Any) -> None:
+    """State on stderr the contribution bounds a run takes by default (``--dry-run`` lists
+    every default)."""
+    from dpcert.cli.spec import applied_defaults
+
+    for line in applied_defaults(spec):
+        if ": max_groups = " in line or ": max_rows_per_group = " in line:
+            print(f"dpcert: default {line} (not in the spec; rows beyond it are dropped)",
+                  file=sys.stderr)
+
+
 def _write_all(args: argparse.Namespace, out: Path, sess: Any, queries: Any, rels: list[Any],
                t0: float) -> dict[str, Any]:
     results: dict[str, Any] = {}
@@ -146,8 +165,9 @@ def _write_all(args: argparse.Namespace, out: Path, sess: Any, queries: Any, rel
     certs: dict[str, Any] = {}
     files: dict[str, Any] = {}
     for (name, _, _), rel in zip(queries, rels, strict=False):
-        results[name], releases[name], certs[name] = rel.to_polars(), rel, rel.certificate
-        csv = _write(out, f"{name}.csv", rel.to_polars().write_csv())
+        raw = rel.to_polars(tidy=False)  # the reports read the raw intervals
+        results[name], releases[name], certs[name] = raw, rel, rel.certificate
+        csv = _write(out, f"{name}.csv", raw.write_csv())
         cert = _write(out, f"{name}.certificate.json",
                       json.dumps(rel.certificate, indent=2, default=str))
         files[name] = {"csv": str(csv), "certificate": str(cert)}
@@ -221,11 +241,17 @@ def _dry_run(args: argparse.Namespace, alpha_default: bool) -> int:
     defaults = [*cur.defaults, *applied_defaults(spec)]
     if alpha_default:
         defaults.append(f"--alpha = {ALPHA}")
+    if args.group_size is None:
+        args.group_size = GROUP_SIZE
+        defaults.append(f"--group-size = {GROUP_SIZE} (rows per group for mean, variance and "
+                        "quantile intervals)")
     per_query = []
     for name, q, b in queries:
         spend = q.measurement(b, key=bytes(16)).map(1)
+        acc = q.accuracy(args.alpha, b, n=args.group_size)
         per_query.append({"name": name, "would_spend": b.describe(spend),
-                          "accuracy": str(q.accuracy(args.alpha, b))})
+                          "accuracy": [{k: (None if isinstance(v, float) and v != v else v)
+                                        for k, v in row.items()} for row in acc.to_dicts()]})
     total = spec_total(sess, queries)
     tight = spec_quote(sess, queries)
     tight = tight["ledger"] or tight["session"]
@@ -244,8 +270,10 @@ def _dry_run(args: argparse.Namespace, alpha_default: bool) -> int:
     print(f"dry run: {len(queries)} queries on {built.location}, budget {sess.budget!r}"
           + (f" (ledger dataset {sess.dataset!r})" if sess._ledger is not None else ""))
     for item in per_query:
-        print(f"\n{item['name']}: would spend {item['would_spend']}")
-        print(item["accuracy"])
+        print(f"\n{item['name']}: would spend {item['would_spend']}; at "
+              f"{100 * (1 - args.alpha):g}% confidence:")
+        for row in item["accuracy"]:
+            print(f"  {row['output']}: {row['interval']}")
     print(f"\ntotal: {sess.budget.describe(total)} by basic composition; "
           f"{sess.budget.describe(tight['tight'])} as one batch ({tight['rule']} filter)"
           f" ({'within' if problem is None else 'EXCEEDS'} the budget)")
@@ -259,6 +287,8 @@ def _dry_run(args: argparse.Namespace, alpha_default: bool) -> int:
 
 #: Default of ``--alpha``.
 ALPHA = 0.05
+#: Default of ``--group-size``: the group size a dry run's mean/quantile intervals assume.
+GROUP_SIZE = 1000
 
 
 def register(sub: Any) -> None:
@@ -275,5 +305,8 @@ def register(sub: Any) -> None:
                    help="print the budget, accuracy and defaults; read only the schema")
     p.add_argument("--alpha", type=float, default=None,
                    help=f"1 - confidence level of the intervals (default {ALPHA})")
+    p.add_argument("--group-size", type=int, default=None, metavar="N",
+                   help="--dry-run: rows per group at which mean, variance and quantile "
+                        f"intervals are stated (default {GROUP_SIZE})")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)

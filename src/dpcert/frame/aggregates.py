@@ -9,6 +9,8 @@ Examples
 ['quantile_0.25_age', 'quantile_0.5_age']
 >>> dp.count().alias("n").name
 'n'
+>>> dp.median("age", bounds=(0, 120)).name
+'median_age'
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 
 from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, Sum, Variance
 
-__all__ = ["count", "count_distinct", "mean", "quantile", "sum", "variance"]
+__all__ = ["count", "count_distinct", "mean", "median", "quantile", "sum", "variance"]
 
 
 def count() -> Count:
@@ -51,3 +53,10 @@ def quantile(column: str, qs: float | Sequence[float], bounds: tuple[Any, Any],
     """Quantiles ``qs`` of ``column`` within ``bounds`` (exponential-mechanism family)."""
     levels = (qs,) if isinstance(qs, (int, float)) else tuple(qs)
     return Quantile(column, levels, bounds, candidates)
+
+
+def median(column: str, bounds: tuple[Any, Any], candidates: int = 1025) -> Quantile:
+    """Median of ``column`` within ``bounds``: ``quantile(column, 0.5, bounds)`` named
+    ``median_<column>`` (rename it with ``.alias``)."""
+    q = Quantile(column, (0.5,), bounds, candidates)
+    return q.alias(f"median_{column}")  # type: ignore[return-value]

@@ -48,7 +48,7 @@ import polars as pl
 
 from dpcert.errors import InvalidParameter
 
-__all__ = ["ReleaseMixin", "quantile_rank_error", "tidy_table", "upper_float"]
+__all__ = ["ReleaseMixin", "quantile_rank_error", "rank_error", "tidy_table", "upper_float"]
 
 def upper_float(value: Any, digits: int = 3) -> float:
     """``value`` rounded *up* to ``digits`` significant digits, as a float (never below it).
@@ -92,15 +92,25 @@ def quantile_rank_error(certificate: dict[str, Any], name: str, alpha: float) ->
                      and m.get("kind") == "quantile"), None)
         if comp is None:
             continue
-        level = Fraction(comp["quantile"])
-        a, b = level.numerator, level.denominator
-        rows = int(certificate["plan"]["max_rows_per_group"])
-        delta = rows * max(b - a, a)
-        eps = Fraction(comp["epsilon"])
-        cands = int(agg.get("candidates", 1025))
-        t = 2 * delta / eps * Fraction(math.log(cands / alpha) * (1 + 1e-12))
-        return upper_float(t / b, 6)
+        return rank_error(Fraction(comp["quantile"]), Fraction(comp["epsilon"]),
+                          int(certificate["plan"]["max_rows_per_group"]),
+                          int(agg.get("candidates", 1025)), alpha)
     raise InvalidParameter(f"name={name!r} is not a quantile of this release")
+
+
+def rank_error(level: Fraction, epsilon: Fraction, rows: int, candidates: int,
+               alpha: float) -> float:
+    """Rows of rank error, at level ``alpha``, of a quantile at ``level`` released by
+    permute-and-flip with ``epsilon`` over ``candidates`` grid points, ``rows`` rows per unit
+    and group (module docstring).
+
+    >>> rank_error(Fraction(1, 2), Fraction(1), 1, 1025, 0.05)
+    9.92819
+    """
+    a, b = level.numerator, level.denominator
+    delta = rows * max(b - a, a)
+    t = 2 * delta / epsilon * Fraction(math.log(candidates / alpha) * (1 + 1e-12))
+    return upper_float(t / b, 6)
 
 
 def tidy_table(table: pl.DataFrame, certificate: dict[str, Any]) -> pl.DataFrame:
@@ -132,7 +142,12 @@ def tidy_table(table: pl.DataFrame, certificate: dict[str, Any]) -> pl.DataFrame
 
 
 class ReleaseMixin:
-    """Conversions and saving for a release (``table`` and ``certificate`` attributes)."""
+    """Conversions and saving for a release (``table`` and ``certificate`` attributes).
+
+    Every conversion has one meaning: the *tidy* table (:func:`tidy_table`: integer
+    non-negative counts, quantile rank errors) unless ``tidy=False`` asks for the raw one
+    (``table``: the post-processed floats, with every ``_ci_low``/``_ci_high`` column).
+    """
 
     table: pl.DataFrame
     certificate: dict[str, Any]
@@ -142,8 +157,13 @@ class ReleaseMixin:
         (:func:`tidy_table`)."""
         return tidy_table(self.table, self.certificate)
 
+    def to_polars(self, *, tidy: bool = True) -> pl.DataFrame:
+        """One row per group: the keys, then per aggregate ``<name>``, ``<name>_ci_low``,
+        ``<name>_ci_high`` (tidy: see the class docstring; ``tidy=False``: the raw table)."""
+        return self.tidy() if tidy else self.table
+
     def to_pandas(self, *, tidy: bool = True) -> Any:
-        """A pandas DataFrame (needs pandas; Arrow is not required)."""
+        """A pandas DataFrame of :meth:`to_polars` (needs pandas; Arrow is not required)."""
         try:
             pd = importlib.import_module("pandas")
         except ImportError as e:  # pragma: no cover - depends on the environment

@@ -19,6 +19,7 @@ True
 
 from __future__ import annotations
 
+import logging
 import threading
 import warnings
 from collections.abc import Mapping
@@ -32,7 +33,7 @@ from dpcert._validate import check_int, check_probability
 from dpcert.accounting.filters import PrivacyFilter
 from dpcert.core.events import ComposedEvent
 from dpcert.core.measurement import Measurement
-from dpcert.core.measures import ZCDP, Measure
+from dpcert.core.measures import Measure
 from dpcert.errors import BackendUnavailable, BudgetExceeded, InvalidParameter, ReleaseFailed
 from dpcert.frame.admit import admit_plan
 from dpcert.frame.certificate import release_certificate
@@ -45,7 +46,31 @@ from dpcert.frame.source import check_bound_source
 from dpcert.operator import UNKNOWN, FailureClass, report_failure
 from dpcert.samplers import EntropySource
 
-__all__ = ["Query", "Release", "Session"]
+__all__ = ["Query", "Release", "Session", "require_budget"]
+
+#: This module's logger (``dpcert.frame.session``): INFO on each charge, DEBUG on compiling.
+#: It never logs data; dpcert adds no handlers (configure ``logging`` to see it).
+LOG = logging.getLogger(__name__)
+
+
+def require_budget(budget: Any, what: str = "budget") -> Measure:
+    """``budget`` if it is a privacy measure with a value; a bare number is refused with the
+    fix, since it could mean ε, ρ or ε with a δ.
+
+    >>> require_budget(0.1)
+    Traceback (most recent call last):
+    ...
+    dpcert.errors.InvalidParameter: budget=0.1 is a bare number: say what it measures, \
+dp.PureDP(0.1) (ε), dp.ZCDP(0.1) (ρ) or dp.ApproxDP(0.1, delta) (ε, δ)
+    """
+    if isinstance(budget, Measure):
+        budget.require_value(what)
+        return budget
+    if isinstance(budget, (int, float, Fraction)) and not isinstance(budget, bool):
+        raise InvalidParameter(
+            f"{what}={budget!r} is a bare number: say what it measures, dp.PureDP({budget!r}) "
+            f"(ε), dp.ZCDP({budget!r}) (ρ) or dp.ApproxDP({budget!r}, delta) (ε, δ)")
+    raise InvalidParameter(f"{what}={budget!r} must be PureDP(ε), ApproxDP(ε, δ) or ZCDP(ρ)")
 
 
 @dataclass(frozen=True)
@@ -56,10 +81,15 @@ class Release(ReleaseMixin):
     table: pl.DataFrame
     certificate: dict[str, Any]
 
-    def to_polars(self) -> pl.DataFrame:
-        """One row per group: the keys, then per aggregate ``<name>``, ``<name>_ci_low``,
-        ``<name>_ci_high``."""
-        return self.table
+    def __repr__(self) -> str:
+        t = self.table
+        cert = self.certificate
+        measure = cert.get("budget", {}).get("measure", "")
+        spent = _charged_text(cert.get("charged"))  # rounded up: never understates
+        level = cert.get("confidence_level")
+        lvl = f", {100 * float(level):g}% intervals" if level is not None else ""
+        return (f"Release({t.height} rows x {t.width} columns {t.columns[:6]}"
+                f"{' ...' if t.width > 6 else ''}; cost {measure} {spent}{lvl})")
 
 
 class Session:
@@ -92,11 +122,7 @@ class Session:
                  schema: Mapping[str, Any] | None = None, name: str = "data",
                  rule: str = "auto",
                  _source: EntropySource | None = None) -> None:
-        if not isinstance(budget, Measure):
-            raise InvalidParameter(
-                f"budget={budget!r} must be PureDP(ε), ApproxDP(ε, δ) or ZCDP(ρ)"
-            )
-        budget.require_value("budget")
+        budget = require_budget(budget)
         if not isinstance(name, str) or not name:
             raise InvalidParameter(f"name={name!r} must be a non-empty table name")
         #: The table's name in SQL queries.
@@ -132,6 +158,7 @@ class Session:
         #: The session's privacy filter: tight totals over its releases (docs/guide/accounting.md)
         self._filter = PrivacyFilter(budget, rule=rule)
         self._lock = threading.Lock()
+        self._releases = 0
         self._source = _source
         self.dataset = dataset or "default"
         self._ledger: Any = None
@@ -144,6 +171,22 @@ class Session:
             self._ledger_total = self._ledger.status(self.dataset).total
             for note in self.ledger_notes:
                 warnings.warn(note, BudgetMismatchWarning, stacklevel=2)
+        LOG.debug("session opened: %s, budget %r, backend %s", self.dataset, budget,
+                  self._backend.name)
+
+    def __repr__(self) -> str:
+        unit = self.privacy_unit or "row"
+        ledger = f", ledger dataset {self.dataset!r}" if self._ledger is not None else ""
+        return (f"Session(privacy_unit={unit!r}, budget={self.budget!r}, "
+                f"{self.spent_summary}, releases={self._releases}{ledger})")
+
+    @property
+    def spent_summary(self) -> str:
+        """What is spent and left, as rounded-up decimals (``spent``/``remaining`` are exact):
+        ``"spent ε = 0.4, left ε = 0.6"``."""
+        m = self.budget
+        return (f"spent {_charged_text(m.to_json(self.spent))}, "
+                f"left {_charged_text(m.to_json(self.remaining))}")
 
     @property
     def spent(self) -> Any:
@@ -206,7 +249,7 @@ class Session:
         a = check_probability(alpha, "alpha", open_low=True, open_high=True)
         prepared = []
         for it in items:
-            q, b = it[0], it[1]
+            q, b = it[0], require_budget(it[1], "budget")
             if not isinstance(q, Query) or q.session is not self:
                 raise InvalidParameter(f"{q!r} is not a query of this session")
             prepared.append(q._prepare(b, a, it[2] if len(it) == 3 else None))
@@ -276,6 +319,8 @@ class Session:
                            for i in range(len(made))]
             self._filter.charge(event, amount, batch=batch)
             self._spent = new_total
+            self._releases += len(made) or 1
+        LOG.info("charged %s for %s; %s", m.describe(total), note, self.spent_summary)
         return info, made, charges
 
 
@@ -309,10 +354,26 @@ class Query:
         """Keep rows matching a Polars expression or SQL predicate string (data-independent)."""
         return replace(self, filters=(*self.filters, predicate))
 
-    def group_by(self, *columns: str, keys: Any = None) -> Query:
-        """Group by ``columns``; ``keys`` is the list of public keys, or ``"private"``."""
-        if not columns:
+    def group_by(self, *columns: str | list[str] | tuple[str, ...], keys: Any = None) -> Query:
+        """Group by ``columns`` (names, or lists of names: ``group_by("a", "b")`` and
+        ``group_by(["a", "b"])`` are the same); ``keys`` is the list of public keys (key
+        tuples for several columns), a mapping column → public values (their cross product,
+        :func:`~dpcert.frame.keys.keys_product`), or ``"private"``."""
+        from dpcert.frame.keys import keys_product
+
+        flat: list[Any] = []
+        for c in columns:
+            flat.extend(c if isinstance(c, (list, tuple)) else [c])
+        for c in flat:
+            if not isinstance(c, str) or not c:
+                raise InvalidParameter(f"group_by({c!r}): a column is a non-empty string")
+        if not flat:
             raise InvalidParameter("group_by needs at least one column")
+        if isinstance(keys, Mapping):
+            if list(keys) != flat:
+                raise InvalidParameter(f"keys={dict(keys)!r}: the mapping's columns "
+                                       f"{list(keys)} must be the group_by columns {flat}")
+            keys = keys_product(keys)
         if keys is None:
             raise InvalidParameter(
                 "group_by(..., keys=...) is required: the list of public keys, or 'private' "
@@ -324,7 +385,7 @@ class Query:
             pk = None
         else:
             pk = tuple(tuple(k) if isinstance(k, (tuple, list)) else (k,) for k in keys)
-        return replace(self, group_keys=tuple(columns), public_keys=pk, _keys_given=True)
+        return replace(self, group_keys=tuple(flat), public_keys=pk, _keys_given=True)
 
     def agg(self, *aggregates: Aggregate) -> Query:
         """The aggregates to release per group."""
@@ -351,22 +412,21 @@ class Query:
             filters=self.filters, sql=self.sql,
         )
 
-    def accuracy(self, alpha: Any = 0.05, budget: Measure | None = None) -> pl.DataFrame:
-        """Interval half-widths per aggregate at level ``alpha`` for ``budget``; reads no data."""
+    def accuracy(self, alpha: Any = 0.05, budget: Measure | None = None, *,
+                 n: int = 1000) -> pl.DataFrame:
+        """What each output's interval would be at level ``alpha`` for ``budget``: one row per
+        output (and one for partition selection with private keys) with ``half_width``,
+        ``rank_error`` (quantiles), the group size ``n`` a figure assumes, and ``interval`` in
+        words (:func:`dpcert.frame.planning.accuracy_table`).  Reads no data, spends nothing.
+
+        ``n``: the group size at which a mean's or variance's half-width and a quantile's
+        level interval are evaluated (they shrink as groups grow)."""
+        from dpcert.frame.planning import accuracy_table
+
         a = check_probability(alpha, "alpha", open_low=True, open_high=True)
-        b = budget or self.session.budget
-        m = self.measurement(b, alpha=a, key=bytes(16))  # the key does not change the map
-        p = m.params
-        rows = []
-        for n in p["stats"]:
-            if n in p["scales"]:
-                rows.append({"component": n, "mechanism": _mechanism(b),
-                             "scale": float(Fraction(p["scales"][n])),
-                             "half_width": float(p["half_widths"][n])})
-            else:
-                rows.append({"component": n, "mechanism": "permute_and_flip",
-                             "scale": float("nan"), "half_width": float("nan")})
-        return pl.DataFrame(rows)
+        check_int(n, "n", minimum=1)
+        b = self.session.budget if budget is None else require_budget(budget)
+        return accuracy_table(self, b, a, n)
 
     def measurement(self, budget: Measure, *, alpha: Any = 0.05, key: bytes | None = None,
                     backend: Any = None) -> Any:
@@ -381,6 +441,7 @@ class Query:
         from dpcert.frame.unit_neighbours import unit_neighbours
         from dpcert.samplers import default_source
 
+        budget = require_budget(budget)
         if backend is None:
             backend = self.session._backend
         if key is None:
@@ -400,6 +461,7 @@ class Query:
         limits, memory); returns the compiled measurement for ``budget`` (:meth:`measurement`,
         which self-checks ``map(1)`` against ``budget``, with a fixed bounding key: any key has
         the same map).  Reads no rows, spends nothing."""
+        budget = require_budget(budget)
         plan = self.plan()
         if self.session._backend.name == "polars":
             check_schema(self.session._lf, plan)
@@ -434,6 +496,7 @@ class Query:
         if budget is None:
             raise InvalidParameter("release(budget=None): give a budget (this query's SQL has "
                                    "no OPTIONS(epsilon = ...))")
+        budget = require_budget(budget)
         plan, m, label = self._prepare(budget, a, name)  # before spending anything
 
         def bodies(spent: Any, ledger_total: Any) -> list[dict[str, Any]]:
@@ -460,7 +523,7 @@ class Query:
         ``{"basic": amount, "session": {...}, "ledger": {...} or None}``, each ``{...}`` with
         the tight cost under that filter, whether it fits, and the filter's rule.  The amount
         is the compiled measurement's ``map(1)``, exactly what :meth:`release` charges."""
-        b = budget or self.session.budget
+        b = self.session.budget if budget is None else require_budget(budget)
         meas = self.check(b)  # compiled with a fixed key: the key does not change the map
         total, event = meas.map(1), meas.event(1)
         m = self.session.budget
@@ -505,10 +568,6 @@ class Query:
         return result
 
 
-def _mechanism(budget: Measure) -> str:
-    return "discrete_gaussian" if isinstance(budget, ZCDP) else "discrete_laplace"
-
-
 def _fraction(x: Any) -> Fraction:  # pragma: no cover - helper for callers
     return Fraction(x)
 
@@ -519,3 +578,15 @@ def _schema(m: Measurement) -> dict[str, str]:
 
     dom = m.input_domain
     return dom.columns if isinstance(dom, FrameDomain) else {}
+
+
+def _charged_text(charged: Any) -> str:
+    """The ``charged`` block of a certificate as ``ε = 0.5, δ = 1e-07`` (rounded up)."""
+    if not isinstance(charged, dict):
+        return "?"
+    from dpcert.frame.result import upper_float
+
+    sym = {"epsilon": "ε", "delta": "δ", "rho": "ρ"}
+    return ", ".join(
+        f"{sym.get(k, k)} = {upper_float(Fraction(str(v.get('exact'))), 4):g}"
+        if isinstance(v, dict) else f"{sym.get(k, k)} = {v}" for k, v in charged.items())
