@@ -65,7 +65,9 @@ def lowered_budget(cert: dict[str, Any], factor: int = 1000) -> dict[str, Any]:
     return forged
 
 
-def _edit(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
+def edit(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    """An edit setting the field at dotted ``path`` (list indices as numbers) to ``value``."""
+
     def apply(c: dict[str, Any]) -> None:
         *head, last = path.split(".")
         d: Any = c
@@ -79,17 +81,17 @@ def _edit(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
 
 
 EDITS: dict[str, Callable[[dict[str, Any]], None]] = {
-    "charged": _edit("charged.epsilon.exact", "1/1000"),
-    "release_total": _edit("release_total.epsilon.exact", "1/1000"),
-    "contribution_bounds": _edit("contribution_bounds.max_rows_per_group", 1),
-    "privacy_unit": _edit("privacy_unit", "row"),
-    "measurements.scale": _edit("measurements.0.scale", "2000"),
-    "session": _edit("session.spent_total", dp.PureDP().to_json(Fraction(2))),
+    "charged": edit("charged.epsilon.exact", "1/1000"),
+    "release_total": edit("release_total.epsilon.exact", "1/1000"),
+    "contribution_bounds": edit("contribution_bounds.max_rows_per_group", 1),
+    "privacy_unit": edit("privacy_unit", "row"),
+    "measurements.scale": edit("measurements.0.scale", "2000"),
+    "session": edit("session.spent_total", dp.PureDP().to_json(Fraction(2))),
     "session.budget": lambda c: c["session"].update(
         budget="PureDP(1000.0)", budget_exact={"measure": "PureDP", "value": "1000"}),
-    "ledger.remaining": _edit("ledger.remaining", dp.PureDP().to_json(Fraction(4))),
-    "ledger.chain_head": _edit("ledger.chain_head", "0" * 64),
-    "ledger.dataset": _edit("ledger.dataset", "people-again"),
-    "ledger": _edit("ledger", None),
-    "binding.dataset": _edit("binding.dataset", "people-again"),
+    "ledger.remaining": edit("ledger.remaining", dp.PureDP().to_json(Fraction(4))),
+    "ledger.chain_head": edit("ledger.chain_head", "0" * 64),
+    "ledger.dataset": edit("ledger.dataset", "people-again"),
+    "ledger": edit("ledger", None),
+    "binding.dataset": edit("binding.dataset", "people-again"),
 }

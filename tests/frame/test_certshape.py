@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from _bound import released
+from _bound import edit, released
 from dpcert.cli.main import main
 from dpcert.errors import InvalidParameter
 from dpcert.frame.certify import check_certificate
@@ -22,19 +22,6 @@ from dpcert.frame.certshape import MAX_DEPTH, CertificateError, load_certificate
 @pytest.fixture(scope="module")
 def cert(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return released(tmp_path_factory.mktemp("certshape"))[0]
-
-
-def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
-    def apply(c: dict[str, Any]) -> None:
-        *head, last = path.split(".")
-        d: Any = c
-        for k in head:
-            d = d[int(k)] if isinstance(d, list) else d[k]
-        if isinstance(d, list):
-            d[int(last)] = value
-        else:
-            d[last] = value
-    return apply
 
 
 def _drop(path: str) -> Callable[[dict[str, Any]], None]:
@@ -48,26 +35,26 @@ def _drop(path: str) -> Callable[[dict[str, Any]], None]:
 
 
 HOSTILE: dict[str, Callable[[dict[str, Any]], None]] = {
-    "plan as a list": _set("plan", []),
-    "max_groups as a string": _set("plan.max_groups", "2"),
-    "max_groups huge": _set("plan.max_groups", 10**30),
-    "max_groups boolean": _set("plan.max_groups", True),
-    "steps as an object": _set("steps", {}),
-    "a step as a number": _set("steps.0", 3),
-    "an aggregate with an unknown argument": _set("plan.aggregates.0.evil", 1),
-    "an unknown aggregate": _set("plan.aggregates.0.kind", "Exec"),
-    "bounds of strings": _set("plan.aggregates.1.bounds", ["a", "b"]),
-    "budget value nonsense": _set("budget.value", "1/0"),
-    "budget measure unknown": _set("budget.measure", "RenyiDP"),
-    "schema type as a list": _set("schema.x", ["float"]),
+    "plan as a list": edit("plan", []),
+    "max_groups as a string": edit("plan.max_groups", "2"),
+    "max_groups huge": edit("plan.max_groups", 10**30),
+    "max_groups boolean": edit("plan.max_groups", True),
+    "steps as an object": edit("steps", {}),
+    "a step as a number": edit("steps.0", 3),
+    "an aggregate with an unknown argument": edit("plan.aggregates.0.evil", 1),
+    "an unknown aggregate": edit("plan.aggregates.0.kind", "Exec"),
+    "bounds of strings": edit("plan.aggregates.1.bounds", ["a", "b"]),
+    "budget value nonsense": edit("budget.value", "1/0"),
+    "budget measure unknown": edit("budget.measure", "RenyiDP"),
+    "schema type as a list": edit("schema.x", ["float"]),
     "missing charge": _drop("charge"),
     "missing binding.dataset": _drop("binding.dataset"),
     "missing plan": _drop("plan"),
-    "extra top-level field": _set("verified", True),
-    "extra binding field": _set("binding.trusted", True),
-    "charge.ledger position as a string": _set("charge.ledger.position", "1"),
-    "a filter record of two kinds": _set("filters.0", {"sql": "x > 1", "polars_json": "{}"}),
-    "deep nesting": _set("versions.deep", json.loads("[" * (MAX_DEPTH + 5)
+    "extra top-level field": edit("verified", True),
+    "extra binding field": edit("binding.trusted", True),
+    "charge.ledger position as a string": edit("charge.ledger.position", "1"),
+    "a filter record of two kinds": edit("filters.0", {"sql": "x > 1", "polars_json": "{}"}),
+    "deep nesting": edit("versions.deep", json.loads("[" * (MAX_DEPTH + 5)
                                                      + "]" * (MAX_DEPTH + 5))),
 }
 
