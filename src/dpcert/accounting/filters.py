@@ -106,9 +106,10 @@ Amount = Fraction | tuple[Fraction, Fraction]
 #: A declared batch with a pure statement spends the δ left only if its PLD ε at that δ saves
 #: at least this fraction of its pure ε (else the δ is kept for later releases).
 _BATCH_MIN_GAIN = Fraction(1, 100)
-#: Largest number of discrete-pair atoms for which a filter asks the PLD accountant (about a
-#: second of work); larger events are charged their own statement.
-_PLD_MAX_ATOMS = 1 << 21
+#: Largest number of discrete-pair atoms for which a filter asks the PLD accountant (a few
+#: tenths of a second of work); larger events -- fixed-point sums, whose sensitivity is about
+#: 2**20 lattice units -- are charged their own statement.
+_PLD_MAX_ATOMS = 1 << 18
 Rule = Literal["pure", "zcdp", "gdp", "renyi", "approx"]
 Kind = Literal["PureDP", "ApproxDP", "ZCDP"]
 
