@@ -32,7 +32,7 @@ from dpcert.samplers import InsecureSeededSource
 #: Column names the engine uses internally, or used to, or that look like them, and odd ones.
 NAMES = ["_p", "_s", "_h", "_b", "_i", "#n", "#k", "#b", "#c", "#g", "#v", "#0", "#hu", "#hp",
          "#f", "#r", "c0", "c1", "c2", "count", "units", "sum:x[0,1]", "sum__s_ci_low", "x#hi",
-         "__dpcert_", "a b", "ü", "🙂", "`q`", "a.b", "*", "-1", "\u200b"]
+         "__dpcert_", "a b", "ü", "🙂", "`q`", "a.b", "*", "^c.*$", "-1", "\u200b"]
 
 _F64_EXTREMES = [0.0, -0.0, math.nan, math.inf, -math.inf, 1.7976931348623157e308,
                  -1.7976931348623157e308, 5e-324, 2.0**64, -(2.0**64)]

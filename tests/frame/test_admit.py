@@ -136,3 +136,26 @@ def test_admission_record_round_trips_and_hostile_records_are_refused() -> None:
                 [dict(adm.describe()[0], **{"as": "_s"})], adm.describe()[1:]):
         with pytest.raises(InvalidParameter):
             admission_from_json(bad, plan, adm.user_schema)
+
+
+@pytest.mark.parametrize("name", ["*", "^c.*$", "^u$"])
+def test_names_polars_reads_as_patterns_are_read_by_position(name: str) -> None:
+    """``pl.col("*")`` selects every column and ``pl.col("^c.*$")`` a regex: the admission
+    reads columns by position, so such names are just names (found by the totality property)."""
+    df = pl.DataFrame({name: [1, 1, 2], "u": [7, 8, 9], "c0": [0.5, 1.5, 2.5]})
+    for unit, key in ((name, "u"), ("u", name)):
+        plan = _plan(aggregates=(Count(), Sum("c0", (0, 3))), group_keys=(key,), privacy_unit=unit)
+        adm = admit_plan(plan, PL, df)
+        got = adm.frame(df).collect()
+        assert got.columns == ["c0", "c1", "c2"]
+        assert got["c0"].to_list() == df[unit].to_list()
+        assert got["c2"].to_list() == [0.5, 1.5, 2.5]
+
+
+def test_csv_headers_polars_reads_as_patterns_parse(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text("*,^a.*$,x\n1,2,3\nfoo,4,5\n")
+    from dpcert.frame.io import to_lazy
+
+    got = to_lazy(str(path)).collect()
+    assert got.columns == ["*", "^a.*$", "x"] and got["x"].to_list() == [3, 5]

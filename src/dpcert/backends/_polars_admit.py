@@ -90,9 +90,11 @@ def admitted_type(column: str, dtype: Any, role: Role) -> AdmittedType:
     return t
 
 
-def _expr(col: AdmittedColumn, dtype: Any) -> pl.Expr:
-    """The total expression that turns the user's column into the admitted one."""
-    c = pl.col(col.user)
+def _expr(col: AdmittedColumn, dtype: Any, index: int) -> pl.Expr:
+    """The total expression that turns the user's column (at position ``index``: read by
+    position, since ``pl.col`` reads names such as ``*`` or ``^a.*$`` as patterns) into the
+    admitted one."""
+    c = pl.nth(index)
     if col.type == "float":
         x = c.cast(pl.Float64)
         c = (pl.when(x.is_nan()).then(pl.lit(float("nan"))).when(x == 0).then(pl.lit(0.0))
@@ -112,7 +114,8 @@ def admit_frame(lf: pl.LazyFrame, columns: tuple[AdmittedColumn, ...]) -> pl.Laz
     schema = lf.collect_schema()
     if not columns:  # a plan that reads no column still counts rows: keep one per row
         return lf.select(pl.int_range(pl.len(), dtype=pl.Int64).alias(internal_name(0)))
-    return lf.select([_expr(c, schema[c.user]) for c in columns])
+    position = {name: i for i, name in enumerate(schema.names())}
+    return lf.select([_expr(c, schema[c.user], position[c.user]) for c in columns])
 
 
 def _rename(node: Any, mapping: Mapping[str, str]) -> Any:

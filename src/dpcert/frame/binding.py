@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -48,11 +49,24 @@ BODY_FIELDS = (
 NEIGHBOURING = "add or remove all rows of one privacy unit (d_in = 1 unit)"
 
 
+def _finite(obj: Any) -> Any:
+    """``obj`` with every non-finite float as ``{"__float__": "inf" | "-inf" | "nan"}`` (a
+    public key may be ±inf or NaN; JSON has no such numbers)."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return {"__float__": "nan" if math.isnan(obj) else ("inf" if obj > 0 else "-inf")}
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
 def canonical_json(obj: Any) -> bytes:
-    """The canonical encoding hashed: sorted keys, no spaces, UTF-8, NaN refused."""
+    """The canonical encoding hashed: sorted keys, no spaces, UTF-8, non-finite floats tagged
+    (:func:`_finite`)."""
     try:
-        return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                          allow_nan=False).encode("utf-8")
+        return json.dumps(_finite(obj), sort_keys=True, separators=(",", ":"),
+                          ensure_ascii=False, allow_nan=False).encode("utf-8")
     except (TypeError, ValueError) as e:
         raise InvalidParameter(f"the certificate's charge body is not canonical JSON: {e}"
                                ) from None

@@ -40,9 +40,11 @@ INFER_ROWS = 10_000
 _INTS = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64)
 
 
-def _parse(name: str, dtype: Any) -> pl.Expr:
-    """Non-strict parse of a text column to ``dtype``: unparsable cells become null."""
-    c = pl.col(name)
+def _parse(name: str, index: int, dtype: Any) -> pl.Expr:
+    """Non-strict parse of the text column at position ``index`` to ``dtype``: unparsable
+    cells become null.  (Read by position: ``pl.col`` reads a header such as ``*`` or
+    ``^a.*$`` as a pattern.)"""
+    c = pl.nth(index)
     if isinstance(dtype, _INTS) or dtype in _INTS or dtype in (pl.Float32, pl.Float64) \
             or isinstance(dtype, (pl.Float32, pl.Float64)):
         return c.str.strip_chars().cast(dtype, strict=False).alias(name)
@@ -53,7 +55,7 @@ def _parse(name: str, dtype: Any) -> pl.Expr:
                 .otherwise(pl.lit(None, dtype=pl.Boolean)).alias(name))
     if dtype == pl.Date:
         return c.str.strip_chars().str.to_date("%Y-%m-%d", strict=False).alias(name)
-    return c  # text (anything else is kept as text: it never fails)
+    return c.alias(name)  # text (anything else is kept as text: it never fails)
 
 
 def read_csv_safely(path: str, schema: Mapping[str, Any] | None = None) -> pl.LazyFrame:
@@ -74,7 +76,7 @@ def read_csv_safely(path: str, schema: Mapping[str, Any] | None = None) -> pl.La
             raise InvalidParameter(f"schema names columns {unknown} that {path!r} does not "
                                    f"have; it has {names}")
         types.update(schema)
-    return text.with_columns(_parse(n, types[n]) for n in names if n in types)
+    return text.select(_parse(n, i, types.get(n, pl.String)) for i, n in enumerate(names))
 
 
 def to_lazy(data: Any, schema: Mapping[str, Any] | None = None) -> pl.LazyFrame:

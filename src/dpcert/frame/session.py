@@ -554,7 +554,7 @@ class Query:
         sess = self.session
         try:
             out = m(sess._lf)
-            table = pl.DataFrame(dict(out))
+            table = _typed(pl.DataFrame(dict(out)), plan)
             if self.post is not None:  # post-processing of released values only
                 table = self.post.apply(table)
             cert = release_certificate(body, ledger=ledger_info, charge=charge)
@@ -590,3 +590,10 @@ def _charged_text(charged: Any) -> str:
     return ", ".join(
         f"{sym.get(k, k)} = {upper_float(Fraction(str(v.get('exact'))), 4):g}"
         if isinstance(v, dict) else f"{sym.get(k, k)} = {v}" for k, v in charged.items())
+
+
+def _typed(table: pl.DataFrame, plan: QueryPlan) -> pl.DataFrame:
+    """Released values as Float64 even when no group was released (an empty column is typed
+    Null, which later numeric steps such as ``tidy`` cannot round)."""
+    nulls = [c for c, t in table.schema.items() if t == pl.Null and c not in plan.group_keys]
+    return table.with_columns(pl.col(c).cast(pl.Float64) for c in nulls) if nulls else table
