@@ -188,20 +188,12 @@ try:
     print("RESULT none")
 except BackendUnavailable as e:
     print("RESULT " + str(e))
-Ledger(tmp + "/ledger.sqlite").create("people", dp.PureDP(10))
+assert main(["budget", "init", tmp + "/ledger.sqlite", "people", "--unbound",
+             "--epsilon", "10"]) == 0
 open(tmp + "/spec.toml", "w").write('''
 [data]
-path = "people.parquet"
 privacy_unit = "pid"
-engine = "spark"
-master = "local[1]"
-[budget]
-epsilon = 10
-delta = 0
-ledger = "ledger.sqlite"
-dataset = "people"
-[output]
-dir = "out"
+
 [[query]]
 name = "q"
 group_by = ["g"]
@@ -211,7 +203,9 @@ max_rows_per_group = 1
 budget = { epsilon = 1, delta = 0 }
 aggregates = [{ kind = "count" }]
 ''')
-print("CODE", main(["release", tmp + "/spec.toml"]))
+print("CODE", main(["release", tmp + "/spec.toml", "--ledger", tmp + "/ledger.sqlite",
+                    "--dataset", "people", "--data", tmp + "/people.parquet",
+                    "--engine", "spark", "--spark-master", "local[1]", "--out", tmp + "/out"]))
 print("CHARGES", len(Ledger(tmp + "/ledger.sqlite").history("people")))
 """
 
@@ -224,7 +218,7 @@ def test_no_java_is_a_typed_error_before_any_charge(tmp_path: Path) -> None:
            if ln.split(" ", 1)[0] in ("RESULT", "CODE", "CHARGES")}
     assert "Java 17" in out["RESULT"] and "JAVA_HOME" in out["RESULT"], proc.stderr[-3000:]
     assert str(tmp_path / "no-java") in out["RESULT"]
-    assert out["CODE"] == "3" and "BackendUnavailable" in proc.stderr
+    assert out["CODE"] == "1" and "BackendUnavailable" in proc.stderr  # refused, nothing charged
     assert out["CHARGES"] == "0"
 
 

@@ -363,17 +363,19 @@ def test_columns_named_like_internal_ones_work() -> None:
 
 
 @pytest.mark.parametrize(("agg", "budget", "match"), [
-    (dp.count(), dp.PureDP(Fraction(1, 10**20)), "samplers' limit"),
-    (dp.sum("x", (0, 1e30)), dp.PureDP(1.0), "2\\*\\*64"),
-    (dp.sum("x", (0, 1e308)), dp.PureDP(1.0), "2\\*\\*64"),
-    (dp.variance("x", (-1e200, 1e200)), dp.PureDP(1.0), "2\\*\\*64"),
-    (dp.count_distinct(), dp.PureDP(Fraction(1, 2**60)), "samplers' limit"),
+    (dp.count, dp.PureDP(Fraction(1, 10**20)), "samplers' limit"),
+    (lambda: dp.sum("x", (0, 1e30)), dp.PureDP(1.0), "2\\*\\*64"),
+    (lambda: dp.sum("x", (0, 1e308)), dp.PureDP(1.0), "2\\*\\*64"),
+    (lambda: dp.variance("x", (-1e200, 1e200)), dp.PureDP(1.0), "2\\*\\*64"),
+    (dp.count_distinct, dp.PureDP(Fraction(1, 2**60)), "samplers' limit"),
 ])
 def test_bounds_and_scales_beyond_limits_are_refused(ledger: str, agg: Any, budget: Any,
                                                      match: str) -> None:
+    """Value bounds beyond 2**64 are refused where the aggregate is built, scales beyond the
+    samplers' limit when the query is checked: both before anything is charged."""
     sess = session(ledger)
-    q = sess.query().group_by("g", keys=KEYS).agg(agg).bound_contributions(1, 1)
     with pytest.raises(errors.InvalidParameter, match=match):
+        q = sess.query().group_by("g", keys=KEYS).agg(agg()).bound_contributions(1, 1)
         q.release(budget)
     assert_nothing_charged(sess, ledger)
 

@@ -223,8 +223,8 @@ def _query(budget: dp.Measure, keys: object = ("n", "s")) -> tuple[dp.Session, o
 def test_huge_budgets_quote_the_closed_form(budget: dp.Measure) -> None:
     _, q = _query(budget)
     table = q.accuracy(budget=budget)  # type: ignore[attr-defined]
-    count = table.filter(pl.col("component") == "count").row(0, named=True)
-    scale = Fraction(count["scale"])
+    count = table.filter(pl.col("output") == "count").row(0, named=True)
+    scale = Fraction(q.measurement(budget).params["scales"]["count"])  # type: ignore[attr-defined]
     ref = (_dlap_accuracy_ref(scale, Fraction(1, 20)) if not isinstance(budget, dp.ZCDP)
            else int(acc.discrete_gaussian_accuracy(scale, Fraction(1, 20))))
     # the discrete Gaussian's tail bound 2Φ(−a/σ) is 1 at a = 0, so its smallest half-width is 1

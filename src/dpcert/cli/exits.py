@@ -23,6 +23,7 @@ from typing import Any
 
 from dpcert.errors import (
     AuditFailed,
+    BackendUnavailable,
     BindingMismatch,
     BudgetExceeded,
     DPCertError,
@@ -46,7 +47,8 @@ def exit_code(err: DPCertError) -> int:
 
     if isinstance(err, ReleaseFailed):
         return PARTIAL
-    if isinstance(err, (BudgetExceeded, BindingMismatch, LedgerIntegrityError, AuditFailed)):
+    if isinstance(err, (BudgetExceeded, BindingMismatch, LedgerIntegrityError, AuditFailed,
+                        BackendUnavailable)):
         return REFUSED
     return USAGE
 
