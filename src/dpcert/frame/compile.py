@@ -40,7 +40,7 @@ import numpy as np
 
 from dpcert.backends.base import FrameOps, StatSpec
 from dpcert.combinators.composition import make_composition
-from dpcert.combinators.conversions import make_pureDP_to_approxDP, make_pureDP_to_zCDP
+from dpcert.combinators.conversions import make_pureDP_to_approxDP
 from dpcert.combinators.keyed import make_keyed_release
 from dpcert.core.domains import AtomDomain, VectorDomain
 from dpcert.core.frames import FrameDomain, UnitDistance
@@ -170,7 +170,7 @@ def _exponent(s: NoisyStat, share: Fraction, G: int, R: int, zcdp: bool) -> int:
     return math.floor(math.log2(float(scale))) - PRECISION_BITS
 
 
-def _noise(sel: Transformation, share: Fraction, d1: tuple[int, int, int], zcdp: bool
+def _noise(sel: Transformation, share: Fraction, d1: tuple[int, ...], zcdp: bool
            ) -> Measurement:
     sens = Fraction(sel.map(d1))
     space = VectorDomain(AtomDomain(int), size=sel.output_domain.size)  # type: ignore[attr-defined]
@@ -354,16 +354,18 @@ def _grid(s: NoisyStat) -> StatSpec:
 
 
 def _quantile(gdom: Any, gmet: Any, hist: StatSpec, s: NoisyStat, share: Fraction,
-              d1: tuple[int, int, int], zcdp: bool) -> Measurement:
-    """Permute-and-flip per group, at the scale that spends ``share`` at one unit."""
+              d1: tuple[int, ...], zcdp: bool) -> Measurement:
+    """One quantile per group at the scale that spends ``share`` at one unit: permute-and-flip
+    under ε budgets, the exponential mechanism (bounded range: ε²/8, not ε²/2) under zCDP."""
     assert s.level is not None
-    eps = share
-    if zcdp:  # ε-DP is ε²/2-zCDP: the largest rational ε ≤ √(2ρ)
-        eps = 2 * share / sqrt_up(2 * share)
     a, b = s.level.numerator, s.level.denominator
-    scale = Fraction(2 * d1[1] * d1[2] * max(a, b - a)) / eps
-    m = make_grouped_quantile(gdom, gmet, hist, s.level, scale)
-    return make_pureDP_to_zCDP(m) if zcdp else m
+    per_row = max(a, b - a)
+    rows = min(d1[1] * d1[2], d1[3])  # rows changed in all groups together
+    if zcdp:  # ρ = p²·l∞·rows / (2s²) ≤ share
+        scale = per_row * sqrt_up(Fraction(d1[2] * rows) / (2 * share))
+        return make_grouped_quantile(gdom, gmet, hist, s.level, scale, "exponential")
+    scale = Fraction(2 * per_row * rows) / share
+    return make_grouped_quantile(gdom, gmet, hist, s.level, scale)
 
 
 def _schema_reader(backend: FrameOps | None) -> Any:
