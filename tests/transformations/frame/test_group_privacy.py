@@ -92,3 +92,44 @@ def test_maps_hold_two_units_apart(memory_ops: Any, G: int, R: int) -> None:
                 wrong = min(2 * G * R, 2 * G)  # l1 = d·G: rows per group forgotten
                 exceeded |= moved > wrong
     assert exceeded == (R > 1)
+
+
+ODD = StatSpec("s", "fixed_sum", "x", Fraction(-2), Fraction(5), exponent=0)  # rows in [-2, 5]
+
+
+def test_centred_sum_map_is_half_the_range_and_linear() -> None:
+    """Centred at C = 1, a row moves ``sum − C·count`` by at most max(5 − 1, 1 + 2) = 4 (not
+    max|v| = 5); the map is linear in d and charges 4 per row."""
+    dom = GroupedDomain(("g",), ("n", "s"), tuple(KEYS))
+    t = then_select_stat(ODD, "L1", "count")
+    with pytest.raises(Exception, match="centre_with"):
+        t(dom, GroupDistance())
+    dom = GroupedDomain(("g",), ("count", "s"), tuple(KEYS))
+    sel = t(dom, GroupDistance())
+    raw = then_select_stat(ODD, "L1")(dom, GroupDistance())
+    for d in (1, 2, 3):
+        assert sel.map((d, 2 * d, 3 * d, 6 * d)) == 4 * 6 * d
+        assert raw.map((d, 2 * d, 3 * d, 6 * d)) == 5 * 6 * d
+    values = {"count": np.array([2, 0, 1, 3]), "s": np.array([10, 0, -2, 3])}
+    from dpcert.backends.base import GroupedStats
+
+    assert sel(GroupedStats(KEYS, values)).tolist() == [8, 0, -3, 0]
+
+
+def test_centred_sum_holds_two_units_apart(memory_ops: Any) -> None:
+    """Two added units with all rows at the top bound move the centred sum by 4 per row, what
+    the map charges; a map charging the floor of half the range (3) is exceeded."""
+    specs = [StatSpec("count", "count"), ODD]
+    chain = ((FrameDomain(SCHEMA, memory_ops.schema), UnitDistance("pid"))
+             >> then_bound_contributions(("g",), 2, 3, backend=memory_ops, key=bytes(16),
+                                         value_columns=("x",))
+             >> then_group_by(("g",), KEYS, specs, backend=memory_ops)
+             >> then_select_stat(ODD, "L1", "count"))
+    base = [(u, "abcd"[u % 4], float(u % 7 - 2)) for u in range(12)]
+    extra = [(p, g, 5.0) for p in (98, 99) for g in "ab" for _ in range(3)]
+    frames = [{"pid": [r[0] for r in f], "g": [r[1] for r in f], "x": [r[2] for r in f]}
+              for f in (base, base + extra)]
+    a, b = chain(frames[0]), chain(frames[1])
+    moved = int(np.abs(a.astype(np.int64) - b.astype(np.int64)).sum())
+    assert moved == chain.map(2) == 2 * 2 * 3 * 4
+    assert moved > 2 * 2 * 3 * 3  # the wrong variant: ⌊(5 − (−2))/2⌋ = 3 per row
