@@ -28,8 +28,7 @@ as ``d²``).  The integer
 Examples
 --------
 >>> from fractions import Fraction
->>> from dpcert.backends._fixed import fixed_bounds
-from dpcert.backends.base import StatSpec
+>>> from dpcert.backends.base import StatSpec
 >>> from dpcert.core.frames import GroupDistance, GroupedDomain
 >>> dom = GroupedDomain(("g",), ("n", "s"), (("a",), ("b",)))
 >>> n = make_select_stat(dom, GroupDistance(), StatSpec("n", "count"), "L1")
