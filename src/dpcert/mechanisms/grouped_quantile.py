@@ -55,7 +55,6 @@ from dpcert.core.measurement import Measurement
 from dpcert.core.measures import ZCDP, PureDP
 from dpcert.core.metrics import Metric
 from dpcert.errors import DomainMismatch, InvalidParameter, MetricMismatch
-from dpcert.mechanisms._selection import exponential_index
 from dpcert.samplers import bernoulli_exp, uniform_below
 
 __all__ = ["Selection", "make_grouped_quantile"]
@@ -75,13 +74,38 @@ def _gaps(cum: np.ndarray[Any, Any], a: int, b: int) -> np.ndarray[Any, Any]:
     return out
 
 
+def _bit_coins(gaps: np.ndarray[Any, Any], scale: Fraction) -> np.ndarray[Any, Any]:
+    """Independent exact ``Bernoulli(exp(−gap/scale))`` coins for integer gaps: the product of
+    ``Bernoulli(exp(−2^i/scale))`` coins over the set bits ``i`` of each gap."""
+    remaining = gaps.astype(np.int64).copy()
+    accept = np.ones(remaining.size, dtype=bool)
+    bit = 0
+    while remaining.any():
+        idx = np.flatnonzero(((remaining & 1) == 1) & accept)
+        if idx.size:
+            accept[idx] &= bernoulli_exp(Fraction(1 << bit) / scale, idx.size)
+        remaining = remaining >> 1
+        bit += 1
+    return accept
+
+
 def _em_indices(cum: np.ndarray[Any, Any], a: int, b: int, scale: Fraction
                 ) -> np.ndarray[Any, Any]:
-    """One exponential-mechanism index per row of ``cum``: ``P(j) ∝ exp(−gap_j/scale)``."""
+    """One exponential-mechanism index per row of ``cum``: ``P(j) ∝ exp(−gap_j/scale)``, by
+    rejection: a uniform candidate accepted with an exact coin, retried until accepted."""
     gaps = _gaps(cum, a, b)
-    out = np.empty(gaps.shape[0], dtype=np.int64)
-    for g in range(gaps.shape[0]):  # per group, not per row: exact rejection sampling
-        out[g] = exponential_index([Fraction(int(x)) / scale for x in gaps[g].tolist()])
+    k, c = gaps.shape
+    out = np.empty(k, dtype=np.int64)
+    pending = np.arange(k)
+    t = max(4, min(max(64, 2 * c), (1 << 16) // max(k, 1)))
+    while pending.size:
+        p = pending.size
+        idx = uniform_below(c, p * t).reshape(p, t)
+        coins = _bit_coins(gaps[pending[:, None], idx].ravel(), scale).reshape(p, t)
+        done = coins.any(axis=1)
+        first = coins.argmax(axis=1)
+        out[pending[done]] = idx[done, first[done]]
+        pending = pending[~done]
     return out
 
 
@@ -90,16 +114,7 @@ def _indices(cum: np.ndarray[Any, Any], a: int, b: int, scale: Fraction) -> np.n
     k, c = cum.shape
     if k == 0:
         return np.zeros(0, dtype=np.int64)
-    remaining = _gaps(cum, a, b).ravel()
-    accept = np.ones(remaining.size, dtype=bool)
-    bit = 0
-    while remaining.any():  # exp(−g/s) = Π over set bits i of exp(−2^i/s): exact coins
-        idx = np.flatnonzero(((remaining & 1) == 1) & accept)
-        if idx.size:
-            accept[idx] &= bernoulli_exp(Fraction(1 << bit) / scale, idx.size)
-        remaining = remaining >> 1
-        bit += 1
-    acc = accept.reshape(k, c)
+    acc = _bit_coins(_gaps(cum, a, b).ravel(), scale).reshape(k, c)
     out = np.empty(k, dtype=np.int64)
     for g in range(k):  # one uniform draw among the accepted candidates per group
         choices = np.flatnonzero(acc[g])
