@@ -209,3 +209,47 @@ def test_weighted_split_by_hand(wc: int, ws: int, budget: Any) -> None:
         assert sigma <= float(scales[key]) <= sigma * (1 + 1e-9), key  # rounded up only
     charged = m.map(1)
     assert charged <= rho and float(charged) >= float(rho) * (1 - 1e-9)
+
+
+def test_grouped_release_map_grows_linearly_in_units() -> None:
+    """Group privacy through the whole compiled chain (issue 39, L1): map(d) = d·map(1) for
+    ε budgets (it was d²·map(1) without the l1 component) and d²·map(1) under zCDP (Gaussian
+    group privacy; it was d³)."""
+    p = plan(Count(), Mean("x", (0, 10)), G=3, R=2)
+    m = compile_plan(p, PureDP(1), schema=SCHEMA, backend=None)
+    assert [m.map(d) for d in (1, 2, 3)] == [1, 2, 3]
+    z = compile_plan(plan(Count(), G=4, R=2), ZCDP(Fraction(1, 2)), schema=SCHEMA, backend=None)
+    assert z.map(2) == 4 * z.map(1) and z.map(1) <= Fraction(1, 2)
+
+
+def test_zcdp_quantile_uses_the_exponential_mechanism_at_a_quarter_of_the_rho() -> None:
+    """Under ZCDP(ρ) a median is the exponential mechanism at scale p/√(2ρ) (one group, one
+    row): the scale permute-and-flip needs at ZCDP(4ρ)."""
+    rho = Fraction(1, 2)
+    p = QueryPlan((Quantile("x", (0.5,), (0, 10), 11),), privacy_unit="pid")
+    m = compile_plan(p, ZCDP(rho), schema=SCHEMA, backend=None)
+    q, = (s for s in trace(m, 1) if s.constructor == "grouped_quantile")
+    assert m.map(1) <= rho
+    em_scale = Fraction(q.params["scale"])
+    assert em_scale == 1 and q.params["selection"] == "exponential"  # p = 1, √(2ρ) = 1
+    pf = compile_plan(p, PureDP(1), schema=SCHEMA, backend=None)  # ε = 1 is 1/2-zCDP as PF
+    q2, = (s for s in trace(pf, 1) if s.constructor == "grouped_quantile")
+    assert Fraction(q2.params["scale"]) == 2 * em_scale  # PF at ρ = ε²/2 = 1/2: twice the scale
+
+
+@pytest.mark.parametrize("budget", [PureDP(1), ZCDP(Fraction(1, 2))], ids=["pure", "zcdp"])
+def test_mean_width_does_not_depend_on_a_shift_of_its_bounds(budget: Any) -> None:
+    """Mean and variance read centred sums (issue 39, L3): the sum's noise half-width is the
+    same for bounds (0, 100), (−50, 50) and (1000, 1100), half of what the uncentred sum over
+    (0, 100) needs; the variance's sum of squares is centred on its squares' range."""
+    def width(agg: Any, *more: Any, kind: str = "sum:") -> float:
+        m = compile_plan(plan(*more, agg), budget, schema=SCHEMA, backend=None)
+        return next(float(v) for k, v in m.params["half_widths"].items() if k.startswith(kind))
+
+    widths = [width(Mean("x", b)) for b in ((0, 100), (-50, 50), (1000, 1100))]
+    assert widths[0] == widths[1] == widths[2]
+    # a plain Sum keeps the raw sum: magnitude 100, not 50
+    assert width(Mean("x", (0, 100)), Sum("x", (0, 100))) > 1.9 * widths[0]
+    assert width(Variance("x", (0, 100))) == width(Variance("x", (-50, 50)))
+    sq = [width(Variance("x", b), kind="sumsq:") for b in ((0, 100), (-50, 50))]
+    assert sq[0] == 4 * sq[1]  # squares in [0, 10⁴] and [0, 2500], each centred on its range

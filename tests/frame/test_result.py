@@ -125,3 +125,23 @@ def test_upper_float() -> None:
     assert upper_float(Fraction(306763, 4096)) == 74.9
     assert upper_float(Fraction(12, 25)) >= 0.48 and upper_float(Fraction(-1, 3)) == -0.333
     assert upper_float(10**7 + 1) == 1.01e7
+
+
+def test_variance_interval_of_centred_sums_matches_the_raw_one() -> None:
+    """Shifting the sums by the per-row offsets gives the same variance as the raw sums, and
+    both intervals hold the true variance (post-processing of centred sums, issue 39 L3; the
+    centred interval is the narrower one: the count's error multiplies only the centred
+    part)."""
+    from dpcert.frame.postprocess import variance_interval
+
+    x = np.array([1.0, 2.0, 4.0, 7.0])
+    n, c, c2 = np.array([4.0]), 5.0, 30.0
+    raw = variance_interval(np.array([x.sum()]), np.array([(x * x).sum()]), n, 1.0, 2.0, 0.5,
+                            (0.0, 10.0))
+    cen = variance_interval(np.array([x.sum() - c * 4]), np.array([(x * x).sum() - c2 * 4]), n,
+                            1.0, 2.0, 0.5, (0.0, 10.0), shift=(c, c2))
+    assert abs(float(raw[0][0]) - float(cen[0][0])) < 1e-9
+    true = float(x.var())
+    for lo, hi in (raw[1:], cen[1:]):
+        assert float(lo[0]) <= true <= float(hi[0])
+    assert float(cen[2][0] - cen[1][0]) < float(raw[2][0] - raw[1][0])

@@ -107,7 +107,7 @@ def test_unit_with_many_rows_moves_stats_within_bounds() -> None:
             t = pa.transformation  # type: ignore[attr-defined]
             a, b = t(base.lazy()), pb_.transformation(big.lazy())  # type: ignore[attr-defined]
             d = t.map(1)
-            assert d == (1, G, R)
+            assert d == (1, G, R, G * R)
             for spec in pa.specs.values():  # type: ignore[attr-defined]
                 diff = np.abs(np.asarray(b.values[spec.name], dtype=object)
                               - np.asarray(a.values[spec.name], dtype=object))

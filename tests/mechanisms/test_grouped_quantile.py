@@ -128,3 +128,68 @@ def test_joint_law_of_changed_groups_is_covered_and_attained(
                     for g in range(l0))
         assert joint <= float(m.map((l0, l0, 1))) * (1 + 1e-12)
         assert joint >= float(m.map((l0, l0, 1))) * (1 - 1e-12)
+
+
+def _em_law(cum: np.ndarray, a: int, b: int, scale: Fraction) -> np.ndarray:
+    """Exact exponential-mechanism law of one group: ``P(j) ∝ exp(−gap_j/s)``."""
+    util = -np.abs(b * cum.astype(np.int64) - a * int(cum[-1]))
+    w = np.exp(-(util.max() - util) / float(scale))
+    return w / w.sum()
+
+
+def test_exponential_map_is_quadratic_in_units_not_cubic() -> None:
+    """ρ(d) = p²·l∞·min(l0·l∞, l1)/(2s²): at the bound map (d, dG, dR, dGR) that is d²·ρ(1)
+    (zCDP group privacy); the form ``l0·l∞²`` (no ``l1``) gives d³·ρ(1) and fails."""
+    dom = GroupedDomain(("g",), ("h",), None)
+    m = make_grouped_quantile(dom, GroupDistance(), SPEC, Fraction(1, 4), 6, "exponential")
+    G, R = 3, 2
+    one = m.map((1, G, R, G * R))
+    assert one == Fraction(9 * R * G * R, 2 * 36)
+    for d in (2, 3, 5):
+        assert m.map((d, d * G, d * R, d * G * R)) == d * d * one
+        assert Fraction(9 * d * G * (d * R) ** 2, 72) > d * d * one  # the wrong variant
+    pf = make_grouped_quantile(dom, GroupDistance(), SPEC, Fraction(1, 4), 6)
+    for d in (2, 3, 5):  # permute-and-flip's ε is linear in d
+        assert pf.map((d, d * G, d * R, d * G * R)) == d * pf.map((1, G, R, G * R))
+    assert m.output_measure.__class__.__name__ == "ZCDP"
+    # the same scale in one group: ε²/2 of permute-and-flip is 4× the exponential mechanism's ρ
+    assert pf.map((1, 1, 1, 1)) ** 2 / 2 == 4 * m.map((1, 1, 1, 1))
+    with pytest.raises(InvalidParameter, match="selection"):
+        make_grouped_quantile(dom, GroupDistance(), SPEC, Fraction(1, 2), 1, "gumbel")
+
+
+def test_exponential_law_is_bounded_range_as_the_map_says() -> None:
+    """Over every one-row neighbour of every median/quartile with bin counts in {0..4}³, the
+    exact law's log-ratio range (the bounded-range parameter η) is at most 2p/s, and some pair
+    attains it, so η²/8 = map((1, 1, 1, 1)) is tight; a map charging (p/s)²/8 (the range taken
+    as p/s) is exceeded."""
+    spec = StatSpec("h", "at_most", "x", Fraction(0), Fraction(10), candidates=(2, 5, 10))
+    dom = GroupedDomain(("g",), ("h",), None)
+    for level, scale in ((Fraction(1, 2), 2), (Fraction(1, 4), 3)):
+        m = make_grouped_quantile(dom, GroupDistance(), spec, level, scale, "exponential")
+        a, b = level.numerator, level.denominator
+        worst = 0.0
+        for bins in itertools.product(range(5), repeat=3):
+            cum = np.cumsum(bins)
+            for nb in _one_row_neighbours(list(cum)):
+                r = np.log(_em_law(cum, a, b, Fraction(scale))
+                           / _em_law(np.array(nb), a, b, Fraction(scale)))
+                worst = max(worst, float(r.max() - r.min()))
+        rho = float(m.map((1, 1, 1, 1)))
+        assert worst ** 2 / 8 <= rho * (1 + 1e-12)
+        assert worst ** 2 / 8 >= rho * (1 - 1e-12)
+        p = max(a, b - a)
+        assert worst ** 2 / 8 > (p / scale) ** 2 / 8
+
+
+def test_two_candidate_distribution_is_the_exponential_mechanism() -> None:
+    """cum = [5, 10], median, gap 10, s = 10: the worse candidate wins w.p.
+    e^{-1}/(1+e^{-1}) = 0.269 exactly; 40 000 groups, 6 s.d. (permute-and-flip's 0.184 fails)."""
+    k = 40_000
+    dom = GroupedDomain(("g",), ("h",), None)
+    m = make_grouped_quantile(dom, GroupDistance(), SPEC, Fraction(1, 2), 10, "exponential")
+    grouped = GroupedStats([(i,) for i in range(k)], {"h": np.tile([5, 10], (k, 1))})
+    rate = float(np.mean(m(grouped) == 1))
+    p = math.exp(-1) / (1 + math.exp(-1))
+    assert abs(rate - p) < 6 * math.sqrt(p * (1 - p) / k)
+    assert abs(math.exp(-1) / 2 - p) > 6 * math.sqrt(p * (1 - p) / k)

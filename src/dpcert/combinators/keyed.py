@@ -7,7 +7,7 @@ the count's noise does both jobs, as in OpenDP's thresholded Laplace (Wilson et 
 Private SQL with Bounded User Contribution", PoPETs 2020; Desfontaines, Voss, Gipson & Mandayam,
 "Differentially private partition selection", PoPETs 2022).
 
-Privacy at ``d = (u, l0, l∞)``: the parts restricted to keys present in both neighbours are
+Privacy at ``d = (u, l0, l∞, l1)``: the parts restricted to keys present in both neighbours are
 ``ε(d) = Σ parts' maps``-DP; a key present on one side only has count at most
 ``c = per_group_change(count, d)`` there, and at most ``l0`` such keys exist, so some is released
 with probability at most ``δ(d) = l0 · P(Z ≥ τ − c)``; the release is ``(ε(d), δ(d))``-DP.

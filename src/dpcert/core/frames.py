@@ -11,8 +11,9 @@ space                  meaning
 ``UnitDistance``       privacy units added or removed (``unit=None``: each row is a unit)
 ``GroupedDomain``      per-group exact integer statistics (``GroupedStats``) with public or
                        private keys
-``GroupDistance``      ``(u, l0, l∞)``: units changed, groups changed, most rows changed in one
-                       group -- what a distinct-unit count and a row count need to tell apart
+``GroupDistance``      ``(u, l0, l∞, l1)``: units changed, groups changed, most rows changed in
+                       one group, rows changed in all groups together -- what a distinct-unit
+                       count and a row count need to tell apart
 =====================  =========================================================================
 
 Examples
@@ -24,8 +25,11 @@ Examples
 1
 >>> UnitDistance(None).distance(a, b)
 1
->>> GroupDistance().compare((1, 2, 3), (1, 2, 4)), GroupDistance().compare((1, 2, 3), (1, 1, 9))
+>>> g = GroupDistance()
+>>> g.compare((1, 2, 3, 6), (1, 2, 4, 6)), g.compare((1, 2, 3, 6), (1, 1, 9, 9))
 (True, False)
+>>> GroupDistance().validate_d_in((2, 3, 4))  # a triple bounds l1 by l0·l∞
+(2, 3, 4, 12)
 """
 
 from __future__ import annotations
@@ -43,8 +47,8 @@ from dpcert.errors import InvalidParameter
 
 __all__ = ["FrameDomain", "GroupDistance", "GroupedDomain", "UnitDistance", "frame_rows"]
 
-#: A ``GroupDistance`` value: (units, groups, rows in one group).
-GroupBound = tuple[int, int, int]
+#: A ``GroupDistance`` value: (units, groups, rows in one group, rows in all groups).
+GroupBound = tuple[int, int, int, int]
 
 
 def _canonical(v: Any) -> Any:
@@ -133,21 +137,30 @@ class UnitDistance(Metric):
 
 @dataclass(frozen=True)
 class GroupDistance(Metric):
-    """``(u, l0, l∞)``: at most ``u`` units changed, touching at most ``l0`` groups, changing at
-    most ``l∞`` rows in any one group.  Distances are compared componentwise.
+    """``(u, l0, l∞, l1)``: at most ``u`` units changed, in at most ``l0`` (unit, group) pairs (so
+    at most ``l0`` groups change), changing at most ``l∞`` rows in any one group and at most
+    ``l1`` rows in all groups together.
+    Distances are compared componentwise.  A triple ``(u, l0, l∞)`` is read with the bound
+    ``l1 = l0·l∞`` that it implies.
+
+    ``l1`` is what makes group privacy linear: ``d`` units of at most ``G`` groups and ``R`` rows
+    per group change at most ``d·G·R`` rows in total, whereas ``l0·l∞ = d²·G·R``.
 
     It is the output metric of contribution bounding (:mod:`dpcert.transformations.frame`); a
     statistic selected from the groups turns it into an L1 or L2 vector distance.
     """
 
     def validate_d_in(self, d: Any, name: str = "d_in") -> GroupBound:
-        if not (isinstance(d, (tuple, list)) and len(d) == 3):
-            raise InvalidParameter(f"{name}={d!r} must be a triple (units, groups, rows)")
-        u, l0, li = (check_int(x, f"{name}[{i}]", minimum=0) for i, x in enumerate(d))
-        return (u, l0, li)
+        if not (isinstance(d, (tuple, list)) and len(d) in (3, 4)):
+            raise InvalidParameter(f"{name}={d!r} must be (units, groups, rows per group, "
+                                   "rows) or a triple (units, groups, rows per group)")
+        u, l0, li, *rest = (check_int(x, f"{name}[{i}]", minimum=0) for i, x in enumerate(d))
+        l1 = rest[0] if rest else l0 * li
+        return (u, l0, li, l1)
 
     def compare(self, a: Any, b: Any) -> bool:
-        return all(x <= y for x, y in zip(a, b, strict=True))
+        x, y = self.validate_d_in(a, "a"), self.validate_d_in(b, "b")
+        return all(p <= q for p, q in zip(x, y, strict=True))
 
     def distance(self, a: Any, b: Any) -> Any:
         raise InvalidParameter(

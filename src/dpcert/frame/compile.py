@@ -40,7 +40,7 @@ import numpy as np
 
 from dpcert.backends.base import FrameOps, StatSpec
 from dpcert.combinators.composition import make_composition
-from dpcert.combinators.conversions import make_pureDP_to_approxDP, make_pureDP_to_zCDP
+from dpcert.combinators.conversions import make_pureDP_to_approxDP
 from dpcert.combinators.keyed import make_keyed_release
 from dpcert.core.domains import AtomDomain, VectorDomain
 from dpcert.core.frames import FrameDomain, UnitDistance
@@ -64,7 +64,7 @@ from dpcert.transformations.frame import (
     make_select_stat,
     per_group_change,
 )
-from dpcert.transformations.frame.stats import sqrt_up
+from dpcert.transformations.frame.stats import centre_of, sqrt_up
 
 __all__ = ["CompiledPrefix", "NoisyStat", "compile_plan", "compile_transformation", "plan_stats"]
 
@@ -156,13 +156,21 @@ def _split(budget: Measure, stats: Mapping[str, NoisyStat], private: bool
     return {n: total * s.weight / total_w for n, s in stats.items()}, delta
 
 
-def _exponent(s: NoisyStat, share: Fraction, G: int, R: int, zcdp: bool) -> int:
-    """Fixed-point exponent e with 2^e ≈ 2^-PRECISION_BITS × the real noise scale."""
+def _exponent(s: NoisyStat, share: Fraction, G: int, R: int, zcdp: bool,
+              centred: bool = False) -> int:
+    """Fixed-point exponent e with 2^e ≈ 2^-PRECISION_BITS × the real noise scale (a centred
+    sum's rows move it by half their range, so its exponent does not depend on a shift)."""
     if s.bounds is None:
         return 0
-    mag = max(abs(s.bounds[0]), abs(s.bounds[1]))
+    lo, hi = s.bounds
+    mag = max(abs(lo), abs(hi))
     if s.kind == "fixed_sum_sq":
         mag = mag * mag
+        if centred:
+            low = Fraction(0) if lo <= 0 <= hi else min(lo * lo, hi * hi)
+            mag = (mag - low) / 2
+    elif centred:
+        mag = (hi - lo) / 2
     if mag == 0:
         return 0
     scale = (G * R * mag / share) if not zcdp else (
@@ -170,7 +178,7 @@ def _exponent(s: NoisyStat, share: Fraction, G: int, R: int, zcdp: bool) -> int:
     return math.floor(math.log2(float(scale))) - PRECISION_BITS
 
 
-def _noise(sel: Transformation, share: Fraction, d1: tuple[int, int, int], zcdp: bool
+def _noise(sel: Transformation, share: Fraction, d1: tuple[int, ...], zcdp: bool
            ) -> Measurement:
     sens = Fraction(sel.map(d1))
     space = VectorDomain(AtomDomain(int), size=sel.output_domain.size)  # type: ignore[attr-defined]
@@ -215,7 +223,8 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
     _, uses = plan_stats(plan)
     d1 = t.map(1)
     gdom, gmet = t.output_domain, t.output_metric
-    selected = {n: make_select_stat(gdom, gmet, sp, "L2" if zcdp else "L1")
+    selected = {n: make_select_stat(gdom, gmet, sp, "L2" if zcdp else "L1",
+                                    "count" if n in pre.centred else None)
                 for n, sp in specs.items() if sp.kind != "at_most"}
     noises = {n: _noise(sel, shares[n], d1, zcdp) for n, sel in selected.items()}
     for n, nm in noises.items():  # before any charge: the exact samplers' scale limit
@@ -245,7 +254,8 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
     grids = {n: (np.array(specs[_grid(s).name].candidates, dtype=np.float64)
                  * float(units[_grid(s).name])) for n, s in stats.items()
              if s.kind == "quantile"}
-    table = _to_table(plan, uses, units, half, names, private, grids)
+    offsets = {n: float(centre_of(specs[n]) * units[n]) for n in pre.centred}
+    table = _to_table(plan, uses, units, half, names, private, grids, offsets)
     m = t >> inner >> table
     assert isinstance(m, Measurement)
     m = Measurement(m.input_domain, m.input_metric, m.output_measure, m.function,
@@ -273,6 +283,9 @@ class CompiledPrefix:
     stats: dict[str, NoisyStat]
     shares: dict[str, Fraction]
     delta: Fraction | None
+    #: fixed-point sums released centred: ``sum − C·count`` (their mean or variance reads the
+    #: row count ``"count"`` anyway; a plain ``Sum`` of the same column keeps the raw sum)
+    centred: frozenset[str] = frozenset()
 
 
 def compile_transformation(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
@@ -294,12 +307,13 @@ def compile_transformation(plan: QueryPlan, budget: Measure, *, schema: Mapping[
     G = plan.max_groups if by else 1
     R = plan.max_rows_per_group
     specs: dict[str, StatSpec] = {}
+    centred = _centred(plan, stats)
     for n, s in stats.items():
         if s.kind == "quantile":
             h = _grid(s)
             specs[h.name] = h
             continue
-        e = _exponent(s, shares[n], G, R, zcdp)
+        e = _exponent(s, shares[n], G, R, zcdp, n in centred)
         specs[n] = StatSpec(n, s.kind, s.column,  # type: ignore[arg-type]
                             None if s.bounds is None else s.bounds[0],
                             None if s.bounds is None else s.bounds[1], exponent=e)
@@ -327,7 +341,19 @@ def compile_transformation(plan: QueryPlan, budget: Measure, *, schema: Mapping[
     t = t >> make_group_by(t.output_domain, t.output_metric, by, public,
                            list(specs.values()), backend=backend)
     assert isinstance(t, Transformation)
-    return CompiledPrefix(t, specs, stats, shares, delta)
+    return CompiledPrefix(t, specs, stats, shares, delta, centred)
+
+
+def _centred(plan: QueryPlan, stats: Mapping[str, NoisyStat]) -> frozenset[str]:
+    """The fixed-point sums to release centred: those with a row count beside them and no
+    plain ``Sum`` reading them (a sum rebuilt as ``centred + C·count`` would carry the count's
+    noise)."""
+    if "count" not in stats:
+        return frozenset()
+    _, uses = plan_stats(plan)
+    raw = {uses[a.name]["s"] for a in plan.aggregates if isinstance(a, Sum)}
+    return frozenset(n for n, s in stats.items()
+                     if s.kind in ("fixed_sum", "fixed_sum_sq") and n not in raw)
 
 
 def _internal_spec(spec: StatSpec, admission: Admission) -> StatSpec:
@@ -354,16 +380,18 @@ def _grid(s: NoisyStat) -> StatSpec:
 
 
 def _quantile(gdom: Any, gmet: Any, hist: StatSpec, s: NoisyStat, share: Fraction,
-              d1: tuple[int, int, int], zcdp: bool) -> Measurement:
-    """Permute-and-flip per group, at the scale that spends ``share`` at one unit."""
+              d1: tuple[int, ...], zcdp: bool) -> Measurement:
+    """One quantile per group at the scale that spends ``share`` at one unit: permute-and-flip
+    under ε budgets, the exponential mechanism (bounded range: ε²/8, not ε²/2) under zCDP."""
     assert s.level is not None
-    eps = share
-    if zcdp:  # ε-DP is ε²/2-zCDP: the largest rational ε ≤ √(2ρ)
-        eps = 2 * share / sqrt_up(2 * share)
     a, b = s.level.numerator, s.level.denominator
-    scale = Fraction(2 * d1[1] * d1[2] * max(a, b - a)) / eps
-    m = make_grouped_quantile(gdom, gmet, hist, s.level, scale)
-    return make_pureDP_to_zCDP(m) if zcdp else m
+    per_row = max(a, b - a)
+    rows = min(d1[1] * d1[2], d1[3])  # rows changed in all groups together
+    if zcdp:  # ρ = p²·l∞·rows / (2s²) ≤ share
+        scale = per_row * sqrt_up(Fraction(d1[2] * rows) / (2 * share))
+        return make_grouped_quantile(gdom, gmet, hist, s.level, scale, "exponential")
+    scale = Fraction(2 * per_row * rows) / share
+    return make_grouped_quantile(gdom, gmet, hist, s.level, scale)
 
 
 def _schema_reader(backend: FrameOps | None) -> Any:
@@ -375,8 +403,10 @@ def _schema_reader(backend: FrameOps | None) -> Any:
 def _to_table(plan: QueryPlan, uses: Mapping[str, Mapping[str, str]],
               units: Mapping[str, Fraction], half: Mapping[str, Mapping[int, float]],
               names: list[str], private: bool,
-              grids: Mapping[str, np.ndarray[Any, Any]]) -> Any:
-    """The post-processing step: noisy integers → estimates and intervals per output."""
+              grids: Mapping[str, np.ndarray[Any, Any]],
+              offsets: Mapping[str, float]) -> Any:
+    """The post-processing step: noisy integers → estimates and intervals per output (a centred
+    sum's per-row offset ``C·2^e`` is added back to the mean or variance it feeds)."""
     by = list(plan.group_keys)
     public = plan.public_keys
     values = tuple(plan.output_names())
@@ -405,13 +435,17 @@ def _to_table(plan: QueryPlan, uses: Mapping[str, Mapping[str, str]],
                 continue
             u = uses[a.name]
             if isinstance(a, Mean):
+                off = offsets.get(u["s"], 0.0)
                 v, lo, hi = mean_interval(real(noisy[u["s"]], u["s"]), real(noisy[u["n"]], u["n"]),
-                                          half[u["s"]][2], half[u["n"]][2], a.bounds)
+                                          half[u["s"]][2], half[u["n"]][2],
+                                          (a.bounds[0] - off, a.bounds[1] - off))
+                v, lo, hi = v + off, lo + off, hi + off
             elif isinstance(a, Variance):
                 v, lo, hi = variance_interval(
                     real(noisy[u["s"]], u["s"]), real(noisy[u["q"]], u["q"]),
                     real(noisy[u["n"]], u["n"]), half[u["s"]][3], half[u["q"]][3],
-                    half[u["n"]][3], a.bounds)
+                    half[u["n"]][3], a.bounds,
+                    shift=(offsets.get(u["s"], 0.0), offsets.get(u["q"], 0.0)))
             else:
                 n = u.get("s", u.get("n", ""))
                 v = real(noisy[n], n)

@@ -12,7 +12,8 @@ neighbour with one FIXED bounding key.  Bounding is deterministic given its key 
 kept rows depend on that unit alone, so the two runs are coupled exactly and the differences are
 what the compiled stability maps must cover at ``d = (u, l0, l∞) = prefix.map(1)``
 (``GroupDistance``, :mod:`dpcert.transformations.frame.bound`): per statistic, at most ``l0``
-groups change, each by at most ``per_group_change(spec, d)``, in total at most the L1 and L2
+groups change, each by at most ``per_group_change(spec, d)`` (a centred sum, released as
+``sum − C·count``, is checked centred), in total at most the L1 and L2
 maps of ``make_select_stat`` (:mod:`dpcert.transformations.frame.stats`); per quantile, every
 rank utility moves by at most ``Δ = l∞·max(a, b − a)`` in at most ``l0`` groups
 (:mod:`dpcert.mechanisms.grouped_quantile`); with private keys, at most ``l0`` keys appear or
@@ -46,6 +47,7 @@ from dpcert.frame.compile import CompiledPrefix, compile_transformation
 from dpcert.frame.plan import QueryPlan
 from dpcert.samplers import InsecureSeededSource
 from dpcert.transformations.frame import make_select_stat, per_group_change
+from dpcert.transformations.frame.stats import centre_of, centred_values
 
 __all__ = ["adversarial_unit", "check_neighbours", "neighbours"]
 
@@ -165,9 +167,16 @@ def _key(k: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(("NaN",) if isinstance(v, float) and math.isnan(v) else v for v in k)
 
 
-def _diffs(a: GroupedStats, b: GroupedStats, name: str) -> dict[tuple[Any, ...], int]:
-    va = {_key(k): int(v) for k, v in zip(a.keys, a.values[name], strict=True)}
-    vb = {_key(k): int(v) for k, v in zip(b.keys, b.values[name], strict=True)}
+def _diffs(a: GroupedStats, b: GroupedStats, name: str, centre: int | None = None
+           ) -> dict[tuple[Any, ...], int]:
+    """Per key, how far statistic ``name`` moved (centred: ``name − centre·count``)."""
+    def values(g: GroupedStats) -> Any:
+        if centre is None:
+            return g.values[name]
+        return centred_values(g.values[name], g.values["count"], centre)
+
+    va = {_key(k): int(v) for k, v in zip(a.keys, values(a), strict=True)}
+    vb = {_key(k): int(v) for k, v in zip(b.keys, values(b), strict=True)}
     out = {}
     for k in set(va) | set(vb):
         d = abs(va.get(k, 0) - vb.get(k, 0))
@@ -184,10 +193,12 @@ def _check_pair(a: GroupedStats, b: GroupedStats, plan: QueryPlan, pre: Compiled
     for spec in pre.specs.values():
         if spec.kind == "at_most":
             continue
-        diff = _diffs(a, b, spec.name)
-        per_group = per_group_change(spec, d)
-        l1 = make_select_stat(t.output_domain, t.output_metric, spec, "L1").map(d)
-        l2 = make_select_stat(t.output_domain, t.output_metric, spec, "L2").map(d)
+        centred = spec.name in pre.centred
+        diff = _diffs(a, b, spec.name, centre_of(spec) if centred else None)
+        per_group = per_group_change(spec, d, centred)
+        by = "count" if centred else None
+        l1 = make_select_stat(t.output_domain, t.output_metric, spec, "L1", by).map(d)
+        l2 = make_select_stat(t.output_domain, t.output_metric, spec, "L2", by).map(d)
         assert len(diff) <= l0, f"{what}: {spec.name} changed {len(diff)} groups > l0={l0}"
         assert max(diff.values(), default=0) <= per_group, (
             f"{what}: {spec.name} moved one group by {max(diff.values())} > {per_group}")

@@ -73,9 +73,11 @@ def mean_interval(s: Arr, n: Arr, hs: float, hn: float, bounds: tuple[float, flo
 
 
 def variance_interval(s: Arr, sq: Arr, n: Arr, hs: float, hq: float, hn: float,
-                      bounds: tuple[float, float]) -> tuple[Arr, Arr, Arr]:
-    """Population variance ``sq/n − (s/n)²`` clipped to ``[0, ((hi − lo)/2)²]`` and an interval
-    by interval arithmetic over the three noisy inputs.
+                      bounds: tuple[float, float], shift: tuple[float, float] = (0.0, 0.0)
+                      ) -> tuple[Arr, Arr, Arr]:
+    """Population variance ``E[x²] − E[x]²`` with ``E[x] = s/n + shift[0]`` and
+    ``E[x²] = sq/n + shift[1]`` (``shift``: the per-row offsets of centred sums), clipped to
+    ``[0, ((hi − lo)/2)²]``, and an interval by interval arithmetic over the three noisy inputs.
 
     Examples
     --------
@@ -85,14 +87,16 @@ def variance_interval(s: Arr, sq: Arr, n: Arr, hs: float, hq: float, hn: float,
     (1.0, True)
     """
     lo, hi = bounds
+    a, b = shift
     vmax = ((hi - lo) / 2) ** 2
     with np.errstate(divide="ignore", invalid="ignore"):
         nn = np.maximum(n, 1)
-        var = np.clip(sq / nn - (s / nn) ** 2, 0, vmax)
+        var = np.clip(sq / nn + b - (s / nn + a) ** 2, 0, vmax)
         n_lo, n_hi = np.maximum(n - hn, 1), n + hn
-        ex2_lo = np.minimum((sq - hq) / n_hi, (sq - hq) / n_lo)
-        ex2_hi = np.maximum((sq + hq) / n_lo, (sq + hq) / n_hi)
-        m_c = np.stack([(s - hs) / n_lo, (s - hs) / n_hi, (s + hs) / n_lo, (s + hs) / n_hi])
+        ex2_lo = np.minimum((sq - hq) / n_hi, (sq - hq) / n_lo) + b
+        ex2_hi = np.maximum((sq + hq) / n_lo, (sq + hq) / n_hi) + b
+        m_c = a + np.stack([(s - hs) / n_lo, (s - hs) / n_hi, (s + hs) / n_lo,
+                            (s + hs) / n_hi])
         m_lo, m_hi = np.clip(m_c.min(axis=0), lo, hi), np.clip(m_c.max(axis=0), lo, hi)
         m2_hi = np.maximum(m_lo**2, m_hi**2)
         m2_lo = np.where((m_lo <= 0) & (m_hi >= 0), 0.0, np.minimum(m_lo**2, m_hi**2))

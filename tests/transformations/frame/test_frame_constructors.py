@@ -80,7 +80,7 @@ def test_frame_domain_checks_the_schema(memory_ops: Any) -> None:
 def test_bound_map_and_limits(memory_ops: Any) -> None:
     t = space(memory_ops) >> then_bound_contributions(("g",), 2, 3, backend=memory_ops,
                                                       key=bytes(range(16)))
-    assert t.map(1) == (1, 2, 3) and t.map(2) == (2, 4, 6)
+    assert t.map(1) == (1, 2, 3, 6) and t.map(2) == (2, 4, 6, 12)
     rng = random.Random(1)
     out = t(frame(random_rows(rng, range(20), 12)))
     per: dict[tuple[int, str], int] = {}
@@ -96,7 +96,7 @@ def test_bound_map_and_limits(memory_ops: Any) -> None:
 
 def test_bound_without_unit_is_the_identity(memory_ops: Any) -> None:
     t = make_bound_contributions(*space(memory_ops, None), ("g",), 5, 5, backend=memory_ops)
-    assert t.map(2) == (2, 2, 2)
+    assert t.map(2) == (2, 2, 2, 2)
     f = frame([(1, "a", 1.0), (1, "a", 2.0)])
     assert t(f) is f
 
@@ -122,7 +122,7 @@ def test_group_by_public_keys_missing_get_zero(memory_ops: Any) -> None:
     assert out.values["n"].tolist() == [2, 1, 0, 0]
     assert out.values["units"].tolist() == [2, 1, 0, 0]
     assert out.values["s"].tolist() == [48, -16, 0, 0]  # (1 + 5) * 8, -2 * 8
-    assert chain.map(1) == (1, 2, 2)
+    assert chain.map(1) == (1, 2, 2, 4)
 
 
 def test_group_by_map_is_the_identity_at_every_distance(memory_ops: Any) -> None:
@@ -131,7 +131,7 @@ def test_group_by_map_is_the_identity_at_every_distance(memory_ops: Any) -> None
     dom = FrameDomain(SCHEMA, memory_ops.schema, bounds=(("g",), 3, 2))
     t = make_group_by(dom, GroupDistance(), ("g",), KEYS, SPECS, backend=memory_ops)
     for d in [(0, 0, 0), (1, 1, 1), (2, 3, 2), (5, 15, 10), (10**6, 3 * 10**6, 2 * 10**6)]:
-        assert t.map(d) == d
+        assert t.map(d) == (*d, d[1] * d[2])
     assert t.check((2, 3, 2), (2, 3, 2)) and not t.check((2, 3, 2), (2, 3, 1))
 
 

@@ -1,11 +1,12 @@
-"""Contribution bounding: UnitDistance → GroupDistance, ``d ↦ (d, d·G, d·R)``
+"""Contribution bounding: UnitDistance → GroupDistance, ``d ↦ (d, d·G, d·R, d·G·R)``
 (proof: ``docs/proofs/frame_bound.md``).
 
 The backend keeps, for each privacy unit, at most ``G = max_groups`` groups and at most
-``R = max_rows_per_group`` rows in each, chosen by a keyed hash of the unit's own rows (so the
-choice is uniformly scattered, never "first rows", and depends on no other unit).  Units are
+``R = max_rows_per_group`` rows in each (so at most ``G·R`` rows in all), chosen by a keyed
+hash of the unit's own rows (so the choice is uniformly scattered, never "first rows", and
+depends on no other unit).  Units are
 separated exactly (every NaN, -0.0 and null is one unit); the hash only orders.  With
-``unit=None`` every row is its own unit: nothing is dropped and ``d ↦ (d, d, d)``.
+``unit=None`` every row is its own unit: nothing is dropped and ``d ↦ (d, d, d, d)``.
 
 Given a fixed ``key`` the transformation is deterministic; with ``key=None`` a fresh 16-byte key
 is drawn from the CSPRNG on every call (``randomized``), which is how releases use it.
@@ -17,7 +18,7 @@ Examples
 >>> t = make_bound_contributions(*space, by=("g",), max_groups=2, max_rows_per_group=3,
 ...                              backend=None, key=bytes(16))
 >>> t.map(1), t.map(2)
-((1, 2, 3), (2, 4, 6))
+((1, 2, 3, 6), (2, 4, 6, 12))
 """
 
 from __future__ import annotations
@@ -72,7 +73,8 @@ def make_bound_contributions(input_domain: Domain, input_metric: Metric, by: Seq
     Returns
     -------
     Transformation
-        Frame → bounded frame; ``UnitDistance → GroupDistance``, ``d ↦ (d, d·G, d·R)``.
+        Frame → bounded frame; ``UnitDistance → GroupDistance``,
+        ``d ↦ (d, d·G, d·R, d·G·R)``.
     """
     domain, metric = check_frame_space("make_bound_contributions", input_domain, input_metric)
     cols = domain.columns
@@ -104,7 +106,7 @@ def make_bound_contributions(input_domain: Domain, input_metric: Metric, by: Seq
     return Transformation(
         domain, metric, out, GroupDistance(),
         function=function,
-        stability_map=lambda d: (d, d * G, d * R),
+        stability_map=lambda d: (d, d * G, d * R, d * G * R),
         name="bound_contributions",
         params={"unit": unit, "by": list(by_t), "max_groups": G, "max_rows_per_group": R,
                 "key": "per call" if k is None else "fixed"},

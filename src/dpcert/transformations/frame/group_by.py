@@ -16,8 +16,8 @@ Examples
 ...                   [StatSpec("n", "count")], backend=None)
 >>> t.output_domain
 GroupedDomain(by=['g'], stats=['n'], 2 public keys)
->>> t.map((1, 1, 2))
-(1, 1, 2)
+>>> t.map((1, 1, 2, 2))
+(1, 1, 2, 2)
 >>> make_group_by(dom, GroupDistance(), ("g",), [("a",), ("a",)], [StatSpec("n", "count")],
 ...               backend=None)
 Traceback (most recent call last):
