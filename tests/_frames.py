@@ -96,8 +96,9 @@ def series(t: SourceType, name: str, values: list[Any]) -> pl.Series:
     """A Series of source type ``t`` (values drawn from ``t.values`` or None)."""
     if t.dtype == pl.Null:
         return pl.Series(name, [None] * len(values), dtype=pl.Null)
-    if isinstance(t.dtype, pl.Decimal):
-        values = [None if v is None else decimal.Decimal(v) for v in values]
+    if isinstance(t.dtype, pl.Decimal):  # built from text: Polars cannot build [None] as Decimal
+        text = [None if v is None else str(decimal.Decimal(v)) for v in values]
+        return pl.Series(name, text, dtype=pl.String).cast(t.dtype)
     s = pl.Series(name, values, dtype=t.cast_from or t.dtype)
     return s.cast(t.dtype) if t.cast_from is not None else s
 

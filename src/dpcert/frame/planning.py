@@ -132,9 +132,9 @@ def _composite_half_width(agg: Mean | Variance, u: dict[str, str],
     lo, hi = agg.bounds
     mid = (lo + hi) / 2
     cnt = np.array([float(n)])
-    if isinstance(agg, Mean):
-        _, low, high = mean_interval(cnt * mid, cnt, half[2][u["s"]], half[2][u["n"]],
-                                     agg.bounds)
+    if isinstance(agg, Mean):  # the release's sum is centred on the midpoint (its offset)
+        _, low, high = mean_interval(cnt * 0.0, cnt, half[2][u["s"]], half[2][u["n"]],
+                                     (lo - mid, hi - mid))
     else:
         _, low, high = variance_interval(cnt * mid, cnt * mid * mid, cnt, half[3][u["s"]],
                                          half[3][u["q"]], half[3][u["n"]], agg.bounds)
