@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
-from hypothesis import event
+from hypothesis import event, reject
 from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
 
@@ -99,8 +99,13 @@ def series(t: SourceType, name: str, values: list[Any]) -> pl.Series:
     if isinstance(t.dtype, pl.Decimal):  # built from text: Polars cannot build [None] as Decimal
         text = [None if v is None else str(decimal.Decimal(v)) for v in values]
         return pl.Series(name, text, dtype=pl.String).cast(t.dtype)
-    s = pl.Series(name, values, dtype=t.cast_from or t.dtype)
-    return s.cast(t.dtype) if t.cast_from is not None else s
+    try:
+        s = pl.Series(name, values, dtype=t.cast_from or t.dtype)
+        return s.cast(t.dtype) if t.cast_from is not None else s
+    except Exception:  # a value Polars cannot hold in this dtype: not a table, draw another
+        if currently_in_test_context():
+            reject()
+        raise
 
 
 @dataclass(frozen=True)
