@@ -22,6 +22,7 @@ summed in two int64 halves that cannot overflow and recombined as Python integer
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -380,8 +381,12 @@ class PolarsBackend:
                    ) -> tuple[tuple[Any, ...], ...]:
         """Public keys cast strictly to the key columns' dtypes (refused if they do not fit or
         repeat), then mapped as the columns are admitted."""
-        kdf = public_keys_frame(keys, list(by), native)
-        out = admit_frame(kdf.lazy(), tuple(columns)).collect()
+        # the keys frame is built under the internal names: a user name such as ``^c.*$``
+        # would be read as a pattern by the expressions that cast and canonicalise it
+        cols = tuple(replace(c, user=c.internal) for c in columns)
+        kdf = public_keys_frame(keys, [c.internal for c in columns],
+                                {c.internal: native[u] for c, u in zip(columns, by, strict=True)})
+        out = admit_frame(kdf.lazy(), cols).collect()
         return tuple(tuple(r) for r in out.iter_rows())
 
     def predicate_columns(self, predicates: Sequence[Any]) -> tuple[str, ...]:

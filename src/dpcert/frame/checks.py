@@ -112,11 +112,15 @@ def check_public_keys(group_keys: Sequence[str], keys: Sequence[tuple[Any, ...]]
     """The public keys as a frame of the key columns' types (strict cast, canonical float
     values), refusing keys that do not fit and keys that repeat after the cast (``1``/``1.0``,
     ``0.0``/``−0.0``, two NaNs): each repeat would be released with fresh noise for one price."""
-    cols = list(group_keys)
-    dtypes = {k: schema[k] for k in cols}
+    names = list(group_keys)
+    dtypes = {k: schema[k] for k in names}
+    # the frame's columns are positional names: a key named ``*`` or ``^a.*$`` would be read
+    # as a pattern by pl.col
+    cols = [f"k{i}" for i in range(len(names))]
+    types = {c: schema[k] for c, k in zip(cols, names, strict=True)}
     try:
         key_df = pl.DataFrame([list(k) for k in keys], schema=cols, orient="row")
-        key_df = key_df.cast(dtypes, strict=True)  # type: ignore[arg-type]
+        key_df = key_df.cast(types, strict=True)  # type: ignore[arg-type]
     except Exception as e:
         raise OutOfDomain(
             f"public keys {list(keys)[:5]} do not match the key column types "
@@ -130,7 +134,7 @@ def check_public_keys(group_keys: Sequence[str], keys: Sequence[tuple[Any, ...]]
                 raise OutOfDomain(
                     f"public key {tuple(given)!r} does not fit the key column types "
                     f"{ {k: str(t) for k, t in dtypes.items()} }: {v!r} becomes {w!r}")
-    key_df = key_df.with_columns(canonical(k, dtypes[k]) for k in cols)
+    key_df = key_df.with_columns(canonical(c, types[c]) for c in cols)
     dup = key_df.is_duplicated()
     if dup.any():
         rows = key_df.rows()
