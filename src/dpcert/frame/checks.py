@@ -148,7 +148,7 @@ def check_public_keys(group_keys: Sequence[str], keys: Sequence[tuple[Any, ...]]
                     f"{tuple(keys[first[norm]])!r}; each key may appear once")
             first[norm] = i
         raise InvalidParameter("keys: duplicate public keys after the cast")  # pragma: no cover
-    return key_df
+    return key_df.rename(dict(zip(cols, names, strict=True)))
 
 
 def check_bounds_magnitude(what: str, bounds: tuple[float, float]) -> None:
