@@ -151,6 +151,7 @@ class MemoryFrameOps:
         if s.kind == "fixed_sum":
             return min(max(_rhe(x / unit), _rhe(lo / unit)), _rhe(hi / unit))
         if s.kind == "fixed_sum_sq":
+            x, lo, hi = x - s.shift, lo - s.shift, hi - s.shift
             sq_lo = Fraction(0) if lo <= 0 <= hi else min(lo * lo, hi * hi)
             sq_hi = max(lo * lo, hi * hi)
             return min(max(_rhe(x * x / unit), _rhe(sq_lo / unit)), _rhe(sq_hi / unit))

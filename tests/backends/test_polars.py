@@ -4,6 +4,7 @@ collisions included), bounding limits and unit independence as properties, exact
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -107,6 +108,22 @@ def test_no_unit_and_no_groups() -> None:
     assert out.group_by("u").len()["len"].max() == 2
     want = ref_bound(df.to_dicts(), "u", (), ("v",), 1, 2, _hash.key_seed(KEY))
     assert kept(out, ("u", "v")) == want
+
+
+def test_sum_of_squares_of_shifted_values() -> None:
+    """``shift`` squares ``x − c`` after the clamp (the variance's centred sum of squares)."""
+    df = pl.DataFrame({"g": [1] * 5, "x": [0.5, 2.5, float("nan"), 10.0, -3.0]})
+    q = StatSpec("q", "fixed_sum_sq", "x", Fraction(-1), Fraction(3), shift=Fraction(1))
+    plain = StatSpec("p", "fixed_sum_sq", "x", Fraction(-1), Fraction(3))
+    v = BE.group_stats(df, ["g"], [(1,)], [q, plain]).values
+    # clamp: .5, 2.5, 3, -1 less 1: -.5, 1.5, 2, -2; squares .25→0, 2.25→2, 4, 4; NaN→0
+    assert v["q"].tolist() == [10]
+    assert v["p"].tolist() == [0 + 6 + 9 + 1 + 0]
+    with pytest.raises(InvalidParameter, match="shift"):
+        BE.group_stats(df, ["g"], [(1,)], [StatSpec("s", "fixed_sum", "x", Fraction(-1),
+                                                    Fraction(3), shift=Fraction(1))])
+    with pytest.raises(InvalidParameter, match="shift"):
+        BE.group_stats(df, ["g"], [(1,)], [replace(q, shift=Fraction(1, 3))])
 
 
 def test_stats_exact() -> None:

@@ -57,6 +57,7 @@ def specs() -> list[StatSpec]:
     return [StatSpec("n", "count"), StatSpec("units", "unit_count", "u"),
             StatSpec("s", "fixed_sum", "v", lo, hi, exponent=-10),
             StatSpec("q", "fixed_sum_sq", "v", lo, hi, exponent=-4),
+            StatSpec("qc", "fixed_sum_sq", "v", lo, hi, exponent=-6, shift=Fraction(101, 2)),
             StatSpec("m", "at_most", "v", lo, hi, exponent=0, candidates=(0, 10, 50, 99, 100))]
 
 

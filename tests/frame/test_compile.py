@@ -241,7 +241,9 @@ def test_zcdp_quantile_uses_the_exponential_mechanism_at_a_quarter_of_the_rho() 
 def test_mean_width_does_not_depend_on_a_shift_of_its_bounds(budget: Any) -> None:
     """Mean and variance read centred sums (issue 39, L3): the sum's noise half-width is the
     same for bounds (0, 100), (−50, 50) and (1000, 1100), half of what the uncentred sum over
-    (0, 100) needs; the variance's sum of squares is centred on its squares' range."""
+    (0, 100) needs; the variance sums (x − c)² with c the bounds' midpoint, centred on its range:
+    the same for every shift, a quarter of the squares of x over (−100, 100) (x² ∈ [0, 10⁴],
+    what (0, 100) cost before the shift)."""
     def width(agg: Any, *more: Any, kind: str = "sum:") -> float:
         m = compile_plan(plan(*more, agg), budget, schema=SCHEMA, backend=None)
         return next(float(v) for k, v in m.params["half_widths"].items() if k.startswith(kind))
@@ -251,5 +253,28 @@ def test_mean_width_does_not_depend_on_a_shift_of_its_bounds(budget: Any) -> Non
     # a plain Sum keeps the raw sum: magnitude 100, not 50
     assert width(Mean("x", (0, 100)), Sum("x", (0, 100))) > 1.9 * widths[0]
     assert width(Variance("x", (0, 100))) == width(Variance("x", (-50, 50)))
-    sq = [width(Variance("x", b), kind="sumsq:") for b in ((0, 100), (-50, 50))]
-    assert sq[0] == 4 * sq[1]  # squares in [0, 10⁴] and [0, 2500], each centred on its range
+    sq = [width(Variance("x", b), kind="sumsq:")
+          for b in ((0, 100), (-50, 50), (1000, 1100), (-100, 100))]
+    assert sq[0] == sq[1] == sq[2]
+    assert sq[3] == 4 * sq[0]  # (x − c)² in [0, 2500] vs [0, 10⁴], each centred on its range
+
+
+@pytest.mark.parametrize("shift", [0.0, 1000.0, -1e6])
+def test_variance_of_shifted_data_matches_the_exact_variance(shift: float) -> None:
+    """The variance from the sum of ``(x − c)²`` (issue 39, L3) is the data's variance whatever
+    the bounds' offset: the same table shifted by 10⁶ gives the same estimate at a large ε (a
+    sum of squares without the shift would lose it to the squares' rounding)."""
+    import polars as pl
+
+    from dpcert.backends.polars import PolarsBackend
+
+    d = data(2000, seed=3)
+    frame = pl.DataFrame({**d, "x": [v + shift for v in d["x"]]})
+    p = plan(Count(), Variance("x", (shift, shift + 10.0)), G=3, R=3)
+    m = compile_plan(p, PureDP(10**4), schema=SCHEMA, backend=PolarsBackend(), key=bytes(16))
+    out = m(frame)
+    for k, v in zip("abc", out["variance_x"], strict=True):
+        xs = [x for x, g in zip(d["x"], d["g"], strict=True) if g == k]
+        mu = sum(xs) / len(xs)
+        exact = sum((x - mu) ** 2 for x in xs) / len(xs)
+        assert abs(v - exact) < 0.05, (k, v, exact)

@@ -8,7 +8,8 @@ rational bounds as floats: it divides by the power of two (exact in binary float
 subnormal results, which round to 0 either way), rounds half-to-even, and clamps to the integer
 bounds computed here exactly.  Null and NaN map to the lower integer bound.  For ``fixed_sum_sq``
 the value is clamped to the float nearest each bound, squared in float64 (IEEE, so every backend
-gets the same double), then rounded and clamped to the rounded bounds of the squares.
+gets the same double), less ``shift`` (a float64 value, so the difference is one IEEE operation),
+squared, then rounded and clamped to the rounded bounds of the squares.
 
 Examples
 --------
@@ -18,6 +19,9 @@ Examples
 (-1, 10)
 >>> fixed_bounds(StatSpec("q", "fixed_sum_sq", "x", Fraction(-3), Fraction(2), exponent=0))
 (0, 9)
+>>> fixed_bounds(StatSpec("q", "fixed_sum_sq", "x", Fraction(0), Fraction(100),
+...                       shift=Fraction(50)))
+(0, 2500)
 """
 
 from __future__ import annotations
@@ -49,13 +53,14 @@ def round_half_even(q: Fraction) -> int:
 
 def fixed_bounds(spec: StatSpec) -> tuple[int, int]:
     """The integer bounds ``(round(lo / 2**e), round(hi / 2**e))`` of a fixed-point statistic
-    (of the squared interval for ``fixed_sum_sq``)."""
+    (of the squared interval ``(v − shift)²`` for ``fixed_sum_sq``)."""
     if spec.lower is None or spec.upper is None:
         raise InvalidParameter(f"{spec.name}: kind={spec.kind!r} needs lower and upper bounds")
     lo, hi = Fraction(spec.lower), Fraction(spec.upper)
     if lo > hi:
         raise InvalidParameter(f"{spec.name}: lower={lo} > upper={hi}")
     if spec.kind == "fixed_sum_sq":
+        lo, hi = lo - spec.shift, hi - spec.shift
         lo, hi = (Fraction(0) if lo <= 0 <= hi else min(lo * lo, hi * hi)), max(lo * lo, hi * hi)
     unit = Fraction(2) ** spec.exponent
     rl, rh = round_half_even(lo / unit), round_half_even(hi / unit)
@@ -77,6 +82,9 @@ def check_specs(specs: Sequence[StatSpec], schema: Any) -> None:
         if not -_MAX_EXPONENT <= s.exponent <= _MAX_EXPONENT:
             raise InvalidParameter(f"{s.name}: exponent={s.exponent} is outside "
                                    f"[-{_MAX_EXPONENT}, {_MAX_EXPONENT}]")
+        if s.shift != 0 and (s.kind != "fixed_sum_sq" or Fraction(float(s.shift)) != s.shift):
+            raise InvalidParameter(f"{s.name}: shift={s.shift} must be a float64 value and is "
+                                   "for fixed_sum_sq only")
         if s.kind == "count":
             continue
         if s.column is None:

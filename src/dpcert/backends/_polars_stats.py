@@ -38,6 +38,8 @@ def fixed_point_expr(spec: StatSpec) -> pl.Expr:
     w = v
     if spec.kind == "fixed_sum_sq":
         w = v.clip(float(spec.lower), float(spec.upper))
+        if spec.shift:
+            w = w - float(spec.shift)
         w = w * w
     r = (w / float(2.0 ** spec.exponent)).round(0, mode="half_to_even").clip(float(rl), float(rh))
     return pl.when(missing).then(pl.lit(rl, pl.Float64)).otherwise(r).cast(pl.Int64)

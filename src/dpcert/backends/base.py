@@ -19,15 +19,17 @@ Contract (what the proofs in ``docs/proofs/frame_*.md`` assume of every backend)
   order, or an order that depends on the key values only (sorted) for private keys.
 
 Value rule of the fixed-point statistics (``fixed_sum``, ``fixed_sum_sq``, ``at_most``): a value is
-imputed (null or NaN → ``lower``), clamped to ``[lower, upper]``, (squared for ``fixed_sum_sq``),
+imputed (null or NaN → ``lower``), clamped to ``[lower, upper]``, (for ``fixed_sum_sq``: minus
+``shift`` and squared),
 divided by ``2**exponent`` and rounded half-to-even to an integer, then clamped to the rounded
 bounds.  ``lower``/``upper`` are exact rationals; backends must compute the same integers.
 Precisely (:mod:`dpcert.backends._fixed`): the rounded bounds ``[rl, rh]`` are computed exactly
 (for ``fixed_sum_sq`` those of the squared interval, ``rl ≥ 0``); a null/NaN value gives ``rl``;
 otherwise ``clamp(round_half_even(v / 2**exponent), rl, rh)`` in float64 (equal to clamping first,
 as rounding is monotone), and for ``fixed_sum_sq`` ``v`` is first clamped to the floats nearest
-``lower``/``upper`` and squared in float64 (IEEE, so every backend gets the same double).  Every
-integer lies in ``[rl, rh]``, which is what the privacy maps use.
+``lower``/``upper``, then ``shift`` (a float64 value) is subtracted and the difference squared in
+float64 (IEEE, so every backend gets the same double).  Every integer lies in ``[rl, rh]``, which
+is what the privacy maps use.
 """
 
 from __future__ import annotations
@@ -61,6 +63,9 @@ class StatSpec:
     exponent: int = 0
     #: ``at_most`` only: candidate thresholds in fixed-point units (integers), ascending.
     candidates: tuple[int, ...] = ()
+    #: ``fixed_sum_sq`` only: rows add ``(v − shift)²`` (a float64 value, e.g. the bounds'
+    #: midpoint, so the squares' range is ``((upper − lower)/2)²``, not ``max(lower², upper²)``).
+    shift: Fraction = Fraction(0)
 
 
 @dataclass(frozen=True)

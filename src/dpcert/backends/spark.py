@@ -602,6 +602,8 @@ def _fixed_point(F: Any, spec: StatSpec) -> Any:
     w = v
     if spec.kind == "fixed_sum_sq":
         w = F.least(F.greatest(v, F.lit(float(spec.lower))), F.lit(float(spec.upper)))
+        if spec.shift:
+            w = w - F.lit(float(spec.shift))
         w = w * w
     r = F.rint(w / F.lit(float(2.0 ** spec.exponent)))  # Math.rint: half to even, exact
     r = F.least(F.greatest(r, F.lit(float(rl))), F.lit(float(rh)))

@@ -165,7 +165,9 @@ def _exponent(s: NoisyStat, share: Fraction, G: int, R: int, zcdp: bool,
     lo, hi = s.bounds
     mag = max(abs(lo), abs(hi))
     if s.kind == "fixed_sum_sq":
-        mag = mag * mag
+        c = square_shift(s.bounds)
+        lo, hi = lo - c, hi - c
+        mag = max(lo * lo, hi * hi)
         if centred:
             low = Fraction(0) if lo <= 0 <= hi else min(lo * lo, hi * hi)
             mag = (mag - low) / 2
@@ -314,9 +316,11 @@ def compile_transformation(plan: QueryPlan, budget: Measure, *, schema: Mapping[
             specs[h.name] = h
             continue
         e = _exponent(s, shares[n], G, R, zcdp, n in centred)
+        shift = square_shift(s.bounds) if s.kind == "fixed_sum_sq" and s.bounds else Fraction(0)
         specs[n] = StatSpec(n, s.kind, s.column,  # type: ignore[arg-type]
                             None if s.bounds is None else s.bounds[0],
-                            None if s.bounds is None else s.bounds[1], exponent=e)
+                            None if s.bounds is None else s.bounds[1], exponent=e,
+                            shift=shift)
     domain = FrameDomain(tuple(schema.items()), _schema_reader(backend), neighbours=neighbours)
     metric = UnitDistance(plan.privacy_unit)
     head: Transformation | None = None
@@ -354,6 +358,17 @@ def _centred(plan: QueryPlan, stats: Mapping[str, NoisyStat]) -> frozenset[str]:
     raw = {uses[a.name]["s"] for a in plan.aggregates if isinstance(a, Sum)}
     return frozenset(n for n, s in stats.items()
                      if s.kind in ("fixed_sum", "fixed_sum_sq") and n not in raw)
+
+
+def square_shift(bounds: tuple[Fraction, Fraction]) -> Fraction:
+    """The ``shift`` of a variance's sum of squares: the float64 nearest the bounds' midpoint,
+    so each row adds ``(x − c)² ≤ ((hi − lo)/2)²`` (up to the rounding of ``c``) whatever the
+    bounds' offset from 0.
+
+    >>> square_shift((Fraction(0), Fraction(100)))
+    Fraction(50, 1)
+    """
+    return Fraction(float((bounds[0] + bounds[1]) / 2))
 
 
 def _internal_spec(spec: StatSpec, admission: Admission) -> StatSpec:
@@ -440,12 +455,13 @@ def _to_table(plan: QueryPlan, uses: Mapping[str, Mapping[str, str]],
                                           half[u["s"]][2], half[u["n"]][2],
                                           (a.bounds[0] - off, a.bounds[1] - off))
                 v, lo, hi = v + off, lo + off, hi + off
-            elif isinstance(a, Variance):
+            elif isinstance(a, Variance):  # the variance of x − c: Σ(x − c)² is what q sums
+                c = float(square_shift((Fraction(a.bounds[0]), Fraction(a.bounds[1]))))
                 v, lo, hi = variance_interval(
                     real(noisy[u["s"]], u["s"]), real(noisy[u["q"]], u["q"]),
                     real(noisy[u["n"]], u["n"]), half[u["s"]][3], half[u["q"]][3],
-                    half[u["n"]][3], a.bounds,
-                    shift=(offsets.get(u["s"], 0.0), offsets.get(u["q"], 0.0)))
+                    half[u["n"]][3], (a.bounds[0] - c, a.bounds[1] - c),
+                    shift=(offsets.get(u["s"], 0.0) - c, offsets.get(u["q"], 0.0)))
             else:
                 n = u.get("s", u.get("n", ""))
                 v = real(noisy[n], n)

@@ -136,8 +136,9 @@ def _composite_half_width(agg: Mean | Variance, u: dict[str, str],
         _, low, high = mean_interval(cnt * 0.0, cnt, half[2][u["s"]], half[2][u["n"]],
                                      (lo - mid, hi - mid))
     else:
-        _, low, high = variance_interval(cnt * mid, cnt * mid * mid, cnt, half[3][u["s"]],
-                                         half[3][u["q"]], half[3][u["n"]], agg.bounds)
+        _, low, high = variance_interval(cnt * 0.0, cnt * 0.0, cnt, half[3][u["s"]],
+                                         half[3][u["q"]], half[3][u["n"]],
+                                         (lo - mid, hi - mid))
     return float(high[0] - low[0]) / 2
 
 

@@ -79,12 +79,9 @@ def fixed_magnitude(spec: StatSpec) -> int:
     """
     if spec.lower is None or spec.upper is None:
         raise InvalidParameter(f"stat {spec.name!r}: {spec.kind} needs lower and upper bounds")
-    lo, hi = Fraction(spec.lower), Fraction(spec.upper)
-    unit = Fraction(2) ** spec.exponent
-    if spec.kind == "fixed_sum":
-        return max(abs(_rhe(lo / unit)), abs(_rhe(hi / unit)))
-    if spec.kind == "fixed_sum_sq":
-        return _rhe(max(lo * lo, hi * hi) / unit)
+    if spec.kind in ("fixed_sum", "fixed_sum_sq"):
+        rl, rh = fixed_bounds(spec)
+        return max(abs(rl), abs(rh))
     raise InvalidParameter(f"stat {spec.name!r}: kind={spec.kind!r} is not a fixed-point sum")
 
 
