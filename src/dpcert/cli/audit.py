@@ -2,11 +2,11 @@
 
 ``dpcert audit MODULE:CALLABLE --claimed-epsilon E [--pair X X'] ...`` audits a vectorised
 black box ``f(x, n)`` (``--scalar`` for a one-output ``g(x)``) or a ``Measurement`` object,
-with the options of :func:`dpcert.audit.audit` (pairs, input size, sensitivity, adjacency,
+with the options of `dpcert.audit.audit` (pairs, input size, sensitivity, adjacency,
 samples, confidence, seconds, candidates, ladder, seed, workers, worker init); progress goes
 to stderr (``--quiet`` hides it) and ``--json`` prints the result as JSON.
 ``dpcert audit --self [--quick] [--plot-dir DIR]`` audits the registry of
-:mod:`dpcert.audit.targets` and prints a table (or JSON).  The exit code is 1 when any claim
+`dpcert.audit.targets` and prints a table (or JSON).  The exit code is 1 when any claim
 is violated.
 """
 

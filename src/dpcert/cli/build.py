@@ -2,7 +2,7 @@
 reading only the schema, charging nothing.
 
 The order is the boundary of ``docs/threat_model.md``: the spec was validated first
-(:mod:`dpcert.cli.spec`); then the curator's source is resolved and, with a ledger, checked
+(`dpcert.cli.spec`); then the curator's source is resolved and, with a ledger, checked
 against the dataset's binding (location, schema fingerprint, privacy unit); then every query is
 checked against the schema and the queries' total against the session's and the ledger's budget.
 Any refusal here leaves the ledger and the output directory untouched.
@@ -234,7 +234,7 @@ def _plain_query(sess: Any, q: QuerySpec, where: str, text: str, path: Path,
 
 
 def _sql_query(sess: Any, q: QuerySpec, where: str) -> tuple[Any, Any]:
-    """A ``sql = "SELECT ..."`` query (:meth:`dpcert.Session.sql`) and its budget."""
+    """A ``sql = "SELECT ..."`` query (`dpcert.Session.sql`) and its budget."""
     clash = sorted(q.model_fields_set & {"filter", "group_by", "aggregates", "max_groups",
                                          "max_rows_per_group"})
     if clash:

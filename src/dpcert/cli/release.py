@@ -2,9 +2,9 @@
 curator's table, with the analyst's queries from a TOML spec.
 
 Roles (``docs/threat_model.md``): the spec is the analyst's and holds the privacy unit and the
-queries only (:mod:`dpcert.cli.spec`); the ledger, the dataset (with its total budget and its
+queries only (`dpcert.cli.spec`); the ledger, the dataset (with its total budget and its
 bound data source), the output directory and the engine are the curator's, on the command line or
-in a curator config (:mod:`dpcert.cli.curator`).  Without a ledger the curator says
+in a curator config (`dpcert.cli.curator`).  Without a ledger the curator says
 ``--no-ledger`` and gives ``--data`` and a ``--budget-*`` total.
 
 Everything is checked before anything is charged: the spec (strict schema, then every query

@@ -133,7 +133,7 @@ class ReleaseSpec(BaseModel):
 
 
 class CuratorConfig(BaseModel):
-    """The curator config file of ``dpcert release`` (:mod:`dpcert.cli.curator`; every key
+    """The curator config file of ``dpcert release`` (`dpcert.cli.curator`; every key
     optional, a flag wins over it)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
