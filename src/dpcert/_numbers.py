@@ -1,10 +1,10 @@
 """Exact numbers for privacy arithmetic.
 
-Privacy parameters (ε, δ, ρ, scales, bounds) are held as :class:`fractions.Fraction`.  A float
+Privacy parameters (ε, δ, ρ, scales, bounds) are held as `fractions.Fraction`.  A float
 that a user passes means the decimal it prints as: ``0.2`` is read as ``1/5`` (through
 ``Fraction(repr(x))``), not as the binary double nearest to 0.2.  Five spends of ε = 0.2 therefore
 fit a budget of exactly 1.  Results shown to users are converted back to float rounded *up*
-(:func:`round_up`), so a reported privacy loss is never smaller than the true one.
+(`round_up`), so a reported privacy loss is never smaller than the true one.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def as_fraction(value: object, name: str = "value") -> Fraction:
     """Read a user's number as the exact rational it denotes.
 
     Floats mean the shortest decimal that prints as them (``0.1`` is ``1/10``).  NaN, infinities,
-    bools and non-numbers raise :class:`~dpcert.errors.InvalidParameter` naming ``name``.
+    bools and non-numbers raise `InvalidParameter` naming ``name``.
 
     Examples
     --------
@@ -78,7 +78,7 @@ def as_fraction(value: object, name: str = "value") -> Fraction:
 def float_exact(value: float) -> Fraction:
     """The exact binary value of a float (``0.1`` is ``3602879701896397/36028797018963968``).
 
-    This is the value a float *datum* has; user *parameters* go through :func:`as_fraction`.
+    This is the value a float *datum* has; user *parameters* go through `as_fraction`.
     """
     return Fraction(value)
 

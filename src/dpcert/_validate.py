@@ -1,7 +1,7 @@
 """Argument checks whose errors name the argument and its value.
 
 Each helper returns the validated value in the form dpcert computes with (usually a
-:class:`~fractions.Fraction`), so constructors read ``scale = check_positive(scale, "scale")``.
+`Fraction`), so constructors read ``scale = check_positive(scale, "scale")``.
 """
 
 from __future__ import annotations

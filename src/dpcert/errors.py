@@ -1,6 +1,6 @@
 """The exceptions dpcert raises.
 
-Every error derives from :class:`DPCertError`, so ``except DPCertError`` catches anything dpcert
+Every error derives from `DPCertError`, so ``except DPCertError`` catches anything dpcert
 raises on purpose.  Most also derive from the matching builtin (``ValueError`` or ``TypeError``)
 so that code written against the standard library keeps working.
 
@@ -100,7 +100,7 @@ class UnsafeExpression(DPCertError, ValueError):
 
 class UnsupportedSQL(InvalidParameter):
     """A SQL query uses a clause, function or construct outside dpcert's SQL subset
-    (:mod:`dpcert.frame.sql`); the message names it.  Raised while parsing, before any charge."""
+    (`dpcert.frame.sql`); the message names it.  Raised while parsing, before any charge."""
 
 
 class ReleaseFailed(DPCertError):
@@ -109,7 +109,7 @@ class ReleaseFailed(DPCertError):
     (see ``docs/known_limitations.md``).
 
     ``failure_class`` names what kind of failure it was, by exception type only
-    (:data:`dpcert.operator.FailureClass`: ``"environment: out of memory"``, ...); the full cause
+    (`dpcert.operator.FailureClass`: ``"environment: out of memory"``, ...); the full cause
     goes to the ``dpcert.operator`` logger, for the data curator."""
 
     failure_class: str | None = None

@@ -2,8 +2,8 @@
 belongs to, and the ``dpcert.operator`` logger that receives its full cause.
 
 A release that fails after its budget was charged raises
-:class:`~dpcert.errors.ReleaseFailed`, whose text the analyst sees: it names only the failure's
-*class* (:data:`FailureClass`), never the exception's text, which may quote the data.  The full
+`ReleaseFailed`, whose text the analyst sees: it names only the failure's
+*class* (`FailureClass`), never the exception's text, which may quote the data.  The full
 cause (exception, traceback, Spark's message) goes to the logger named ``dpcert.operator``,
 meant for the data curator, who controls logging (``docs/spark.md``, "Failures").  That logger
 does not propagate to the root logger and has only a ``NullHandler``: nothing is printed unless
@@ -161,10 +161,10 @@ def classify(exc: BaseException) -> FailureClass:
 
 
 def report_failure(exc: BaseException, what: str = "a release") -> FailureClass:
-    """Classify a failure after the charge and log its full cause to :data:`OPERATOR_LOG`.
+    """Classify a failure after the charge and log its full cause to `OPERATOR_LOG`.
 
     An exception that already carries a class (a backend's
-    :class:`~dpcert.errors.ReleaseFailed`, whose cause was logged where it was raised) keeps it.
+    `ReleaseFailed`, whose cause was logged where it was raised) keeps it.
     """
     known = getattr(exc, "failure_class", None)
     if isinstance(known, str) and known in FAILURE_CLASSES:

@@ -75,7 +75,7 @@ def check_measurement_contract(m: Measurement, d_ins: Sequence[Any]) -> None:
 
 
 def __getattr__(name: str) -> Any:
-    """The neighbour harness (:mod:`dpcert.frame.neighbours`), imported on first use so that
+    """The neighbour harness (`dpcert.frame.neighbours`), imported on first use so that
     ``dpcert.testing`` does not need Polars."""
     if name in ("check_neighbours", "neighbours", "adversarial_unit"):
         from dpcert.frame import neighbours as _nb

@@ -156,7 +156,7 @@ def test_a_query_budget_of_another_kind_names_its_line(
     spec = curator.queries(curator.query("a", 1).replace(", delta = 0", ""))
     assert curator.release(spec) == 2
     err = capsys.readouterr().err
-    assert f"{spec}:4 (query 'a')" in err and "ApproxDP" in err
+    assert f"{spec}:8 (query 'a')" in err and "ApproxDP" in err  # its budget line
     curator.assert_nothing_charged()
 
 
@@ -193,3 +193,40 @@ def test_a_run_states_the_contribution_bounds_it_defaulted(
     err = capsys.readouterr().err
     assert "dpcert: default query 1: max_groups = 1" in err
     assert "dpcert: default query 1: max_rows_per_group = 1" in err
+
+
+def test_progress_is_plain_lines_off_a_terminal_and_quiet_hides_it(
+        curator: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = curator.queries(curator.query("a", 0.25) + curator.query("b", 0.25))
+    assert curator.release(spec) == 0
+    err = capsys.readouterr().err
+    assert "dpcert release: [0/3] charging the spec as one batch" in err
+    assert "dpcert release: [3/3] wrote b" in err
+    assert curator.release(spec, "--quiet") == 0
+    assert "dpcert release:" not in capsys.readouterr().err
+
+
+def test_an_error_in_a_later_query_names_it_and_its_line(
+        curator: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = curator.query("wages", 0.5).replace(
+        '{ kind = "count" } ]',
+        '{ kind = "count" },\n  { kind = "mean", column = "incme", bounds = [0, 9] } ]')
+    spec = curator.queries(curator.query("a", 0.5) + "\n" + bad)
+    lines = spec.read_text().splitlines()
+    at = next(i + 1 for i, ln in enumerate(lines) if "incme" in ln)
+    assert at > 12  # the second query's aggregates, not its [[query]] header
+    assert curator.release(spec) == 2
+    err = capsys.readouterr().err
+    assert f"{spec}:{at} (query 'wages'): unknown column 'incme'" in err
+    curator.assert_nothing_charged()
+
+
+def test_a_schema_error_names_the_query_by_its_name(
+        curator: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = curator.query("wages", 0.5).replace('name = "wages"', 'name = "wages"\nmax_groups = "2"')
+    spec = curator.queries(curator.query("a", 0.5) + "\n" + bad)
+    at = next(i + 1 for i, ln in enumerate(spec.read_text().splitlines()) if "max_groups" in ln)
+    assert curator.release(spec) == 2
+    err = capsys.readouterr().err
+    assert f"{spec}:{at}: query 'wages' max_groups: Input should be a valid integer" in err
+    curator.assert_nothing_charged()

@@ -39,7 +39,7 @@ def _error(text: str) -> str:
     ("delta = 0", "detla = 0", 6, "unknown key 'detla' (did you mean 'delta'?)"),
     ('{ kind = "count" }', '{ kind = "count", alais = "n" }', 7,
      "unknown key 'alais' (did you mean 'alias'?)"),
-    ('{ kind = "count" }', '{ kind = "cuont" }', 7, "query 1 aggregates[0].kind"),
+    ('{ kind = "count" }', '{ kind = "cuont" }', 7, "query 'a' aggregates[0].kind"),
     ('name = "a"', 'name = "a"\nmax_groups = "2"', 6, "Input should be a valid integer"),
     ('name = "a"', 'name = "a"\nmax_groups = 0', 6, "greater than or equal to 1"),
 ])

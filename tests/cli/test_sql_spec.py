@@ -60,3 +60,17 @@ def test_dpcert_sql_releases_one_query(curator: Any, capsys: pytest.CaptureFixtu
                  "--bounds", "income=0:100", "--name", "by_region", *flags]) == 0
     cert = json.loads((curator.out / "by_region.certificate.json").read_text())
     assert cert["plan"]["sql"] == sql and len(curator.history()) == 1
+
+
+def test_dpcert_sql_errors_name_the_query_not_a_scratch_file(
+        curator: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from dpcert.cli.main import main
+
+    sql = ("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 0.5, delta = 0) region, "
+           "AVG(incme) AS m FROM data GROUP BY region")
+    assert main(["sql", sql, "--privacy-unit", "pid", "--bounds", "incme=0:100", "--name",
+                 "wages", "--ledger", curator.ledger, "--dataset", "people"]) == 2
+    err = capsys.readouterr().err
+    assert "SpecError: query 'wages': " in err and "'incme'" in err
+    assert "sql-query.toml" not in err
+    curator.assert_nothing_charged()

@@ -1,6 +1,6 @@
 """Privacy accounting (alias ``dp.accounting``): events, accountants and the budget ledger.
 
-Events describe what ran (:mod:`dpcert.core.events`); accountants compose them into an
+Events describe what ran (`dpcert.core.events`); accountants compose them into an
 (ε, δ) guarantee.  Each accountant is immutable: ``compose`` returns a new one.
 
 Examples

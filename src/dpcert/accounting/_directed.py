@@ -1,6 +1,6 @@
 """Directed rounding for the few places where privacy arithmetic needs exp / log.
 
-Privacy parameters are exact :class:`~fractions.Fraction`; transcendental functions are evaluated
+Privacy parameters are exact `Fraction`; transcendental functions are evaluated
 in binary64 and then widened in the safe direction.  ``math.exp`` and ``math.log`` are accurate to
 a few ulps (< 2**-50 relative) on every platform CPython supports; converting a Fraction to float
 adds at most half an ulp.  We widen by a relative margin of 2**-40 (about 1e-12), which dominates

@@ -1,6 +1,6 @@
 """The dominating base event of a nested composition (used under Poisson subsampling).
 
-Split from :mod:`dpcert.accounting._nesting` so that ``_nesting`` (imported by the pure and
+Split from `dpcert.accounting._nesting` so that ``_nesting`` (imported by the pure and
 approximate accountants) does not import them back.
 """
 
@@ -21,7 +21,7 @@ __all__ = ["dominating_base"]
 def dominating_base(event: Event) -> Event:
     """One base event whose pair dominates ``event`` (a leaf is returned as it is).
 
-    Raises :class:`~dpcert.errors.UnsupportedEvent` when no reduction above applies.
+    Raises `UnsupportedEvent` when no reduction above applies.
     """
     parts = flat_leaves(event)
     if len(parts) == 1 and parts[0][1] == 1:

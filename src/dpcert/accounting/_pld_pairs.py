@@ -2,7 +2,7 @@
 
 A pair (P, Q) is described by the law of its privacy loss L = log dP/dQ under P: finite atoms,
 a continuous part given by its Q-density in L (its P-density is e^L times that), and the P-mass
-at L = +∞.  :func:`discretise` maps it onto the grid ``h·ℤ`` *pessimistically*: the hockey-stick
+at L = +∞.  `discretise` maps it onto the grid ``h·ℤ`` *pessimistically*: the hockey-stick
 curve t ↦ E_P[(1 − e^{t−L})_+] of the result is at least the true one for every real t
 (see ``docs/proofs/pld.md``).
 """

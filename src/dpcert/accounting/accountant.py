@@ -7,7 +7,7 @@ kept, branched and compared without copying::
     acc.epsilon(1e-6)
 
 ``supports(event)`` says whether every leaf of the event tree can be accounted; ``compose`` raises
-:class:`~dpcert.errors.UnsupportedEvent` otherwise (nothing is guessed).  ``epsilon(delta)`` and
+`UnsupportedEvent` otherwise (nothing is guessed).  ``epsilon(delta)`` and
 ``delta(epsilon)`` are floats rounded *up*.
 """
 

@@ -1,9 +1,9 @@
 """The approximate-DP accountant: basic composition of (ε, δ) guarantees (Dwork et al. 2006).
 
-Leaves: everything :class:`~dpcert.accounting.PureAccountant` supports (δ = 0), ``ApproxEvent``,
+Leaves: everything `PureAccountant` supports (δ = 0), ``ApproxEvent``,
 and their subsampled versions: (log(1 + γ(e^ε − 1)), γδ) (Balle, Barthe & Gaboardi 2018).
 ``epsilon(delta)`` is Σε when ``delta`` ≥ Σδ, else ``inf``; for tighter totals use
-:func:`dpcert.combinators.advanced_composition` or the PLD accountant.
+`dpcert.combinators.advanced_composition` or the PLD accountant.
 
 Examples
 --------
@@ -39,7 +39,7 @@ __all__ = ["ApproxAccountant", "approx_of"]
 
 
 def approx_of(event: Event) -> tuple[Fraction, Fraction]:
-    """The (ε, δ) of one leaf (raises :class:`UnsupportedEvent`)."""
+    """The (ε, δ) of one leaf (raises `UnsupportedEvent`)."""
     if isinstance(event, ApproxEvent):
         return event.epsilon, event.delta
     if isinstance(event, (ComposedEvent, SelfComposedEvent)):

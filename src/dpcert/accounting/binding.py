@@ -5,7 +5,7 @@ data that budget protects: the source's resolved location (absolute real path), 
 its schema (column names and types as dpcert reads them; no rows), the privacy unit when the
 curator names one, the column types the curator declared for reading it, and the accounting rule
 the dataset's privacy filter uses.  A release then spends that budget only on that source: a
-different path or schema is refused before anything is charged (:func:`check_binding`).
+different path or schema is refused before anything is charged (`check_binding`).
 
 The binding lives in its own table ``bindings`` of the ledger file (created when the first
 binding is written; ledgers without one read as unbound), one row per dataset, written once, with
@@ -64,7 +64,7 @@ class Binding:
 
 def accounting_rule(total: Measure, choice: str = "auto") -> str:
     """The name of the privacy-filter rule that accounts for a budget ``total`` under the
-    curator's ``choice`` (:func:`dpcert.accounting.filters.choose_rule`;
+    curator's ``choice`` (`dpcert.accounting.filters.choose_rule`;
     ``docs/proofs/filters.md``).
 
     >>> from dpcert.core.measures import ApproxDP
@@ -115,7 +115,7 @@ def create_bound(ledger: Any, dataset: str, total: Measure, binding: Binding, *,
 
 def binding_of(ledger: Any, dataset: str) -> Binding | None:
     """The binding of ``dataset`` (``None`` when the curator bound no source to it); a binding
-    row edited outside dpcert raises :class:`~dpcert.accounting.ledger.LedgerIntegrityError`."""
+    row edited outside dpcert raises `LedgerIntegrityError`."""
     from dpcert.accounting.ledger import LedgerIntegrityError
 
     ledger.status(dataset)  # the dataset exists and its budget row is intact
@@ -138,7 +138,7 @@ def check_binding(binding: Binding, location: str, fingerprint: str,
                   dataset: str | None = None) -> None:
     """Refuse a source other than the bound one: ``location`` (absolute real path) and
     ``fingerprint`` must both equal the binding's.  Raises
-    :class:`~dpcert.errors.BindingMismatch` naming what differs."""
+    `BindingMismatch` naming what differs."""
     where = f"ledger dataset {dataset!r}" if dataset else "the ledger dataset"
     if location != binding.location:
         raise BindingMismatch(

@@ -1,13 +1,13 @@
 """Calibration: the noise (or number of runs) that meets a target (ε, δ).
 
-* :func:`gaussian_sigma`: ``count`` Gaussians with sensitivity Δ compose *exactly* as one
+* `gaussian_sigma`: ``count`` Gaussians with sensitivity Δ compose *exactly* as one
   Gaussian with μ = √count·Δ/σ (their privacy loss distributions are Gaussian and add; Dong, Roth
   & Su 2022, Cor. 3.3), and δ_μ(ε) is the exact privacy profile of that Gaussian (Balle & Wang
   2018).  So the smallest σ is √count·Δ/μ* with μ* the largest μ with δ_μ(ε) ≤ δ, found by
   bisection on the closed form (microseconds, for any count) — no accountant run is needed.
-* :func:`calibrate`: a monotone parameter (a noise scale, a sampling rate, …) for any event
+* `calibrate`: a monotone parameter (a noise scale, a sampling rate, …) for any event
   family, by bisection with an accountant (PLD by default); each step costs one accountant run.
-* :func:`max_count`: the largest number of runs of an event that stays within (ε, δ).
+* `max_count`: the largest number of runs of an event that stays within (ε, δ).
 
 Results are on the safe side: the returned σ / scale / count is verified with the accountant's
 upper bound (or the widened closed form) before it is returned.

@@ -8,9 +8,9 @@ Format (version 1; these rules never change meaning, a new meaning gets a new ve
 Privacy parameters are exact fractions written as strings (``"1/10"``), integers as JSON
 integers, absent optionals as ``null``; ``neighbours`` is ``"add_remove"``, ``"replace_one"`` or
 ``null``; wrappers nest their ``event`` / ``events``.  Only the event classes of
-:mod:`dpcert.core.events` are known (an allow-list): an unknown ``type``, an unknown or missing
-field, or a newer ``version`` raises :class:`~dpcert.errors.UnsupportedEvent`; a bad value raises
-:class:`~dpcert.errors.InvalidParameter` from the event's own constructor.  Decoding re-runs the
+`dpcert.core.events` are known (an allow-list): an unknown ``type``, an unknown or missing
+field, or a newer ``version`` raises `UnsupportedEvent`; a bad value raises
+`InvalidParameter` from the event's own constructor.  Decoding re-runs the
 constructors, so every check of a hand-built event (including the nesting rules) applies.
 
 Examples
@@ -136,7 +136,7 @@ def _decode(node: Any, depth: int) -> _ev.Event:
 
 
 def event_from_json(text: str) -> _ev.Event:
-    """Decode :func:`event_to_json` text (see the module docstring for the errors)."""
+    """Decode `event_to_json` text (see the module docstring for the errors)."""
     try:
         doc = json.loads(text)
     except (TypeError, ValueError) as e:

@@ -26,7 +26,7 @@ budget              filter (rule)
 ``ApproxDP(ε, 0)``  ``"pure"``.
 ==================  ========================================================================
 
-The curator chooses the rule per dataset (:data:`CHOICES`: ``"auto"``, ``"basic"``,
+The curator chooses the rule per dataset (`CHOICES`: ``"auto"``, ``"basic"``,
 ``"renyi"``, ``"gdp"``); under ``"auto"`` the choice is a function of the first release, which
 is chosen before anything about the dataset has been revealed, so it is a fixed filter for
 each analyst strategy.  Proof of every rule: ``docs/proofs/filters.md``.
@@ -257,7 +257,7 @@ def _rho(event: Event) -> Fraction:
 def basic_amount(kind: str, event: Event) -> Amount:
     """The cost of ``event`` by basic composition of its parts in a budget's measure.
 
-    Raises :class:`~dpcert.errors.UnsupportedEvent` when the parts have no statement in it
+    Raises `UnsupportedEvent` when the parts have no statement in it
     (e.g. a Gaussian in pure DP).
     """
     if kind == "PureDP":
@@ -295,7 +295,7 @@ def _lower(r: Release, point: tuple[Fraction, Fraction]) -> Fraction:
 
 def _structured(event: Event) -> bool:
     """Whether a PLD can beat the event's own statement (bare ε / (ε, δ) events cannot) at a
-    bounded cost (at most :data:`_PLD_MAX_ATOMS` atoms; beyond, the statement is used: sound,
+    bounded cost (at most `_PLD_MAX_ATOMS` atoms; beyond, the statement is used: sound,
     since the PLD is only ever used when it is smaller)."""
     from dpcert.core.events import ApproxEvent, PureEvent
 
@@ -569,7 +569,7 @@ class FilterState:
 
     @staticmethod
     def from_json(text: str) -> FilterState:
-        """Inverse of :meth:`to_json`."""
+        """Inverse of `to_json`."""
         d = json.loads(text)
 
         def amt(v: Any) -> Amount:
@@ -583,9 +583,9 @@ class FilterState:
 def tally(budget_kind: str, total: Amount, releases: Sequence[Release],
           choice: str = "auto") -> Tally:
     """The cost of ``releases`` (oldest first) against the budget ``total`` in a measure,
-    under the rule ``choice`` (see :data:`CHOICES`): the fold of :meth:`FilterState.step`.
+    under the rule ``choice`` (see `CHOICES`): the fold of `FilterState.step`.
 
-    Raises :class:`~dpcert.errors.UnsupportedEvent` when a release cannot be accounted under
+    Raises `UnsupportedEvent` when a release cannot be accounted under
     the dataset's rule (nothing is charged then: callers tally before committing).
     """
     state = FilterState.start(budget_kind, total, choice)
@@ -651,10 +651,10 @@ def describe_amount(kind: str, a: Amount) -> str:
 class PrivacyFilter:
     """An in-memory privacy filter over adaptively chosen releases (thread-safe, mutable).
 
-    The same rule as the persistent :class:`~dpcert.accounting.ledger.Ledger`; a ``Session``
-    without a ledger can hold one.  ``rule`` is the curator's choice (:data:`CHOICES`).
-    :meth:`charge` raises :class:`~dpcert.errors.BudgetExceeded` (recording nothing) when the
-    release does not fit.  Each charge costs O(1) in the history (:class:`FilterState`).
+    The same rule as the persistent [`Ledger`][dpcert.accounting.ledger.Ledger]; a ``Session``
+    without a ledger can hold one.  ``rule`` is the curator's choice (`CHOICES`).
+    `charge` raises `BudgetExceeded` (recording nothing) when the
+    release does not fit.  Each charge costs O(1) in the history (`FilterState`).
     """
 
     def __init__(self, budget: Measure, *, relation: str | None = None,

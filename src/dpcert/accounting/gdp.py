@@ -58,7 +58,7 @@ def gdp_delta(mu: float, epsilon: float) -> float:
 
 
 def gdp_epsilon(mu: float, delta: float) -> float:
-    """The smallest ε (rounded up) with :func:`gdp_delta` ``(mu, ε) <= delta``."""
+    """The smallest ε (rounded up) with `gdp_delta` ``(mu, ε) <= delta``."""
     if not 0 < delta < 1:
         raise InvalidParameter(f"delta={delta!r} must be in (0, 1)")
     if gdp_delta(mu, 0.0) <= delta:

@@ -1,24 +1,24 @@
 """A persistent privacy-budget ledger that cannot overspend (SQLite, standard library).
 
 Every dataset has a total budget in one measure (``PureDP(ε)``, ``ApproxDP(ε, δ)`` or ``ZCDP(ρ)``).
-A release is *charged before it is revealed*: :meth:`Ledger.spend` runs in one ``BEGIN IMMEDIATE``
+A release is *charged before it is revealed*: `Ledger.spend` runs in one ``BEGIN IMMEDIATE``
 transaction that re-reads every charge, checks the new total against the budget with exact
 ``Fraction`` arithmetic, and commits the charge; only then may the caller compute and reveal.
 A crash after the charge loses budget, never privacy.  Concurrent processes serialise on the
 SQLite write lock (WAL journal), so they can never overspend together.
 
 Every charge records its privacy *event* (``dpcert.core.events``, as versioned JSON:
-:mod:`dpcert.accounting.codec`) beside its basic amount, and the budget is kept by the privacy
-filter of :mod:`dpcert.accounting.filters`: each charge (one release, or a batch declared
+`dpcert.accounting.codec`) beside its basic amount, and the budget is kept by the privacy
+filter of `dpcert.accounting.filters`: each charge (one release, or a batch declared
 together) is costed by the tightest accountant valid inside it, and the charges — which may be
-chosen adaptively — by a filter with a proof of fully adaptive composition.  :meth:`Ledger.status`
+chosen adaptively — by a filter with a proof of fully adaptive composition.  `Ledger.status`
 reports both totals (basic: the sum of amounts; tight: the filter's).  Ledgers of schema 1 (no
 events) are migrated when opened: their charges keep their amounts and hashes, and their event
 is the amount itself (``PureEvent``/``ApproxEvent``/``ZCDPEvent``).
 
 Rows are stored as exact ``"num/den"`` text.  Each charge carries a SHA-256 hash chained over the
 dataset row and all earlier charges; the chain is verified when the ledger is opened and on every
-read or spend, and a mismatch raises :class:`LedgerIntegrityError` (accidental edits and
+read or spend, and a mismatch raises `LedgerIntegrityError` (accidental edits and
 truncations are caught; this is not a defence against a deliberate forger with write access).
 The schema version is stored; a ledger written by a newer dpcert is refused.  Proof sketch:
 ``docs/proofs/ledger.md``.
@@ -124,7 +124,7 @@ class BudgetStatus:
     """Total, spent and remaining budget of one dataset (exact).
 
     ``spent``/``remaining`` are by the dataset's privacy filter ``rule`` (the tight totals, see
-    :mod:`dpcert.accounting.filters`); ``basic_spent`` is the plain sum of the charges'
+    `dpcert.accounting.filters`); ``basic_spent`` is the plain sum of the charges'
     amounts (basic composition), shown for comparison; ``spent_lower`` the optimistic end of
     the PLD interval of the spent ε (``None`` when the total is exact).
     """
@@ -495,7 +495,7 @@ class Ledger:
         """Verify the whole chain of ``dataset`` (every dataset when ``None``): every charge's
         hash, and the stored filter state against a replay of every charge (done when the
         ledger is opened).  Returns the number of charges verified; raises
-        :class:`LedgerIntegrityError` on any mismatch."""
+        [`LedgerIntegrityError`][dpcert.accounting.ledger.LedgerIntegrityError] on any mismatch."""
         with self._tx() as con:
             names = ([dataset] if dataset is not None else
                      [r[0] for r in con.execute("SELECT name FROM datasets ORDER BY name")])
@@ -561,7 +561,7 @@ class Ledger:
         relation fix it.  Charges stated for another relation are refused (``docs/proofs/
         ledger.md``).  ``then(connection, dataset_hash, created)`` runs in the same transaction
         (a source binding is written with its dataset, or neither is).  ``rule`` is the
-        curator's choice of privacy filter (:data:`dpcert.accounting.filters.CHOICES`; ``docs/
+        curator's choice of privacy filter (`dpcert.accounting.filters.CHOICES`; ``docs/
         proofs/filters.md``), fixed for the dataset's life.
         """
         if not isinstance(dataset, str) or not dataset:
@@ -589,7 +589,7 @@ class Ledger:
     def spend(self, dataset: str, amount: Measure | None, note: str | None = None, *,
               event: Event | None = None, batch: bool = False,
               certificate: str | tuple[str, ...] | list[str] | None = None) -> Spend:
-        """Charge a release to ``dataset`` atomically; raise :class:`BudgetExceeded` if the
+        """Charge a release to ``dataset`` atomically; raise `BudgetExceeded` if the
         dataset's privacy filter does not admit it (nothing is recorded then).  Reveal results
         only after this returns.
 
@@ -607,7 +607,7 @@ class Ledger:
         certificate
             The SHA-256 hex digest of the charge body of the certificate this charge pays for
             (a list for a batch, one per query): stored in the chain with the charge
-            (:func:`dpcert.frame.binding.charge_body_hash`).
+            (`dpcert.frame.binding.charge_body_hash`).
         """
         if note is not None and not isinstance(note, str):
             raise InvalidParameter(f"note={note!r} must be a string")
@@ -657,7 +657,7 @@ class Ledger:
 
     def charge(self, dataset: str, event: Event, note: str | None = None, *,
                batch: bool = False) -> Spend:
-        """Charge ``event`` (its amount derived by basic composition); see :meth:`spend`."""
+        """Charge ``event`` (its amount derived by basic composition); see `spend`."""
         return self.spend(dataset, None, note, event=event, batch=batch)
 
     def quote(self, dataset: str, event: Event, amount: Measure | None = None, *,
@@ -673,7 +673,7 @@ class Ledger:
 
     def status(self, dataset: str) -> BudgetStatus:
         """Total, spent and remaining budget of ``dataset`` (from its verified head state;
-        :meth:`verify` checks the whole chain)."""
+        [`verify`][dpcert.verify] checks the whole chain)."""
         with self._tx() as con:
             h = self._head(con, dataset)
         return _status(dataset, h, h.state.tally())
@@ -717,7 +717,7 @@ class Ledger:
         return h.last, h.count
 
     def relation(self, dataset: str) -> str | None:
-        """The neighbouring relation ``dataset`` is kept for: declared at :meth:`create`, else
+        """The neighbouring relation ``dataset`` is kept for: declared at `create`, else
         that of its first charge stated for one, else ``None`` (not fixed yet)."""
         with self._tx() as con:
             return self._head(con, dataset).state.relation

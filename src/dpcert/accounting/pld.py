@@ -270,7 +270,7 @@ class PLDAccountant(Accountant):
     def epsilon_interval(self, delta: Any) -> tuple[float, float]:
         """(optimistic lower estimate, pessimistic upper bound) of ε at ``delta``.
 
-        The upper bound is :meth:`epsilon`; the lower estimate rounds every loss *down* onto
+        The upper bound is `epsilon`; the lower estimate rounds every loss *down* onto
         the grid and drops the float allowances, so the true ε lies in between (up to the
         quadrature error of the continuous parts, far below the grid step).
 

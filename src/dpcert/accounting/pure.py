@@ -5,7 +5,7 @@ their Poisson-subsampled (add/remove neighbours) or without-replacement (replace
 with ε' = log(1 + γ(e^ε − 1)) (Balle, Barthe & Gaboardi 2018, Thms. 8 and 9), rounded up.  A
 sampled composition (one shared sample) is amplified with its total ε; sampling without
 replacement around a Poisson-sampled event uses that event's replace-one ε (see
-:func:`poisson_replace_one_epsilon`).
+`poisson_replace_one_epsilon`).
 
 ``delta(ε)`` for ε below the total E uses the single-mechanism bound: every E-DP pair is a
 post-processing of randomized response with E (Kairouz, Oh & Viswanath 2015), whose δ(ε) is
@@ -76,7 +76,7 @@ def poisson_replace_one_epsilon(event: PoissonSampledEvent) -> Fraction:
 
 
 def epsilon_of(event: Event) -> Fraction:
-    """The pure ε of one leaf (raises :class:`UnsupportedEvent`)."""
+    """The pure ε of one leaf (raises `UnsupportedEvent`)."""
     if isinstance(event, (PureEvent, LaplaceEvent, DiscreteLaplaceEvent)):
         return event.epsilon
     if isinstance(event, RandomizedResponseEvent):

@@ -10,7 +10,7 @@ Leaf curves (each evaluated in binary64 and widened by a relative 1e-10):
   discrete Laplace: the exact Rényi divergence of the dominating pair, log E_P[e^{(α−1)L}]/(α−1).
 * Poisson-subsampled Gaussian: log A_α/(α−1) with, at integer orders,
   A_α = Σ_k C(α,k)(1−q)^{α−k} q^k e^{(k²−k)/(2σ²)}, and at fractional orders the two-sided
-  series of Mironov, Talwar & Zhang (2019, Sec. 3.3) (see :func:`_sampled_gaussian_frac`),
+  series of Mironov, Talwar & Zhang (2019, Sec. 3.3) (see `_sampled_gaussian_frac`),
   summed until its terms fall below e^−35, with the omitted alternating tail added back.
 
 Examples
@@ -162,7 +162,7 @@ def _sampled_gaussian(q: float, sigma: float, orders: Array) -> Array:
 
 
 def rdp_of(event: Event, orders: Array) -> Array:
-    """ε(α) of one leaf on ``orders`` (widened upwards; raises :class:`UnsupportedEvent`)."""
+    """ε(α) of one leaf on ``orders`` (widened upwards; raises `UnsupportedEvent`)."""
     a = np.asarray(orders, dtype=float)
     if isinstance(event, (GaussianEvent, DiscreteGaussianEvent, ZCDPEvent)):
         return _widen(a * float(event.rho))
@@ -206,7 +206,7 @@ class RDPAccountant(Accountant):
 
     @property
     def rdp(self) -> Array:
-        """The composed ε(α) on :attr:`orders`."""
+        """The composed ε(α) on `orders`."""
         a = np.asarray(self.orders, dtype=float)
         total = np.zeros_like(a)
         for e, k in self.merged().items():

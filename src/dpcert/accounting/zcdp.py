@@ -50,7 +50,7 @@ def _rr_epsilon(event: RandomizedResponseEvent) -> Fraction:
 
 
 def rho_of(event: Event) -> Fraction:
-    """The exact ρ of one leaf (raises :class:`UnsupportedEvent`)."""
+    """The exact ρ of one leaf (raises `UnsupportedEvent`)."""
     if isinstance(event, ZCDPEvent):
         return event.rho
     if isinstance(event, (GaussianEvent, DiscreteGaussianEvent)):

@@ -9,7 +9,7 @@ The auditor works in two phases on independent batches (sample splitting):
 
 1. **Search.**  For each candidate pair it draws a search batch from ``M(x)`` and ``M(x')``,
    fits statistics (identity, empirical log-ratio, logistic regression) on one half and scores
-   every interval event of each statistic on the other half (:mod:`dpcert.audit.events`).  The
+   every interval event of each statistic on the other half (`dpcert.audit.events`).  The
    ``candidates`` best (pair, event, direction) triples are kept.  Nothing measured here enters
    the bound.
 2. **Estimation.**  The chosen events are now fixed.  A fresh batch of ``samples`` draws is taken
@@ -288,7 +288,7 @@ def _plan(sampler: Sampler, x: Any, enc: OutputEncoder, samples: int | None,
     """Draws per input for the search and estimation phases, from a timing pilot.
 
     The pilot's outputs are not looked at (only its duration and output width).  A first
-    call of :data:`WARM_UP` draws is not timed: it absorbs one-time costs (a measurement's
+    call of `WARM_UP` draws is not timed: it absorbs one-time costs (a measurement's
     first sample built its sampler's tables in 0.06 s, which timed a 0.13 µs draw at 300 µs
     and planned 1 338 search draws instead of 400 000).  With ``samples`` and no ``seconds``
     nothing is timed, and there is no such call."""
@@ -368,14 +368,14 @@ def audit(mechanism: Any, pairs: Sequence[Any] | None = None, *, claimed: Any = 
     Parameters
     ----------
     mechanism
-        A :class:`~dpcert.core.measurement.Measurement` (sampled through ``sample(x, n)`` when
+        A `Measurement` (sampled through ``sample(x, n)`` when
         it has a batch path, else once per draw; its claim is ``map(1)`` and its neighbours
         come from its input space), or a vectorised black box ``f(x, n)`` returning ``n``
-        outputs (wrap a scalar ``g(x)`` with :func:`~dpcert.audit.outputs.one_at_a_time`).
+        outputs (wrap a scalar ``g(x)`` with [`one_at_a_time`][dpcert.audit.outputs.one_at_a_time]).
         Outputs may be numbers, bools, strings, ``None`` or rows of an ``(n, k)`` array.
     pairs
         Neighbouring inputs ``[(x, x_prime), ...]``; searched when omitted (see
-        :mod:`dpcert.audit.pairs`).
+        `dpcert.audit.pairs`).
     claimed
         The claimed privacy: ``PureDP(ε)``, ``ApproxDP(ε, δ)``, ``ZCDP(ρ)`` (audited as
         (ε, δ)-DP at ``δ = zcdp_delta`` with the tight conversion of Canonne, Kamath &
@@ -408,21 +408,21 @@ def audit(mechanism: Any, pairs: Sequence[Any] | None = None, *, claimed: Any = 
         default fresh OS entropy.  It must not depend on the mechanism's outputs.
     workers
         Processes drawing the estimation batch (this one and ``workers − 1`` forked ones,
-        :mod:`dpcert.audit.parallel`): about ``workers``× the draws in the same time on as many
+        `dpcert.audit.parallel`): about ``workers``× the draws in the same time on as many
         free cores.  On a time budget, the search's screens (the discrete and pattern
         screens of few-valued outputs, the wide screen of numeric vectors) draw in as many
         processes too.  The processes must draw
         independent outputs: dpcert measurements do (they read the OS CSPRNG); a black box
         holding its own generator needs ``worker_init``.
         Outputs that repeat between processes stop the audit with
-        :class:`~dpcert.errors.AuditFailed`.
+        `AuditFailed`.
     worker_init
         Called as ``worker_init(w)`` in each worker process before it draws, with
         ``w = 1 … workers−1`` in the estimation's and ``w = workers … 2·workers−2`` in the
         search's, to give the mechanism's generator a stream of its own for each ``w`` (it
         sets the generator's state
         from fresh OS entropy, or from ``[seed, w]`` for a seeded run; the example in
-        :mod:`dpcert.audit.parallel` shows one).
+        `dpcert.audit.parallel` shows one).
 
     Returns
     -------

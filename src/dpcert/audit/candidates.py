@@ -1,6 +1,6 @@
 """Candidate events handed from the search to the estimation, and the ladder of nested rays.
 
-Shared by :mod:`dpcert.audit.search` and :mod:`dpcert.audit.screen` (the wide screen).
+Shared by `dpcert.audit.search` and `dpcert.audit.screen` (the wide screen).
 
 Examples
 --------
@@ -41,7 +41,7 @@ class Candidate:
     ``support`` and ``against``: how many draws of the likelier and of the other input fell in
     the event among the ``held`` draws per input that ``predicted`` was measured on
     (``support`` is ``inf`` when not recorded: screens of 10⁵–10⁸ draws);
-    :mod:`dpcert.audit.confirm` re-measures candidates with little support."""
+    `dpcert.audit.confirm` re-measures candidates with little support."""
 
     pair: int
     event: Event
@@ -56,7 +56,7 @@ class Candidate:
 def _ladder(best: Candidate, ha: Array, hb: Array, *, n_estimate: int, z: float,
             delta: float) -> list[Candidate]:
     """Smaller rays of ``best``'s statistic, nested inside its event: thresholds at the
-    :data:`LADDER_TAILS` quantiles (of the held-out outputs ``ha`` of x and ``hb`` of x', of
+    `LADDER_TAILS` quantiles (of the held-out outputs ``ha`` of x and ``hb`` of x', of
     the favoured input's) beyond its own.  The search cannot tell a strong event of
     probability 0.5 % from a weak one of 20 % on 10⁵ draws; the estimation batch of 10⁶–10⁷
     can, so a few nested rays go to it.  Each rung's prediction is its own, on the held-out

@@ -2,12 +2,12 @@
 
 * ``PureDP(ε)`` → (ε, 0); ``ApproxDP(ε, δ)`` → (ε, δ); a bare number ε → (ε, 0).
 * ``ZCDP(ρ)`` → (ε(ρ, δ), δ) at a stated δ with the tight conversion of Canonne, Kamath &
-  Steinke 2020, Cor. 13 (:func:`dpcert.combinators.conversions.zcdp_epsilon`, never above
+  Steinke 2020, Cor. 13 (`dpcert.combinators.conversions.zcdp_epsilon`, never above
   Bun & Steinke's ρ + 2√(ρ ln(1/δ))): a smaller ε to test, so an understated ρ is caught
   with fewer samples.
 * ``RenyiDP`` curves → (min over the measure's orders of ε(α) + ln(1/δ)/(α − 1), δ)
   (Mironov 2017, Prop. 3).
-* A :class:`~dpcert.core.measurement.Measurement` with no explicit claim claims ``map(1)``.
+* A [`Measurement`][dpcert.core.measurement.Measurement] with no explicit claim claims ``map(1)``.
 
 The implied ε is rounded *up*, so a claim is never made to look stricter than it is (which
 could only cause false alarms).

@@ -1,7 +1,7 @@
 """Confirmation: a leading candidate seen only a few times is measured again on fresh draws.
 
 A search batch's held-out part re-scores every selected event on draws the selection did not
-see (:func:`~dpcert.audit.search.rescore`), so its prediction is unbiased — but on a small
+see (`rescore`), so its prediction is unbiased — but on a small
 batch it rests on a handful of hits.  A quadrant that held 7 of 83 held-out draws of one input
 and 0 of the other's predicts ``ε ≥ 0.38`` even after the extreme-value guard, and out-ranks a
 pattern ray measured on millions of draws (SVT Alg. 3: the quadrant's true log-ratio was
@@ -11,13 +11,13 @@ batch (PrefixSum's additive-score rays, e^0.58 at 0.26 %).
 
 So before the choice the search's candidates are re-measured where their support is thin.
 The *bar* is the leader's prediction, or, when the leader itself has fewer than
-:data:`MIN_SUPPORT` held-out hits of its likelier input, the best well-supported prediction.
-A weakly supported candidate can lead if its prediction, taken :data:`OPTIMISM_Z` standard
-errors optimistic, beats the bar (below the leader it needs :data:`MIN_HOPE` hits, more for
+`MIN_SUPPORT` held-out hits of its likelier input, the best well-supported prediction.
+A weakly supported candidate can lead if its prediction, taken `OPTIMISM_Z` standard
+errors optimistic, beats the bar (below the leader it needs `MIN_HOPE` hits, more for
 ``x`` than for ``x'``).  The best-predicted such candidate's pair is drawn again, enough rows
-for :data:`TARGET_HITS` expected hits at its held-out rate (within the time left), and every
+for `TARGET_HITS` expected hits at its held-out rate (within the time left), and every
 candidate of that pair that can lead is re-scored on those draws alone, with the same
-extreme-value guard as the held-out re-scoring; then the next, for at most :data:`ROUNDS`
+extreme-value guard as the held-out re-scoring; then the next, for at most `ROUNDS`
 pairs.  A lucky leader falls (above), and a strong small event the held-out draws saw 15
 times rises to where it belongs.
 Like the rest of the search, none of this enters the bound: the estimation phase measures the
@@ -133,7 +133,7 @@ def confirm(found: Sequence[Candidate], sampler: Sampler, pairs: Sequence[tuple[
 
 
 def thin(c: Candidate) -> bool:
-    """Whether ``c``'s prediction rests on too little: fewer than :data:`MIN_SUPPORT` hits of
+    """Whether ``c``'s prediction rests on too little: fewer than `MIN_SUPPORT` hits of
     its likelier input, or a positive prediction below its log-ratio standard error
     (``√(1/hits + 1/against)``).  The second is for weak events: 244 hits of a LaplaceParallel
     coordinate's ray (true log-ratio 0.005, standard error 0.09) predicted 0.046 and
@@ -148,7 +148,7 @@ def thin(c: Candidate) -> bool:
 
 def target_hits(c: Candidate) -> float:
     """Expected hits of ``c``'s likelier input a confirmation batch is sized for: at least
-    :data:`TARGET_HITS`, and enough for a standard error of :data:`RESOLVE`⁻¹ of its
+    `TARGET_HITS`, and enough for a standard error of `RESOLVE`⁻¹ of its
     prediction (≈ √(2/hits) when both inputs' hits are alike)."""
     if c.predicted <= 0:
         return float(TARGET_HITS)
@@ -164,7 +164,7 @@ def _rescored(c: Candidate, ka: int, kb: int, n: int, n_estimate: int, z: float,
 
 
 def optimistic(c: Candidate, n_estimate: int, z: float, delta: float) -> float:
-    """The bound ``c`` would predict were its probabilities :data:`OPTIMISM_Z` standard errors
+    """The bound ``c`` would predict were its probabilities `OPTIMISM_Z` standard errors
     better than measured (x's higher, x''s lower): whether it could lead on more draws."""
     if c.held <= 0:
         return -math.inf
@@ -206,12 +206,12 @@ def contest(found: Sequence[Candidate], sampler: Sampler, pairs: Sequence[tuple[
     leads is decided by a few thousand hits on each side: on RAPPOR (two pairs whose best
     events have ratios e^0.30 and e^0.25 at 1–4 %, 6.7·10⁴ held-out draws, a prediction's
     standard error about 0.04), the weaker pair led on 2 of 3 seeds.  A *challenger* is
-    another pair whose best candidate, :data:`OPTIMISM_Z` standard errors optimistic
-    (:func:`optimistic`), beats the leader's prediction.  When there is one, the leader's pair
-    and the best :data:`CONTEST_PAIRS` − 1 challengers are drawn again, the same number of
-    rows each (enough for :data:`CONTEST_HITS` expected hits of the leader's event, at most
-    :data:`MAX_ROWS`, in equal shares of the time until ``deadline``), and each pair's
-    :data:`CONTEST_EVENTS` best candidates are re-scored on those draws alone (drawn by
+    another pair whose best candidate, `OPTIMISM_Z` standard errors optimistic
+    (`optimistic`), beats the leader's prediction.  When there is one, the leader's pair
+    and the best `CONTEST_PAIRS` − 1 challengers are drawn again, the same number of
+    rows each (enough for `CONTEST_HITS` expected hits of the leader's event, at most
+    `MAX_ROWS`, in equal shares of the time until ``deadline``), and each pair's
+    `CONTEST_EVENTS` best candidates are re-scored on those draws alone (drawn by
     ``fork.workers`` processes when ``fork`` is given, the counts summed; the
     extreme-value guard for their number) unless their predictions rest on more draws
     already: SVT Alg. 3's pattern rays, measured on 4.5·10⁵ counts by the pattern screen, were

@@ -9,10 +9,10 @@ standard errors on 10⁵ draws, lost to a pair whose best event has ratio e^0.04
 search kept the wrong pair on some seeds.  This screen spends the search's time on counts
 instead, by sequential halving (Karnin, Koren & Somekh, ICML 2013): every pair gets a first
 batch, the better half (by their held-out bound) get fresh batches, pooled with their earlier
-ones, and so on until :data:`FINAL` pairs are left; each round selects a pair's best ray on two
+ones, and so on until `FINAL` pairs are left; each round selects a pair's best ray on two
 thirds of every chunk and re-scores it on the other third, as
-:func:`dpcert.audit.search.search_pair` does; a last round draws fresh counts for the
-:data:`FINAL` best pairs and re-scores their (now fixed) events on all of them.  It is
+`dpcert.audit.search.search_pair` does; a last round draws fresh counts for the
+`FINAL` best pairs and re-scores their (now fixed) events on all of them.  It is
 part of the search: its draws never enter the final bound, and its events are fixed before
 the estimation batch.
 
@@ -83,7 +83,7 @@ FINAL_SHARE = 0.18
 
 
 def _distinct(y: Array) -> tuple[Array, Array]:
-    """The distinct rows of ``y`` as :func:`row_hash` keys (sorted) and their counts.  Rows of
+    """The distinct rows of ``y`` as `row_hash` keys (sorted) and their counts.  Rows of
     small integers (SVT's ⊤/⊥ codes) are counted by an exact integer code (a ``bincount``) and
     each code's row is rebuilt from its digits and hashed once (values checked value for value:
     anything else is hashed row by row)."""
@@ -107,7 +107,7 @@ def _distinct(y: Array) -> tuple[Array, Array]:
 
 
 class _Counts:
-    """Occurrences of each distinct output row (by :func:`row_hash`), merged chunk by chunk."""
+    """Occurrences of each distinct output row (by `row_hash`), merged chunk by chunk."""
 
     def __init__(self) -> None:
         self.keys = np.zeros(0, dtype=np.uint64)
@@ -145,7 +145,7 @@ def _draw(sampler: Sampler, x: Any, xp: Any, *, rows: int, chunk: int, until: fl
           enc: OutputEncoder | None) -> Batch:
     """Counts of ``x``'s and ``xp``'s outputs: (fit a, fit b, held-out a, held-out b).  The last
     third of every chunk is held out, so the split holds whenever the clock stops the batch;
-    chunks start at :data:`FIRST_CHUNK` rows and double up to ``chunk`` while the clock allows,
+    chunks start at `FIRST_CHUNK` rows and double up to ``chunk`` while the clock allows,
     so a short time slot still gets several chunks."""
     fa, fb, ha, hb = _Counts(), _Counts(), _Counts(), _Counts()
     drawn, m, last = 0, min(chunk, FIRST_CHUNK), 0.0
@@ -171,7 +171,7 @@ def _draw(sampler: Sampler, x: Any, xp: Any, *, rows: int, chunk: int, until: fl
 
 def _draw_all(crew: Crew | None, sampler: Sampler, pair_list: list[tuple[Any, Any]], i: int, *,
               rows: int, chunk: int, until: float | None, enc: OutputEncoder | None) -> Batch:
-    """:func:`_draw` of pair ``i`` in this process and, with a ``crew``, the same call (same
+    """`_draw` of pair ``i`` in this process and, with a ``crew``, the same call (same
     ``rows`` cap and ``until``) in each of its workers, their counts merged into these."""
     def mine(i: int, rows: int, chunk: int, until: float | None) -> Batch:
         x, xp = pair_list[i]
@@ -189,8 +189,8 @@ def _draw_all(crew: Crew | None, sampler: Sampler, pair_list: list[tuple[Any, An
 def _rays(fa: _Counts, fb: _Counts, ha: _Counts, hb: _Counts, pair: int, *, n_estimate: int,
           z: float, delta: float) -> list[Candidate]:
     """The best likelihood-ratio ray in each direction, selected on the fit counts and
-    re-scored on the held-out ones, plus up to :data:`RUNGS` nested rays of the better one and
-    :data:`WIDER` rays around it."""
+    re-scored on the held-out ones, plus up to `RUNGS` nested rays of the better one and
+    `WIDER` rays around it."""
     keys = np.unique(np.concatenate([fa.keys, fb.keys]))
     if keys.size == 0 or fa.n == 0 or ha.n == 0:
         return []
@@ -244,7 +244,7 @@ def _rescore(cands: list[Candidate], a: list[_Counts], b: list[_Counts], *, n_es
              z: float, delta: float) -> list[Candidate]:
     """``cands`` (fixed events) with predicted bounds from the pooled counts ``a`` (of x) and
     ``b`` (of x'), all drawn after the events were selected: no selection on them, so the
-    plain :data:`HELD_Z` guard of the held-out ranking applies."""
+    plain `HELD_Z` guard of the held-out ranking applies."""
     na, nb = sum(c.n for c in a), sum(c.n for c in b)
     if na == 0 or nb == 0:
         return cands
@@ -281,14 +281,14 @@ def discrete_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]], *, rows:
     """Candidate events of the best pairs of a few-valued mechanism (see the module
     docstring).
 
-    Sequential halving: :func:`halving_rounds` rounds share the time before the last
-    :data:`FINAL_SHARE` equally; each round draws fresh counts for the pairs still in (the
+    Sequential halving: `halving_rounds` rounds share the time before the last
+    `FINAL_SHARE` equally; each round draws fresh counts for the pairs still in (the
     round's time split equally between them), pools them with the pair's earlier counts,
     selects each pair's rays on the pooled fit counts and ranks the pairs by their rays'
-    bounds on the pooled held-out counts; the better half (rounded up, at least :data:`FINAL`)
-    goes on.  Then the :data:`FINAL` best pairs' (now fixed) events are re-scored on fresh
+    bounds on the pooled held-out counts; the better half (rounded up, at least `FINAL`)
+    goes on.  Then the `FINAL` best pairs' (now fixed) events are re-scored on fresh
     counts.  ``rows`` caps the draws per input of one pair in the first round; later rounds
-    may draw up to :data:`SECOND_ROWS` times as many (without a deadline they do: round ``r``
+    may draw up to `SECOND_ROWS` times as many (without a deadline they do: round ``r``
     draws ``rows·2^r``, at most ``SECOND_ROWS·rows``).  A ``deadline``
     (``time.perf_counter()`` seconds) is checked between chunks.  Events are scored by the
     bound they would give on ``n_estimate`` estimation draws per input, or, with
@@ -303,7 +303,7 @@ def discrete_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]], *, rows:
     0.035).
 
     With a ``deadline`` and ``fork`` of ``workers > 1``, every batch is drawn by this process
-    and ``workers − 1`` forked ones (:class:`~dpcert.audit.parallel.Crew`) until the same
+    and ``workers − 1`` forked ones (`Crew`) until the same
     clock time, and their counts are merged: about ``workers``× the counts per round, the
     same rounds.  (Without a deadline, batches are fixed by ``rows`` and drawn here alone.)"""
     if fork is not None and fork.workers > 1 and deadline is not None:
@@ -403,9 +403,9 @@ def _screen(crew: Crew | None, sampler: Sampler, pair_list: list[tuple[Any, Any]
 
 def _hope(c: Candidate, n_estimate: int, z: float, delta: float) -> float:
     """What a pair's event could give, for ranking pairs between halving rounds: its
-    prediction with the held-out probabilities :data:`~dpcert.audit.confirm.OPTIMISM_Z`
+    prediction with the held-out probabilities `OPTIMISM_Z`
     standard errors optimistic (nested rays too), when seen at least
-    :data:`~dpcert.audit.confirm.MIN_HOPE` times and more often for the likelier input.
+    `MIN_HOPE` times and more often for the likelier input.
     Ranked by their pessimistic predictions, pairs whose best event is strong and rare (more
     uncertain on a small batch) lost to pairs with weak large events in the first round (SVT
     Alg. 2 seed 16: the half-half pair, e^0.085 at 2 %, out in the first round); ranked by
@@ -417,7 +417,7 @@ def _hope(c: Candidate, n_estimate: int, z: float, delta: float) -> float:
 
 def halving_rounds(arms: int) -> int:
     """Rounds of sequential halving (each keeps the better half, rounded up) that bring
-    ``arms`` down to :data:`FINAL`; 1 for at most :data:`FINAL` arms.
+    ``arms`` down to `FINAL`; 1 for at most `FINAL` arms.
 
     >>> [halving_rounds(n) for n in (1, 2, 3, 5, 11, 22)]
     [1, 1, 1, 2, 3, 4]

@@ -4,7 +4,7 @@ Draws alternate between the two inputs of each chosen pair chunk by chunk, so wh
 stops the phase (it is checked between chunks, on the wall clock only, never on the counts)
 every input has the same number ``n`` of draws.  Each event's membership bits are kept (packed,
 1 bit per draw), so counts over any prefix of the draws are available afterwards.  They are
-computed by :class:`~dpcert.audit.membership.Membership` (code tables, grid bins, slot tables:
+computed by `Membership` (code tables, grid bins, slot tables:
 the same bits as the events' own ``contains``, at a fraction of the cost).
 
 Two ways to turn counts into a bound:
@@ -20,7 +20,7 @@ Two ways to turn counts into a bound:
   ``√(1/(np) + 1/(nq))`` against ``1/√(np) + 1/√(nq)`` for separate bounds, and it spends the
   confidence on one bound instead of two: about half the draws for the same bound on small
   events.  ``N > n`` happens with probability below 3·10⁻¹¹ (Chernoff), which the auditor's
-  confidence accounting reserves (:data:`POISSON_FAILURE`).
+  confidence accounting reserves (`POISSON_FAILURE`).
 
 Examples
 --------
@@ -107,7 +107,7 @@ def run_estimation(sampler: Callable[[Any, int], Any], pairs: Sequence[tuple[Any
     drawn (NumPy releases the GIL in both), and its bits are recorded in draw order, so the
     tally is the one a sequential loop would give.  With ``workers > 1``, ``workers − 1``
     forked processes draw rounds of ``chunk`` draws of every input meanwhile
-    (:mod:`dpcert.audit.parallel`); their rounds follow this process's chunks in the tally."""
+    (`dpcert.audit.parallel`); their rounds follow this process's chunks in the tally."""
     tally = Tally(len(chosen))
     used = sorted({p for p, _ in chosen})
     mine_of = {i: [j for j, (p, _) in enumerate(chosen) if p == i] for i in used}

@@ -3,17 +3,17 @@
 Every event is ``S = {y : low <= s(y) <= high}`` for a *statistic* ``s`` mapping outputs to
 reals.  The statistics are
 
-* :class:`Identity` for 1-D numeric outputs: intervals then give per-value events for discrete
+* `Identity` for 1-D numeric outputs: intervals then give per-value events for discrete
   outputs (``low == high``), threshold events (one end infinite) and interval events;
-* :class:`HistogramScore` for discrete outputs of any shape: the empirical log-ratio
+* `HistogramScore` for discrete outputs of any shape: the empirical log-ratio
   ``ln((c_x(y) + ½) / (c_x'(y) + ½))`` of how often each distinct output was seen from the two
   inputs on a training batch; thresholding it gives unions of output values ordered by their
   likelihood ratio (the Neyman–Pearson tests for the empirical distributions);
-* :class:`~dpcert.audit.classifier.LogisticScore` for multi-dimensional outputs (DP-Sniper).
+* `LogisticScore` for multi-dimensional outputs (DP-Sniper).
 
-:func:`search_intervals` scores every interval of a grid on a *search* batch and keeps the
+`search_intervals` scores every interval of a grid on a *search* batch and keeps the
 best; the statistic and the interval are then fixed, and the auditor estimates the event's
-probabilities on a fresh batch (see :mod:`dpcert.audit.auditor`).
+probabilities on a fresh batch (see `dpcert.audit.auditor`).
 
 Examples
 --------
@@ -137,7 +137,7 @@ class AboveCount:
     """How many finite coordinates of each output row are at least their ``cuts``.
 
     The cuts are fitted on the search batch (the pooled per-coordinate medians, see
-    :func:`fit_above_count`) and then fixed.  When every coordinate moves a little between
+    `fit_above_count`) and then fixed.  When every coordinate moves a little between
     ``x`` and ``x'`` under noise much wider than the move (parallel composition of Laplace
     mechanisms: 20 runs of ``Laplace(x, 200)`` on ``x ∈ {0, 1}``), the exact log likelihood
     ratio is ``Σ_j (|y_j − x'| − |y_j − x|)/b``, a sum of *clipped* coordinates, which is
@@ -170,7 +170,7 @@ class AboveCount:
 
 
 def fit_above_count(a: Array, b: Array) -> AboveCount:
-    """The :class:`AboveCount` at the per-coordinate medians of search outputs ``a`` and ``b``
+    """The `AboveCount` at the per-coordinate medians of search outputs ``a`` and ``b``
     pooled (NaN-aware; a column with no finite value gets a cut of +inf: never counted)."""
     pooled = np.concatenate([np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)])
     if pooled.ndim == 1:
@@ -221,7 +221,7 @@ class HistogramScore:
 
 
 def fit_histogram(a: Array, b: Array, max_values: int) -> HistogramScore | None:
-    """The :class:`HistogramScore` of training outputs ``a`` (from x) and ``b`` (from x').
+    """The `HistogramScore` of training outputs ``a`` (from x) and ``b`` (from x').
 
     Returns None when more than ``max_values`` distinct outputs were seen (continuous outputs).
     """
@@ -315,7 +315,7 @@ def _grid(values: Array) -> Array:
     """Every value when few; else the atoms (values holding ≥ 1/MAX_GRID of the mass, such as
     sentinels mixed into numeric outputs) and quantiles of the rest, so that a coordinate that
     is mostly ``-1000`` still gets a fine grid over its numeric part.  Atoms and quantiles are
-    taken from a subsample of at most :data:`GRID_SAMPLE` values."""
+    taken from a subsample of at most `GRID_SAMPLE` values."""
     finite = values[~np.isnan(values)]
     sub = finite[:: max(1, finite.size // GRID_SAMPLE)]
     u, counts = np.unique(sub, return_counts=True)
@@ -367,7 +367,7 @@ def predicted_bound(ka: Array, kb: Array, na: int, nb: int, n_estimate: int, z: 
 
 def predicted_one(k1: float, k2: float, n1: int, n2: int, n_estimate: int, z: float,
                   delta: float, z_search: float) -> float:
-    """:func:`predicted_bound` of one event: ``k1`` of ``n1`` draws of the likelier input and
+    """`predicted_bound` of one event: ``k1`` of ``n1`` draws of the likelier input and
     ``k2`` of ``n2`` of the other."""
     return float(predicted_bound(np.array([float(k1)]), np.array([float(k2)]), n1, n2,
                                  n_estimate, z, delta, z_search)[0])
@@ -375,7 +375,7 @@ def predicted_one(k1: float, k2: float, n1: int, n2: int, n_estimate: int, z: fl
 
 def guard_z(events: int) -> float:
     """The extreme-value guard for the best of ``events`` compared events (see
-    :data:`SEARCH_Z`): ``max(1, SEARCH_Z · √(2 ln(2·events)))``."""
+    `SEARCH_Z`): ``max(1, SEARCH_Z · √(2 ln(2·events)))``."""
     return max(1.0, SEARCH_Z * math.sqrt(2.0 * math.log(max(2, 2 * events))))
 
 

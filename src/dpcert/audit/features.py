@@ -1,23 +1,23 @@
 """Features and statistics beyond the raw output: sentinels, differences, additive scores, floats.
 
 All of these are *fitted on the search batch* and then fixed, so events built on them are fixed
-events on the estimation batch (see :mod:`dpcert.audit.auditor`).
+events on the estimation batch (see `dpcert.audit.auditor`).
 
-* :class:`FeatureMap`: each coordinate, with *sentinel* values (atoms such as ``-1000`` for ⊥
+* `FeatureMap`: each coordinate, with *sentinel* values (atoms such as ``-1000`` for ⊥
   mixed into numeric outputs, as in SVT Alg. 3) replaced by NaN and flagged in an indicator
   column of their own, and optionally the differences of consecutive coordinates (prefix sums
   and other cumulative outputs).  DP-Sniper passes such flags to its classifier by hand
   (``FlagsFeatureTransformer``); here they are found from the data.
-* :class:`AdditiveScore`: a binned naive-Bayes log-likelihood ratio ``Σ_j ln(p̂_j(b)/q̂_j(b))``
+* `AdditiveScore`: a binned naive-Bayes log-likelihood ratio ``Σ_j ln(p̂_j(b)/q̂_j(b))``
   over features — the exact Neyman–Pearson statistic when the features are independent
   (RAPPOR's bits, parallel Laplace runs, prefix-sum increments) and a small non-linear
   classifier otherwise (each feature's contribution is any step function).
-* :class:`LowestBit`: the exponent of the lowest set bit of a float — the *lattice* an output
+* `LowestBit`: the exponent of the lowest set bit of a float — the *lattice* an output
   lies on.  ``x + noise`` computed in floating point lands on a coarser lattice near 0 when
   ``x = 1`` than when ``x = 0``, so some outputs of one input are impossible for the other
   (Mironov, *CCS 2012*: the float-lattice holes of the textbook Laplace mechanism).
-* :class:`Composed`: a statistic applied to another (a histogram over lowest-bit cells).
-* :class:`Pattern`: the atom pattern of a row (which sentinel, or "a number", in each
+* `Composed`: a statistic applied to another (a histogram over lowest-bit cells).
+* `Pattern`: the atom pattern of a row (which sentinel, or "a number", in each
   coordinate; the level of each few-valued coordinate), over one block of coordinates: a
   post-processing of the output with few values, so the discrete machinery applies to outputs
   that mix atoms with numbers (SVT Alg. 3's ⊤/⊥/abort pattern, Alg. 4's codes beside it).
@@ -122,7 +122,7 @@ class FeatureMap:
 
 def _sentinels(col: Array, min_distinct: int = SENTINEL_MIN_DISTINCT,
                min_count: float = 0.0) -> list[float]:
-    """The (at most :data:`MAX_SENTINELS`) values of at least :data:`SENTINEL_SHARE` of the
+    """The (at most `MAX_SENTINELS`) values of at least `SENTINEL_SHARE` of the
     column and ``min_count`` rows, most frequent first; none when the column has at most
     ``min_distinct`` distinct finite values."""
     finite = col[np.isfinite(col)]
@@ -207,9 +207,9 @@ SUMMARY_LEVELS = 4
 
 
 def fit_summary(features: FeatureMap, y: Array | None = None) -> SentinelSummary | None:
-    """The :class:`SentinelSummary` over the sentinels a feature map found (None if none).
+    """The `SentinelSummary` over the sentinels a feature map found (None if none).
 
-    With training outputs ``y``, coordinates with at most :data:`SUMMARY_LEVELS` distinct
+    With training outputs ``y``, coordinates with at most `SUMMARY_LEVELS` distinct
     values (a discrete block beside the sentinel one) are counted level by level."""
     values = tuple(sorted({v for _, v in features.sentinels}))
     if not values:
@@ -234,8 +234,8 @@ def fit_summary(features: FeatureMap, y: Array | None = None) -> SentinelSummary
 
 @dataclass(frozen=True, eq=False)
 class AdditiveScore:
-    """``Σ_j table_j[bin_j(f_j(y))]`` over the features ``f`` of a :class:`FeatureMap`
-    (``sparse``: entries within :data:`SPARSE_Z` standard errors of 0 were set to 0)."""
+    """``Σ_j table_j[bin_j(f_j(y))]`` over the features ``f`` of a `FeatureMap`
+    (``sparse``: entries within `SPARSE_Z` standard errors of 0 were set to 0)."""
 
     features: Any
     edges: tuple[Array, ...]
@@ -283,10 +283,10 @@ def fit_additive(a: Array, b: Array, features: Any) -> AdditiveScore:
 
 def fit_additive_pair(a: Array, b: Array, features: Any
                       ) -> tuple[AdditiveScore, AdditiveScore | None]:
-    """:func:`fit_additive` and its sparse version, or None when sparsity changes nothing or
+    """`fit_additive` and its sparse version, or None when sparsity changes nothing or
     leaves nothing (one set of counts serves both).
 
-    The sparse score drops every table entry whose log-ratio is within :data:`SPARSE_Z`
+    The sparse score drops every table entry whose log-ratio is within `SPARSE_Z`
     standard errors (``√(1/c_a + 1/c_b)``) of 0: the features that carry no information then
     add no noise to the score.  On RAPPOR's 20 bits, of which 6 differ between the inputs,
     the plain score's 14 noise weights smear its top level (all 6 bits favourable, probability
@@ -370,7 +370,7 @@ class Pattern:
     (``len(atoms)`` for any other value, NaN included): the ⊤/⊥/abort pattern of SVT Alg. 3
     (``-1000``, ``-2000`` and "an answer"), the levels of a few-valued block.  A fixed map of
     the output, so an event on it is an event on the output; its values are small integers, so
-    the discrete screen (:mod:`dpcert.audit.dscreen`) counts them cheaply.
+    the discrete screen (`dpcert.audit.dscreen`) counts them cheaply.
 
     Examples
     --------
@@ -434,7 +434,7 @@ REFINE_BINS = (8, 6, 4, 3, 2)
 
 def refine_pattern(pattern: Pattern, y: Array, max_values: int) -> Pattern | None:
     """``pattern`` with its numbers split at quantiles of the numbers in ``y`` (outputs), into
-    the most bins of :data:`REFINE_BINS` that keep at most ``max_values`` distinct patterns on
+    the most bins of `REFINE_BINS` that keep at most ``max_values`` distinct patterns on
     ``y``; None when the pattern has no numbers in ``y`` or even 2 bins are too many.
 
     SVT Alg. 3 reveals the noisy answer of its ⊤ query, and how large it is says how the
@@ -459,7 +459,7 @@ def refine_pattern(pattern: Pattern, y: Array, max_values: int) -> Pattern | Non
 def most_bins(values: Array, y: Array, make: Callable[[tuple[float, ...]], _Map],
               max_values: int) -> _Map | None:
     """``make(cuts)`` with ``values`` cut at their quantiles into the most bins of
-    :data:`REFINE_BINS` whose map keeps at most ``max_values`` distinct rows on the outputs
+    `REFINE_BINS` whose map keeps at most ``max_values`` distinct rows on the outputs
     ``y``; None when even 2 bins are too many (or the values have one quantile only)."""
     for bins in REFINE_BINS:
         q = np.unique(np.quantile(values, np.linspace(0.0, 1.0, bins + 1)[1:-1]))
@@ -474,7 +474,7 @@ def most_bins(values: Array, y: Array, make: Callable[[tuple[float, ...]], _Map]
 def fit_patterns(y: Array) -> list[Pattern]:
     """Atom patterns of training outputs ``y`` (2-D), one per block: the *mixed* coordinates
     (atoms beside other values) and, when the output also has other coordinates, the
-    *discrete* ones (2 to :data:`PATTERN_LEVELS` integer values: a small batch of a mixed
+    *discrete* ones (2 to `PATTERN_LEVELS` integer values: a small batch of a mixed
     coordinate can have few values too, but its numbers are not integers).  Two
     blocks apart because outputs that concatenate independent mechanisms (DP-Sniper's
     ``SVT34Parallel``) have few patterns per block but many in all.  Outputs that are all

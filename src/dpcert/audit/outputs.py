@@ -1,11 +1,11 @@
 """Getting samples out of a mechanism, and turning them into numeric arrays.
 
 The auditor talks to mechanisms through one shape of callable, ``f(x, n) -> n outputs`` (a
-*vectorised black box*).  :func:`one_at_a_time` adapts a scalar callable ``g(x) -> output`` and
-:func:`measurement_sampler` a dpcert :class:`~dpcert.core.measurement.Measurement`.
+*vectorised black box*).  `one_at_a_time` adapts a scalar callable ``g(x) -> output`` and
+[`measurement_sampler`][dpcert.audit.outputs.measurement_sampler] a dpcert `Measurement`.
 
 Outputs come back as whatever the mechanism returns (floats, ints, bools, strings, ``None``
-for ⊥, tuples or rows of a 2-D array); :class:`OutputEncoder` maps them to ``float64`` arrays
+for ⊥, tuples or rows of a 2-D array); `OutputEncoder` maps them to ``float64`` arrays
 of shape ``(n,)`` or ``(n, k)``: numbers stay numbers, ``None`` becomes NaN, anything else
 gets a category code.  The code book is *frozen* after the search phase, so on the estimation
 batch every value is encoded by a fixed function (values never seen before all get code -1).
@@ -50,7 +50,7 @@ def one_at_a_time(function: Callable[[Any], Any]) -> Sampler:
 
 
 def measurement_sampler(measurement: Any) -> Sampler:
-    """Sample a :class:`~dpcert.core.measurement.Measurement`.
+    """Sample a [`Measurement`][dpcert.core.measurement.Measurement].
 
     Uses the measurement's own vectorised ``sample(x, n)`` when it has a batch path (same
     parameters and code as a single release, drawn ``n`` times at once); otherwise calls it once

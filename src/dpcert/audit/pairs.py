@@ -8,7 +8,7 @@
   SVT and report-noisy-max), and their mirrors with the odd answer last; with
   ``adjacency="l1"`` (histograms) only the one-coordinate
   patterns are used.
-* :class:`~dpcert.core.measurement.Measurement`: pairs at distance 1 under its input metric,
+* [`Measurement`][dpcert.core.measurement.Measurement]: pairs at distance 1 under its input metric,
   built from its input domain (bounds, sizes, element type) and checked with
   ``input_metric.distance``.
 
@@ -124,7 +124,7 @@ def _element_values(element: AtomDomain, params: Any) -> list[Any]:
 def measurement_pairs(measurement: Any, d_in: int = 1) -> list[Pair]:
     """Pairs of inputs of ``measurement`` at distance at most ``d_in`` (default 1).
 
-    Raises :class:`~dpcert.errors.InvalidParameter` when the input space is not one this
+    Raises `InvalidParameter` when the input space is not one this
     generator understands (pass explicit pairs then).
     """
     dom, met = measurement.input_domain, measurement.input_metric

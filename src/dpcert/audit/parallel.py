@@ -14,25 +14,25 @@ Why the bound stays valid
   that keeps its own generator would draw the *same* outputs in every process, and the counts
   would no longer be sums of independent draws.  Each worker reseeds NumPy's global legacy
   generator from the OS and calls ``worker_init(w)`` (``w = 1 … W−1``), where the caller
-  reseeds whatever generator the mechanism holds.  The search's workers (:class:`Crew`, which
+  reseeds whatever generator the mechanism holds.  The search's workers (`Crew`, which
   draw the few-valued screens' batches) call it with ``w = W … 2W−2``
-  (:func:`search_index`): no estimation worker may replay a search worker's draws.  dpcert's
+  (`search_index`): no estimation worker may replay a search worker's draws.  dpcert's
   own samplers read the OS CSPRNG and drop their buffer after a fork
-  (:class:`~dpcert.samplers.entropy.SystemSource`).  The auditor checks the assumption twice:
-  :func:`check_streams` before the search (in forked copies only, so the parent draws what it
-  would draw with ``workers=1``), and the first :data:`CHECKED` rounds of every process
+  (`SystemSource`).  The auditor checks the assumption twice:
+  `check_streams` before the search (in forked copies only, so the parent draws what it
+  would draw with ``workers=1``), and the first `CHECKED` rounds of every process
   against the same rounds of every other (a shared stream repeats them call for call).
   Identical outputs of the first input (unless they are all one value, which says nothing)
-  stop the audit with :class:`~dpcert.errors.AuditFailed`.
+  stop the audit with `AuditFailed`.
 * **Which draws count does not depend on their values.**  The parent stops on the wall clock
   or on the number of draws, never on the outputs; the tally lists the parent's chunks, then
   worker 1's rounds in order, then worker 2's, ….  Every round covers every input of the chosen
   pairs, so each input keeps the same number ``n`` of draws, and the Poissonized counts over a
-  prefix of that order (:func:`~dpcert.audit.estimate.poisson_counts`) are counts over a prefix
+  prefix of that order (`poisson_counts`) are counts over a prefix
   of independent draws, as in one process.
 
 A mechanism that cannot run in a forked child (one holding threads, such as a Polars query)
-shows it in :func:`check_streams`: no answer within its time limit is an error, not a hang.
+shows it in `check_streams`: no answer within its time limit is an error, not a hang.
 
 Examples
 --------
@@ -149,7 +149,7 @@ def _shared_stream(workers: int, who: str, other: str, what: str) -> AuditFailed
 
 def _answer(conn: Any, until: float, workers: int, who: str, silence: str) -> Any:
     """What a child sent on ``conn`` as ``("ok", value)`` by ``until``
-    (``time.perf_counter()`` seconds).  Raises :class:`~dpcert.errors.AuditFailed` when it
+    (``time.perf_counter()`` seconds).  Raises `AuditFailed` when it
     sent nothing by then (``silence`` says so), exited, or reported an error."""
     if not conn.poll(max(0.0, until - time.perf_counter())):
         raise AuditFailed(f"workers={workers}: {who} {silence}; this mechanism may not run in "
@@ -170,10 +170,10 @@ def check_streams(sampler: Sampler, x: Any, workers: int,
     """Refuse ``workers`` when forked copies of ``sampler`` draw the same outputs on ``x``.
 
     Forks ``2·workers − 1`` children: ``workers − 1`` reseed as the estimation's workers do,
-    ``workers − 1`` as the search's (:func:`search_index`), and one stands in for the parent
+    ``workers − 1`` as the search's (`search_index`), and one stands in for the parent
     (its generators as inherited), so the parent's own stream is not touched and it draws
     what it would draw with ``workers=1``.  Each draws
-    :data:`PROBE` outputs of ``x``.  Raises :class:`~dpcert.errors.AuditFailed` when two of
+    `PROBE` outputs of ``x``.  Raises `AuditFailed` when two of
     them drew the same outputs, when a child fails, or when one does not answer within
     ``max(PROBE_WAIT, 20 × PROBE × per_draw)`` seconds (a mechanism that cannot run after a
     fork)."""
@@ -226,7 +226,7 @@ def _draw(w: int, conn: Any, one_round: Callable[[bool], tuple[Array | None, Bit
 
 
 class Workers:
-    """``workers − 1`` forked processes drawing estimation rounds until :meth:`close`.
+    """``workers − 1`` forked processes drawing estimation rounds until `close`.
 
     ``one_round(check)`` draws ``m`` outputs of every input of the chosen pairs and returns
     the first input's encoded outputs (for the stream check, when ``check``; else None) with
@@ -300,9 +300,9 @@ class Workers:
     def close(self, parent: list[bytes | None]) -> list[Bits]:
         """Stop the workers; return their received rounds, worker by worker, in order.
 
-        ``parent`` holds the fingerprints (:func:`fingerprint`) of the parent's first chunks
-        of the first input.  Raises :class:`~dpcert.errors.AuditFailed` when a worker failed,
-        or when one of its first :data:`CHECKED` rounds equals the same round of the parent
+        ``parent`` holds the fingerprints (`fingerprint`) of the parent's first chunks
+        of the first input.  Raises `AuditFailed` when a worker failed,
+        or when one of its first `CHECKED` rounds equals the same round of the parent
         or of another worker."""
         self.stop()
         if self._errors:
@@ -324,7 +324,7 @@ class Workers:
 @dataclass(frozen=True)
 class Forking:
     """How the search may fork: ``workers`` processes in all, ``worker_init`` as for the
-    estimation (called with :func:`search_index`), and the output ``encoder`` whose copy
+    estimation (called with `search_index`), and the output ``encoder`` whose copy
     each search worker freezes (the parent's code book stays the only one that grows, so a
     value new to a worker is counted as unseen, never under a code the parent gives to
     something else)."""
@@ -359,11 +359,11 @@ class Crew:
 
     The search's draws never enter the bound (the estimation draws its own, after the events
     are fixed), so their only requirement is that they are not the estimation's: each worker
-    reseeds with its :func:`search_index`, which :func:`check_streams` probed.  ``task`` and
+    reseeds with its `search_index`, which `check_streams` probed.  ``task`` and
     what it reads (the mechanism, the input pairs) are inherited at the fork; only ``args``
-    and the results are pickled.  :meth:`send` gives every worker the same ``args``;
-    :meth:`gather` waits for their results.  Use it as a context manager (or call
-    :meth:`close`): no child outlives it."""
+    and the results are pickled.  `send` gives every worker the same ``args``;
+    `gather` waits for their results.  Use it as a context manager (or call
+    `close`): no child outlives it."""
 
     def __init__(self, fork: Forking, task: Callable[..., Any]) -> None:
         ctx = _context()
@@ -395,8 +395,8 @@ class Crew:
             conn.send(args)
 
     def gather(self, until: float) -> list[Any]:
-        """The workers' results of the last :meth:`send`, worker by worker.  Raises
-        :class:`~dpcert.errors.AuditFailed` when one failed, or gave no result by ``until``
+        """The workers' results of the last `send`, worker by worker.  Raises
+        `AuditFailed` when one failed, or gave no result by ``until``
         (``time.perf_counter()`` seconds)."""
         out = []
         for w, conn in enumerate(self._conns, start=1):
@@ -405,9 +405,9 @@ class Crew:
         return out
 
     def alongside(self, task: Callable[..., _T], *args: Any) -> tuple[_T, list[Any]]:
-        """:meth:`send` ``args``, run ``task(*args)`` here meanwhile, then :meth:`gather`:
+        """`send` ``args``, run ``task(*args)`` here meanwhile, then `gather`:
         (this process's result, the workers' results).  A worker's last chunk may overrun a
-        deadline as this process's may, so each gets max(:data:`PROBE_WAIT`, twice this
+        deadline as this process's may, so each gets max(`PROBE_WAIT`, twice this
         process's time) after it."""
         t0 = time.perf_counter()
         self.send(*args)

@@ -2,7 +2,7 @@
 
 Outputs that mix atoms with numbers (SVT Alg. 3: ``-1000`` for ⊥, the noisy answer for ⊤,
 ``-2000`` after the abort) have too many distinct rows for the discrete screen
-(:mod:`dpcert.audit.dscreen`), but their *atom pattern* (:class:`~dpcert.audit.features.Pattern`:
+(`dpcert.audit.dscreen`), but their *atom pattern* (`Pattern`:
 which atom, or "a number", in each coordinate) has few values, and it is a fixed map of the
 output, so an event on the pattern is an event on the output.  Outputs that concatenate
 independent mechanisms (DP-Sniper's ``SVT34Parallel``: Alg. 3 beside Alg. 4's ⊤/⊥/abort codes)
@@ -11,7 +11,7 @@ get one pattern per block: together they have hundreds of values, each alone a f
 The discrete screen runs on arms (pair, pattern): its successive halving spends the time on
 the best arms, whichever block they are on.  With several blocks, each block's best ray
 (in the same direction) on one pair is then intersected
-(:class:`~dpcert.audit.events.AllOf`): on independent blocks the likelihood ratios multiply, so
+(`AllOf`): on independent blocks the likelihood ratios multiply, so
 the intersection of Alg. 4's ``e^0.29`` ray and a weaker Alg. 3 pattern ray is stronger than
 either; the pair is the one where the blocks' best rays add up to the most.  Whether the
 intersection is stronger is measured, not assumed: the pair is drawn again (fresh draws, no
@@ -82,7 +82,7 @@ def pattern_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]],
     ``rows``, ``chunk``, ``n_estimate``, ``z``, ``delta``, ``estimate_until`` and ``fork``
     are the discrete screen's (its arms' batches are drawn by ``fork.workers`` processes);
     ``deadline`` (``time.perf_counter()`` seconds) is shared: with several
-    patterns, :data:`JOIN_SHARE` of it goes to measuring the intersection.  Returns the
+    patterns, `JOIN_SHARE` of it goes to measuring the intersection.  Returns the
     candidates (events on the output) and the draws per input."""
     start = time.perf_counter()
     join = len(patterns) > 1
@@ -138,9 +138,9 @@ def pattern_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]],
 def _refined(sampler: Sampler, enc: OutputEncoder | None, pair_list: list[tuple[Any, Any]],
              patterns: list[Pattern], chunk: int
              ) -> tuple[list[Pattern | CountPattern], int]:
-    """``patterns``, each with its refinement (:func:`~dpcert.audit.features.refine_pattern`)
-    and its count pattern (:func:`~dpcert.audit.countpattern.count_pattern`) when that splits
-    the numbers into more bins, cuts fitted on :data:`REFINE_ROWS` fresh outputs of each input
+    """``patterns``, each with its refinement (`refine_pattern`)
+    and its count pattern (`count_pattern`) when that splits
+    the numbers into more bins, cuts fitted on `REFINE_ROWS` fresh outputs of each input
     of the first pair; returns them and the rows drawn per input.  They are arms of one
     screen: on few draws the plain pattern's fewer cells are estimated better, on many the
     refined one's are finer.  Where the positions leave no room for bins (no refinement:

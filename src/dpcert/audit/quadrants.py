@@ -8,7 +8,7 @@ score mixes these cells with weaker ones; a quadrant ``{f_j ≥ a, f_k ≤ b}`` 
 itself.  DP-Sniper (Bichsel et al., *S&P 2021*) reaches such events through its classifier's
 threshold; here they are searched directly on a grid of both features' quantiles.
 
-The quadrant is chosen on the search batch and then fixed (a :class:`Quadrant` statistic, 1
+The quadrant is chosen on the search batch and then fixed (a `Quadrant` statistic, 1
 inside and 0 outside), so the estimation phase measures a fixed event.
 
 Examples

@@ -2,16 +2,16 @@
 
 The search batch is sized by the cost of the fitted statistics (logistic, additive scores,
 histograms), so on a time budget it holds 10⁴–10⁵ draws per input.  Some statistics need no
-costly fit: the sum of the coordinates (:class:`~dpcert.audit.events.RowSum`), the count of
-coordinates above their medians (:class:`~dpcert.audit.events.AboveCount`) and the sentinel
-summary (:class:`~dpcert.audit.features.SentinelSummary`: how many coordinates hold each
+costly fit: the sum of the coordinates (`RowSum`), the count of
+coordinates above their medians (`AboveCount`) and the sentinel
+summary (`SentinelSummary`: how many coordinates hold each
 sentinel, and the sum of the others) with its quadrant events.  On 10⁵ draws their best events
 cannot be told from noise when the ratio is small (LaplaceParallel: log-ratio 0.054 at
 probability 2 %, 1.7 standard errors on 10⁵ draws) or the event rare (SVT Alg. 3: ``e^{0.2}`` at
 probability 0.5 %).  The wide screen draws a fresh batch of the search's best pair, keeps only
 these statistics' values (a few numbers per row, so memory stays small), selects each
 statistic's best events on the first two thirds and re-scores them on the last third, exactly
-as :func:`~dpcert.audit.search.search_pair` does.  It is part of the search: nothing it draws
+as `search_pair` does.  It is part of the search: nothing it draws
 enters the final bound, and its events are fixed before the estimation batch is drawn.
 
 Examples
@@ -121,7 +121,7 @@ def wide_screen(sampler: Sampler, x: Any, xp: Any, pair: int, *, rows: int, chun
     Draws up to ``rows`` outputs of each input in chunks of ``chunk`` (both inputs the same
     number), stopping early at ``deadline`` (``time.perf_counter()`` seconds; checked between
     chunks).  The statistics are fitted on the first chunk; ``more`` (several processes, see
-    :func:`dpcert.audit.search._wide`) draws the rest, else this process does.  Returns the
+    `dpcert.audit.search._wide`) draws the rest, else this process does.  Returns the
     candidates and the rows drawn per input; no candidates when no cheap statistic applies
     (1-D, discrete or integer outputs), after one chunk."""
     m = max(1, min(chunk, rows))
@@ -193,7 +193,7 @@ def wide_screen(sampler: Sampler, x: Any, xp: Any, pair: int, *, rows: int, chun
 
 
 class _Stored:
-    """The identity on already computed statistic values (for :func:`_ladder`)."""
+    """The identity on already computed statistic values (for `_ladder`)."""
 
     def __call__(self, v: Array) -> Array:
         return v

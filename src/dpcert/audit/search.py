@@ -1,7 +1,7 @@
 """The search phase: which events to estimate, from one batch of outputs of each input.
 
-For one pair of inputs the search fits every applicable statistic (:mod:`dpcert.audit.events`,
-:mod:`dpcert.audit.features`, :mod:`dpcert.audit.classifier`) on one half of the search batch,
+For one pair of inputs the search fits every applicable statistic (`dpcert.audit.events`,
+`dpcert.audit.features`, `dpcert.audit.classifier`) on one half of the search batch,
 scores every interval (or threshold) event of it on the other half by the bound it *would* give
 on an estimation batch of the planned size, and returns the best events in each direction.
 Statistics that need no fitting (the output, each coordinate, the lowest set bit of a float) use
@@ -15,15 +15,15 @@ Which statistics are tried:
   empirical log-ratio histogram.
 * k-D outputs: each coordinate (k ≤ 32), with sentinel-aware grids; for float rows the sum of
   the coordinates (fixed, nothing fitted) and the count of coordinates above their medians
-  (also searched again on a wide batch of their own, :mod:`dpcert.audit.screen`); the
+  (also searched again on a wide batch of their own, `dpcert.audit.screen`); the
   log-ratio histogram for discrete outputs, and for other outputs a histogram over binned
   rows (atoms apart, a few quantile bins per coordinate) when they fall in few cells; an
   additive (naive-Bayes) score over coordinates and sentinel flags, its sparse version (the
   entries indistinguishable from 0 dropped), and one over consecutive differences; a logistic
   score over coordinates and sentinel flags (DP-Sniper's classifier);
   for outputs that mix atoms with numbers, the log-ratio histogram of each block's atom
-  pattern (:class:`~dpcert.audit.features.Pattern`; screened on large batches with the
-  blocks' intersection, :mod:`dpcert.audit.pscreen`, when it has few values).
+  pattern (`Pattern`; screened on large batches with the
+  blocks' intersection, `dpcert.audit.pscreen`, when it has few values).
 
 Examples
 --------
@@ -142,7 +142,7 @@ def search_pair(a: Array, b: Array, pair: int, *, n_estimate: int, z: float, del
                 screening: bool = False) -> list[Candidate]:
     """Candidate events for outputs ``a`` of ``M(x)`` and ``b`` of ``M(x')`` (search batch).
 
-    The last :data:`HOLDOUT` of each batch is held out: events are fitted and selected on the
+    The last `HOLDOUT` of each batch is held out: events are fitted and selected on the
     rest, then every selected event's predicted bound is re-scored on the held-out draws.  The
     best of thousands of intervals on one batch is mostly the luckiest (a narrow band of one
     coordinate seen 30 vs 10 times); on draws it was not selected on, it is only as good as it
@@ -323,9 +323,9 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
     """Candidates from search batches; returns (candidates, draws, pairs searched).
 
     With ``fork`` (``workers > 1``), the discrete and pattern screens' batches are drawn by
-    that many processes (:class:`~dpcert.audit.parallel.Crew`); the rest runs here.
+    that many processes (`Crew`); the rest runs here.
 
-    With more than :data:`FINALISTS` pairs the search has two stages: every pair is screened
+    With more than `FINALISTS` pairs the search has two stages: every pair is screened
     on a quarter-size batch, and the ``FINALISTS`` pairs with the best predicted bounds are
     searched again on a full batch of fresh draws."""
     found: list[Candidate] = []
@@ -471,7 +471,7 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
 def _confirm(found: list[Candidate], sampler: Sampler, pair_list: list[tuple[Any, Any]],
              plan: Any, enc: OutputEncoder, z: float, delta: float, t_start: float,
              end: float | None) -> tuple[list[Candidate], int]:
-    """:func:`~dpcert.audit.confirm.confirm` for :data:`CONFIRM_SHARE` of the budget after
+    """`confirm` for `CONFIRM_SHARE` of the budget after
     the search's own time (or on at most 4 search batches when there is no deadline)."""
     until = None
     if plan.deadline is not None and end is not None:
@@ -483,7 +483,7 @@ def _confirm(found: list[Candidate], sampler: Sampler, pair_list: list[tuple[Any
 
 def _few_patterns(found: list[Candidate]) -> list[Pattern]:
     """The atom patterns (one per block, as the last search fitted them) whose histograms
-    had at most :data:`~dpcert.audit.dscreen.MAX_VALUES` values."""
+    had at most `MAX_VALUES` values."""
     got: dict[tuple[Any, ...], Pattern] = {}
     for c in found:
         stat = c.event.statistic
@@ -497,15 +497,14 @@ def _few_patterns(found: list[Candidate]) -> list[Pattern]:
 def _wide(sampler: Sampler, pair_list: list[tuple[Any, Any]], found: list[Candidate],
           plan: Any, enc: OutputEncoder, z: float, delta: float, end: float | None,
           fork: Forking | None = None) -> tuple[list[Candidate], int]:
-    """The wide screen (:mod:`dpcert.audit.screen`) until ``end``.  With more than
-    :data:`FINALISTS` pairs, every pair is first screened on :data:`WIDE_FIRST` of the time
+    """The wide screen (`dpcert.audit.screen`) until ``end``.  With more than
+    `FINALISTS` pairs, every pair is first screened on `WIDE_FIRST` of the time
     (rare strong events, invisible in the search batch, decide which pair is best: SVT Alg. 3's
     ``e^{0.24}`` event of probability 0.2 % on the half-half pair; those screens only rank the
-    pairs); then the :data:`FINALISTS` best pairs (by the screen, else by the search) share
-    the rest.  Every screen's ladders are kept (:func:`choose` takes those of the chosen
+    pairs); then the `FINALISTS` best pairs (by the screen, else by the search) share
+    the rest.  Every screen's ladders are kept (`choose` takes those of the chosen
     events' own statistics).  On a deadline with ``fork`` (``workers > 1``), each screen's
-    rows after the first chunk are drawn by that many processes (:class:`~dpcert.audit.
-    parallel.Crew`), the same share and deadline each, and their statistics' values pooled:
+    rows after the first chunk are drawn by that many processes (`Crew`), the same share and deadline each, and their statistics' values pooled:
     LaplaceParallel's count of coordinates above their medians needs about 10⁶ rows to be
     told from the sum and from lucky coordinates.  Returns the candidates and the draws per
     input."""
@@ -526,8 +525,7 @@ def _wide(sampler: Sampler, pair_list: list[tuple[Any, Any]], found: list[Candid
 def _wide_values(sampler: Sampler, pair_list: list[tuple[Any, Any]], chunk: int,
                  enc: OutputEncoder, i: int, stats: list[Any], rows: int,
                  until: float | None, pace: float) -> Values:
-    """One process's share of a wide screen of pair ``i`` (:func:`~dpcert.audit.screen.
-    draw_values`)."""
+    """One process's share of a wide screen of pair ``i`` (`draw_values`)."""
     x, xp = pair_list[i]
     return draw_values(sampler, x, xp, stats, rows=rows, chunk=chunk, deadline=until, enc=enc,
                        pace=pace)
@@ -589,7 +587,7 @@ def choose(found: list[Candidate], k: int, ladder: int = 0) -> list[Candidate]:
     """The ``k`` best candidates, from the best one's pair first (one estimation batch serves
     them all), at most one per family of statistic while that pair has other families'
     candidates; its other events, then other pairs' candidates fill the remaining places.
-    Then up to ``ladder`` nested smaller rays (:func:`_ladder`) of the chosen events' own
+    Then up to ``ladder`` nested smaller rays (`_ladder`) of the chosen events' own
     statistics, taken in turn from each chosen event of the best pair that has them, each
     ladder's best-predicted rungs first."""
     ranked = sorted((c for c in found if not c.ladder), key=lambda c: c.predicted,
@@ -624,7 +622,7 @@ def choose(found: list[Candidate], k: int, ladder: int = 0) -> list[Candidate]:
 
 def _rungs(found: list[Candidate], picked: list[Candidate], best: Candidate, bar: float,
            ladder: int) -> list[Candidate]:
-    """Up to ``ladder`` rungs for :func:`choose`: the ladders of the picked events' own
+    """Up to ``ladder`` rungs for `choose`: the ladders of the picked events' own
     statistics (best pair, same direction), in turn, each by its rungs' predictions.  A ladder
     of another statistic goes only where no picked event has one, and only when a rung of it
     is predicted above ``bar``: LaplaceParallel sent four rays of one coordinate, predicted

@@ -1,6 +1,6 @@
 """The self-audit registry: one target per dpcert mechanism, built lazily by name.
 
-Each :class:`Target` names the constructor in :mod:`dpcert.mechanisms` it audits; when that
+Each `Target` names the constructor in `dpcert.mechanisms` it audits; when that
 constructor does not exist in this build the target is reported as *not available* (not a
 failure).  The claim is always the real measurement's ``map(1)``.  Sampling is either
 
@@ -262,7 +262,7 @@ TARGETS: tuple[Target, ...] = (
 def run_target(target: Target, *, seconds: float, confidence: float = 0.95,
                workers: int = 1) -> TargetReport:
     """Build and audit one target within about ``seconds``: the estimation drawn by
-    ``workers`` processes where the target is :attr:`~Target.forkable` (every target samples
+    ``workers`` processes where the target is `forkable` (every target samples
     through the OS CSPRNG, so no ``worker_init``), else by this one."""
     import dpcert.mechanisms as mechanisms
 

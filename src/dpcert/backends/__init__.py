@@ -1,5 +1,5 @@
 """Engine backends: the data work of a release (schema, filter, keyed bounding, grouped integer
-statistics) behind one protocol, :class:`dpcert.backends.base.FrameOps`."""
+statistics) behind one protocol, `dpcert.backends.base.FrameOps`."""
 
 from typing import Any
 

@@ -1,5 +1,5 @@
 """Which Polars predicates a backend accepts: the engine's allow-list,
-:func:`dpcert.backends.polars_expr.check_row_local` (row-local, infallible expressions; SQL
+`dpcert.backends.polars_expr.check_row_local` (row-local, infallible expressions; SQL
 strings parsed with ``pl.sql_expr`` and walked the same way).  The Spark backend runs SQL strings
 through it too, so a string is accepted by both engines or by neither.
 
@@ -25,5 +25,5 @@ __all__ = ["check_polars_predicate"]
 
 
 def check_polars_predicate(p: Any, schema: Mapping[str, str]) -> pl.Expr:
-    """The predicate as an allow-listed ``pl.Expr`` or :class:`UnsafeExpression`."""
+    """The predicate as an allow-listed ``pl.Expr`` or `UnsafeExpression`."""
     return check_row_local(p, schema)

@@ -1,7 +1,7 @@
 """Engine-independent pieces of the backend contract: the fixed-point value rule's integer bounds,
 the validation of statistic specs, and the one order of private keys.
 
-The value rule (:mod:`dpcert.backends.base`) maps a float ``v`` to an integer.  Because rounding
+The value rule (`dpcert.backends.base`) maps a float ``v`` to an integer.  Because rounding
 half-to-even is monotone, ``round(clamp(v, lo, hi) / 2**e)`` equals
 ``clamp(round(v / 2**e), round(lo / 2**e), round(hi / 2**e))``; so a backend never needs the
 rational bounds as floats: it divides by the power of two (exact in binary floating point, up to

@@ -21,7 +21,7 @@ Canonical column encodings (the Spark backend casts to exactly these before hash
 * floats of both widths → a double; ``-0.0`` and ``0.0`` hash alike, every NaN hashes as the one
   canonical NaN (``Double.doubleToLongBits``), then ``hashLong``;
 * strings → their UTF-8 bytes, hashed with ``hashUnsafeBytes``;
-* anything else is refused (:func:`encoding_of` raises).
+* anything else is refused (`encoding_of` raises).
 
 The release key (16 CSPRNG bytes) enters as two literal longs placed first in the chain, so the
 chain ``xxhash64(k1, k2, c1, ..., cn)`` is keyed.  XXH64 is not a cryptographic PRF: the privacy
@@ -294,7 +294,7 @@ def signed_order(h: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
 
 
 def encoding_of(dtype: Any, column: str) -> Encoding:
-    """The canonical encoding of a Polars dtype, or :class:`InvalidParameter` if it has none."""
+    """The canonical encoding of a Polars dtype, or `InvalidParameter` if it has none."""
     import polars as pl
 
     if dtype.is_integer() or dtype == pl.Boolean or dtype == pl.Date:
@@ -357,7 +357,7 @@ def hash_series(s: Any, seed: int | np.ndarray[Any, Any]) -> np.ndarray[Any, Any
 
 
 def hash_chain(columns: Any, seed: int | np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """Chain :func:`hash_series` over the Series ``columns`` (Spark's multi-argument
+    """Chain `hash_series` over the Series ``columns`` (Spark's multi-argument
     ``xxhash64``); with ``seed = key_seed(key)`` this is ``xxhash64(k1, k2, *columns)``."""
     h: int | np.ndarray[Any, Any] = seed
     for s in columns:

@@ -1,7 +1,7 @@
-"""Admission on Polars (the rule and the closed set: :mod:`dpcert.backends.admission`).
+"""Admission on Polars (the rule and the closed set: `dpcert.backends.admission`).
 
 Pandas DataFrames, Arrow tables, CSV and Parquet files reach this step as Polars frames
-(:func:`dpcert.frame.io.to_lazy`), so one rule covers them all.  Every expression built here is
+(`dpcert.frame.io.to_lazy`), so one rule covers them all.  Every expression built here is
 total: the casts are exact widenings (``Int32 → Int64``, ``Float32 → Float64``), time-zone
 conversions that keep the instant, or numeric casts to ``Float64`` (which round, never fail).
 
@@ -74,7 +74,7 @@ def _exact_type(dtype: Any) -> AdmittedType | None:
 
 def admitted_type(column: str, dtype: Any, role: Role) -> AdmittedType:
     """The internal type of ``column`` (Polars ``dtype``) in ``role``, or
-    :class:`~dpcert.errors.InadmissibleColumn` naming the nearest cast."""
+    `InadmissibleColumn` naming the nearest cast."""
     kind = _kind(dtype)
     if role == "value":
         if dtype.is_numeric() or dtype == pl.Null:

@@ -30,7 +30,7 @@ def _logical_schema(schema: Any) -> dict[str, str]:
 
 
 def fixed_point_expr(spec: StatSpec) -> pl.Expr:
-    """The value rule of :mod:`dpcert.backends.base` as an Int64 Polars expression."""
+    """The value rule of `dpcert.backends.base` as an Int64 Polars expression."""
     assert spec.column is not None and spec.lower is not None and spec.upper is not None
     rl, rh = fixed_bounds(spec)
     v = pl.col(spec.column).cast(pl.Float64)
@@ -84,7 +84,7 @@ def _exact_sum(hi: np.ndarray[Any, Any], lo: np.ndarray[Any, Any], n: np.ndarray
 
 def grouped_stats(lf: pl.LazyFrame, by: list[str], keys: Sequence[tuple[Any, ...]] | None,
                   specs: list[StatSpec]) -> GroupedStats:
-    """See :meth:`dpcert.backends.polars.PolarsBackend.group_stats`."""
+    """See `dpcert.backends.polars.PolarsBackend.group_stats`."""
     schema = lf.collect_schema()
     for c in by:
         if c not in schema:

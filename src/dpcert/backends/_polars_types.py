@@ -1,4 +1,4 @@
-"""Polars dtype helpers shared by :mod:`dpcert.backends.polars` and its statistics module
+"""Polars dtype helpers shared by `dpcert.backends.polars` and its statistics module
 (a leaf, so the two import it without a cycle)."""
 
 from __future__ import annotations

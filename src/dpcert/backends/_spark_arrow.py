@@ -1,10 +1,10 @@
 """The Spark backend's Arrow bounding: the Polars backend's keyed rule on each shuffle partition.
 
-:meth:`dpcert.backends.spark.SparkBackend.keyed_bound` (``bounding="arrow"``, the default)
+`dpcert.backends.spark.SparkBackend.keyed_bound` (``bounding="arrow"``, the default)
 shuffles the canonical ``(unit, group, value)`` columns by the unit, so that every row of a unit
-is in one partition, then runs :class:`ArrowBound` on each partition with
+is in one partition, then runs `ArrowBound` on each partition with
 ``DataFrame.mapInArrow``: the partition arrives as Arrow record batches (columnar, never a Python
-object per row), :func:`dpcert.backends.polars.keep_mask` computes the keep-mask with NumPy (the
+object per row), `dpcert.backends.polars.keep_mask` computes the keep-mask with NumPy (the
 very function the Polars backend runs, so both backends keep the same rows by construction), and
 the kept rows go back to Spark as Arrow batches, unchanged.  Grouped statistics are then Spark
 aggregations again.  The executors need dpcert with its ``frame`` extra (Polars) and pyarrow.

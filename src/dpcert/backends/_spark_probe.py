@@ -1,16 +1,16 @@
 """Before the charge: can this Spark session's executors run the Arrow bounding?
 
-The Arrow bounding (:mod:`dpcert.backends._spark_arrow`) runs dpcert, Polars and pyarrow in
+The Arrow bounding (`dpcert.backends._spark_arrow`) runs dpcert, Polars and pyarrow in
 the executors' Python.  A default local Spark started from a virtual environment runs its
 workers on whatever ``python3`` the environment gives (no ``PYSPARK_PYTHON``), which usually
-lacks them.  :func:`executor_probe` finds out with one tiny job on no data
+lacks them.  `executor_probe` finds out with one tiny job on no data
 (``spark.range(1)``, one partition, through ``mapInArrow`` exactly as the bounding runs):
 the partition imports what the bounding imports and returns its dpcert version.  Its answer is
 kept per ``SparkContext`` (classic) or per session (Spark Connect), so the job runs once.
 
 The job reads no user data, so its error text may be read and shown: it names the module the
 executors lack.  A JVM that has stopped or a Connect server out of reach raises
-:class:`~dpcert.errors.BackendUnavailable` (before any charge), naming the remedy.
+`BackendUnavailable` (before any charge), naming the remedy.
 
 Examples
 --------
@@ -94,7 +94,7 @@ def _failure_reason(e: Exception) -> str:
 def executor_probe(spark: Any, *, fresh: bool = False) -> ProbeResult:
     """Run (once per context, or again when ``fresh``) the probe job on ``spark``.
 
-    Raises :class:`~dpcert.errors.BackendUnavailable` when Spark itself is out of reach.
+    Raises `BackendUnavailable` when Spark itself is out of reach.
     """
     if not fresh:
         got = cached_probe(spark)
@@ -124,7 +124,7 @@ def _unreachable(spark: Any) -> str:
 
 
 def alive(spark: Any) -> None:
-    """Raise :class:`~dpcert.errors.BackendUnavailable` unless ``spark`` answers (a call with
+    """Raise `BackendUnavailable` unless ``spark`` answers (a call with
     no data: its version)."""
     if (not type(spark).__module__.startswith("pyspark.sql.connect")
             and getattr(spark.sparkContext, "_jsc", None) is None):

@@ -1,7 +1,7 @@
 """The closed set of internal column types and the admission rule of every backend.
 
 Before anything is charged, each column a plan reads is *admitted*: given an internal positional
-name (:func:`internal_name`: ``c0``, ``c1``, ...) and mapped into one of a few internal types that
+name (`internal_name`: ``c0``, ``c1``, ...) and mapped into one of a few internal types that
 every backend supports end to end.  The admitted frame holds those columns only, so no user name
 ever meets an internal one (the backends' scratch columns all start with ``_`` or ``#``), and
 code after the charge sees no dtype outside the closed set below.
@@ -24,9 +24,9 @@ internal type       Polars dtype in the admitted frame  admitted from (Polars; S
 Roles: a privacy **unit**, a group **key** and a **filter** column may be of any internal type
 (every cast there is injective, so units stay units: a unit added to the data is a unit added to
 the admitted frame); a **value** (sum, mean, variance, quantile) is always ``float`` (the value
-rule of :mod:`dpcert.backends.base` works on doubles).  Everything else -- Time, Duration, Binary,
+rule of `dpcert.backends.base` works on doubles).  Everything else -- Time, Duration, Binary,
 Decimal, 128-bit and UInt64 keys or units, List, Array, Struct, Object, Null keys, numeric values
-of text or boolean columns -- is refused with :class:`~dpcert.errors.InadmissibleColumn` naming
+of text or boolean columns -- is refused with `InadmissibleColumn` naming
 the column, its type and the nearest cast that would admit it.
 
 Examples

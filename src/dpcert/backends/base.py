@@ -1,6 +1,6 @@
 """The backend protocol: the data work of a release, with no privacy arithmetic in it.
 
-A backend (Polars in :mod:`dpcert.backends.polars`, Spark in :mod:`dpcert.backends.spark`) does
+A backend (Polars in `dpcert.backends.polars`, Spark in `dpcert.backends.spark`) does
 four things on data it never lets out of its engine: report the schema, apply row-local filters
 (already checked by the engine's expression allow-list), bound each privacy unit's contribution
 with a keyed, deterministic rule, and compute exact *integer* statistics per group.  Only the
@@ -23,7 +23,7 @@ imputed (null or NaN → ``lower``), clamped to ``[lower, upper]``, (for ``fixed
 ``shift`` and squared),
 divided by ``2**exponent`` and rounded half-to-even to an integer, then clamped to the rounded
 bounds.  ``lower``/``upper`` are exact rationals; backends must compute the same integers.
-Precisely (:mod:`dpcert.backends._fixed`): the rounded bounds ``[rl, rh]`` are computed exactly
+Precisely (`dpcert.backends._fixed`): the rounded bounds ``[rl, rh]`` are computed exactly
 (for ``fixed_sum_sq`` those of the squared interval, ``rl ≥ 0``); a null/NaN value gives ``rl``;
 otherwise ``clamp(round_half_even(v / 2**exponent), rl, rh)`` in float64 (equal to clamping first,
 as rounding is monotone), and for ``fixed_sum_sq`` ``v`` is first clamped to the floats nearest
@@ -115,7 +115,7 @@ class FrameOps(Protocol):
 
     def admitted_type(self, column: str, dtype: Any, role: Role) -> AdmittedType:
         """The internal type of ``column`` (engine type ``dtype``) in ``role``, or
-        :class:`~dpcert.errors.InadmissibleColumn` (:mod:`dpcert.backends.admission`)."""
+        `InadmissibleColumn` (`dpcert.backends.admission`)."""
         ...
 
     def admit(self, data: Any, columns: Sequence[AdmittedColumn]) -> Any:
@@ -142,7 +142,7 @@ class FrameOps(Protocol):
 
     def probe_environment(self, data: Any) -> None:
         """Before the charge: check that the engine can run a release on ``data`` (and choose
-        how, warning about any fallback); raise :class:`~dpcert.errors.BackendUnavailable`
+        how, warning about any fallback); raise `BackendUnavailable`
         naming the remedy if it cannot.  Reads no rows."""
         ...
 
@@ -151,7 +151,7 @@ class FrameOps(Protocol):
         """Validate predicates against the backend's expression allow-list (row-local and
         infallible on every value of the schema's types: SQL strings are parsed and walked the
         same way) and return them normalised; raise
-        :class:`~dpcert.errors.UnsafeExpression` naming the offending sub-expression.  Reads no
+        `UnsafeExpression` naming the offending sub-expression.  Reads no
         rows; runs before anything is charged."""
         ...
 

@@ -1,6 +1,6 @@
-"""The Polars backend: :class:`~dpcert.backends.base.FrameOps` on Polars frames.
+"""The Polars backend: `FrameOps` on Polars frames.
 
-Keyed bounding rule (the same on every backend, see :mod:`dpcert.backends._hash`), with
+Keyed bounding rule (the same on every backend, see `dpcert.backends._hash`), with
 ``h(...) = xxhash64(k1, k2, ...)`` keyed by the release key:
 
 1. a unit ``u`` keeps the ``max_groups`` of its groups ``g`` with the smallest
@@ -15,7 +15,7 @@ is one value.  The hash only orders.  The implementation is one NumPy sort of pa
 units sharing the unit bits, two groups of a unit sharing the pair bits) are re-sorted exactly by
 ``(unit, h(u, g), g)``.  Row hashes are only computed for the rows of groups over the row limit.
 
-Statistics are exact integers: fixed-point values (the value rule of :mod:`dpcert.backends.base`)
+Statistics are exact integers: fixed-point values (the value rule of `dpcert.backends.base`)
 summed in two int64 halves that cannot overflow and recombined as Python integers.
 """
 
@@ -124,7 +124,7 @@ def _run_starts(df: pl.DataFrame, cols: Sequence[str], perm: np.ndarray[Any, Any
 
 def _starts_at(df: pl.DataFrame, cols: Sequence[str], perm: np.ndarray[Any, Any],
                pos: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """:func:`_run_starts` at the positions ``pos`` only."""
+    """`_run_starts` at the positions ``pos`` only."""
     out: np.ndarray[Any, Any] = np.asarray(pos == 0)
     prev = perm[np.maximum(pos - 1, 0)]
     for c in cols:
@@ -240,10 +240,10 @@ def _bound_part(df: pl.DataFrame, spec: BoundSpec, seed: int) -> np.ndarray[Any,
 
 def keep_mask(df: pl.DataFrame, spec: BoundSpec) -> np.ndarray[Any, Any]:
     """Keep-mask of the keyed bounding rule on ``df``: its unit, group and value columns already
-    canonical (:func:`_canonical`), and *every* row of each of its units in ``df`` (the rule is a
+    canonical (`_canonical`), and *every* row of each of its units in ``df`` (the rule is a
     function of one unit's rows and the key, so any split of the units gives the same rows).
 
-    Shared by :meth:`PolarsBackend.keyed_bound` and the Spark backend's Arrow bounding, which runs
+    Shared by `PolarsBackend.keyed_bound` and the Spark backend's Arrow bounding, which runs
     it on each partition of a shuffle by the unit: the two backends keep the same rows by
     construction.
     """
@@ -342,7 +342,7 @@ def _keep_rows(df: pl.DataFrame, spec: BoundSpec, seed: int, perm: np.ndarray[An
 
 
 class PolarsBackend:
-    """:class:`~dpcert.backends.base.FrameOps` for Polars LazyFrames, DataFrames and paths.
+    """`FrameOps` for Polars LazyFrames, DataFrames and paths.
 
     Examples
     --------
@@ -369,7 +369,7 @@ class PolarsBackend:
         return dict(to_lazy(data).collect_schema())
 
     def admitted_type(self, column: str, dtype: Any, role: Role) -> AdmittedType:
-        """The internal type of a column in a role (:mod:`dpcert.backends._polars_admit`)."""
+        """The internal type of a column in a role (`dpcert.backends._polars_admit`)."""
         return admitted_type(column, dtype, role)
 
     def admit(self, data: Any, columns: Sequence[AdmittedColumn]) -> pl.LazyFrame:
@@ -404,7 +404,7 @@ class PolarsBackend:
 
     def check_predicates(self, predicates: Sequence[Any],
                          schema: Mapping[str, str]) -> tuple[Any, ...]:
-        """Each predicate through the Polars allow-list (:mod:`dpcert.backends.polars_expr`)."""
+        """Each predicate through the Polars allow-list (`dpcert.backends.polars_expr`)."""
         from dpcert.backends._allow import check_polars_predicate
 
         return tuple(check_polars_predicate(p, schema) for p in predicates)
@@ -442,5 +442,5 @@ class PolarsBackend:
 
     def group_stats(self, data: Any, by: Sequence[str], keys: Sequence[tuple[Any, ...]] | None,
                     specs: Sequence[StatSpec]) -> GroupedStats:
-        """Exact integer statistics per group; see :mod:`dpcert.backends.base`."""
+        """Exact integer statistics per group; see `dpcert.backends.base`."""
         return grouped_stats(to_lazy(data), list(by), keys, list(specs))

@@ -4,7 +4,7 @@ A filter runs before contribution bounding, so the proof that neighbouring table
 (``docs/proofs/engine.md``) needs it to be a function of **one row** that **cannot fail** on any
 value of the columns' types.  Anything else breaks the certificate: ``pl.col("x") >=
 pl.col("x").mean()`` lets one added person flip a thousand rows, and a strict cast that raises
-only on some values is a one-bit oracle.  :func:`check_row_local` decides this by walking the
+only on some values is a one-bit oracle.  `check_row_local` decides this by walking the
 expression's serialized tree (``Expr.meta.serialize(format="json")``) against an allow-list:
 **deny by default** -- a node kind, function or option that is not listed is refused, so a new
 Polars feature is refused until someone reviews it.  SQL strings are parsed with
@@ -284,7 +284,7 @@ def _refuse(label: str, node: Any, why: str) -> UnsafeExpression:
 
 def check_row_local(expr: pl.Expr | str, schema: Any) -> pl.Expr:
     """Return ``expr`` (a SQL string is parsed first) if it is row-local and infallible on
-    every value of ``schema``'s types; raise :class:`~dpcert.errors.UnsafeExpression` naming the
+    every value of ``schema``'s types; raise `UnsafeExpression` naming the
     offending sub-expression otherwise.  Reads no rows.
 
     Parameters
@@ -352,7 +352,7 @@ def _dry_run(expr: pl.Expr, schema: dict[str, Any], label: str) -> pl.DataFrame:
 
 
 def check_predicate(expr: pl.Expr | str, schema: Any) -> pl.Expr:
-    """:func:`check_row_local`, and the result must be Boolean (a filter predicate)."""
+    """`check_row_local`, and the result must be Boolean (a filter predicate)."""
     e_ = check_row_local(expr, schema)
     sch = polars_schema(schema)
     label = repr(expr) if isinstance(expr, str) else str(expr)

@@ -1,24 +1,24 @@
-"""The Spark backend: :class:`~dpcert.backends.base.FrameOps` on pyspark DataFrames.
+"""The Spark backend: `FrameOps` on pyspark DataFrames.
 
 Runs on classic ``pyspark.sql.DataFrame`` and on Spark Connect DataFrames alike: no RDD, no
 ``SparkContext``, no Python function per row.  Filters and grouped statistics are Spark SQL
 expressions; only the per-group integer statistics (K rows) are collected.
 
-Contribution bounding keeps the rows of the rule of :mod:`dpcert.backends.polars`, in one of two
+Contribution bounding keeps the rows of the rule of `dpcert.backends.polars`, in one of two
 ways (``SparkBackend(bounding=...)``, or the session setting ``spark.dpcert.bounding``):
 
 * ``"arrow"`` (default): one shuffle of ``(u, g, v)`` by the unit, then
-  :class:`dpcert.backends._spark_arrow.ArrowBound` on each partition with ``mapInArrow``: the
-  partition's Arrow batches go through :func:`dpcert.backends.polars.keep_mask`, the Polars
+  `dpcert.backends._spark_arrow.ArrowBound` on each partition with ``mapInArrow``: the
+  partition's Arrow batches go through `dpcert.backends.polars.keep_mask`, the Polars
   backend's own NumPy code (one packed-key sort), so both backends keep the same rows by
   construction.  No JVM sort at all; the executors need dpcert (``pip install dpcert[spark]``
   brings Polars and pyarrow) and hold one partition at a time in memory.  Before the charge,
-  :meth:`SparkBackend.probe_environment` runs a tiny job on no data
-  (:mod:`dpcert.backends._spark_probe`, once per context); executors that cannot run the
+  `SparkBackend.probe_environment` runs a tiny job on no data
+  (`dpcert.backends._spark_probe`, once per context); executors that cannot run the
   Arrow bounding get the SQL one instead, with an
-  :class:`~dpcert.errors.ExecutorEnvironmentWarning`.
+  `ExecutorEnvironmentWarning`.
 * ``"sql"``: Spark SQL only (nothing of dpcert on the executors), with Spark's own ``xxhash64``
-  (bit-identical to :mod:`dpcert.backends._hash`): one shuffle by the unit and *one* exact sort
+  (bit-identical to `dpcert.backends._hash`): one shuffle by the unit and *one* exact sort
   by ``(h(u), u, h(u,g), g, h(u,g,v), v)`` (groups and values ascending, nulls last), read by
   three window functions, all partitioned by the unit (``h(u)`` first, a function of ``u``)::
 
@@ -44,7 +44,7 @@ to Python as Arrow and sorting one packed ``uint64`` key per row with NumPy.
 Fixed-point values use ``rint`` (``Math.rint``: half to even, exact; the ``bround`` function goes
 through ``BigDecimal``, about three times slower here) and are summed as two ``try_sum`` of
 longs, exact below 2**33 rows per group (``decimal(38,0)`` beyond).  Datetime keys are hashed
-and grouped as microseconds since the epoch (:mod:`dpcert.backends._hash`).
+and grouped as microseconds since the epoch (`dpcert.backends._hash`).
 
 Examples
 --------
@@ -160,7 +160,7 @@ _NUMERIC_TYPES = frozenset({"ByteType", "ShortType", "IntegerType", "LongType", 
 
 def _started(start: Any) -> Any:
     """``start()`` (a session or a first read); Java and Spark Connect problems become
-    :class:`~dpcert.errors.BackendUnavailable`, naming the remedy (nothing is charged yet)."""
+    `BackendUnavailable`, naming the remedy (nothing is charged yet)."""
     try:
         return start()
     except Exception as e:
@@ -192,9 +192,9 @@ def _q(name: str) -> str:
 
 
 def _run(what: str, thunk: Any, spark: Any = None) -> Any:
-    """Run a Spark action; a failure becomes :class:`ReleaseFailed` with no data in it: the
+    """Run a Spark action; a failure becomes `ReleaseFailed` with no data in it: the
     exception's class, Spark's error condition and the failure's class
-    (:func:`dpcert.operator.classify`), never its message.  The full cause goes to the
+    (`dpcert.operator.classify`), never its message.  The full cause goes to the
     ``dpcert.operator`` logger.  An error thrown in an executor's Python (``PYTHON_EXCEPTION``:
     its text is a traceback that may quote data) counts as an import error only if a fresh
     probe of ``spark``'s executors, a job on no data, fails too."""
@@ -225,7 +225,7 @@ def _reprobe(spark: Any) -> FailureClass:
 
 
 class SparkBackend:
-    """:class:`~dpcert.backends.base.FrameOps` for pyspark DataFrames (classic or Connect).
+    """`FrameOps` for pyspark DataFrames (classic or Connect).
 
     Parameters
     ----------
@@ -257,8 +257,8 @@ class SparkBackend:
 
     def _bounding(self, data: Any, *, announce: bool = False) -> str:
         """The bounding that runs: the one asked for, else ``"arrow"`` if the executors can
-        run it (:func:`~dpcert.backends._spark_probe.executor_probe`, once per context), else
-        ``"sql"`` with an :class:`~dpcert.errors.ExecutorEnvironmentWarning` (when the probe
+        run it (`executor_probe`, once per context), else
+        ``"sql"`` with an `ExecutorEnvironmentWarning` (when the probe
         runs here, or when ``announce``)."""
         from dpcert.backends._spark_probe import REMEDY, cached_probe, executor_probe
 
@@ -278,9 +278,9 @@ class SparkBackend:
 
     def probe_environment(self, data: Any) -> None:
         """Before the charge: check that Spark answers and pick the bounding
-        (:meth:`_bounding`, warning if it falls back to SQL).  An Arrow bounding asked for
+        (`_bounding`, warning if it falls back to SQL).  An Arrow bounding asked for
         explicitly on executors that cannot run it is refused
-        (:class:`~dpcert.errors.BackendUnavailable`); so is a Spark that does not answer."""
+        (`BackendUnavailable`); so is a Spark that does not answer."""
         from dpcert.backends._spark_probe import REMEDY, alive, executor_probe
 
         _check_frame(data)
@@ -308,7 +308,7 @@ class SparkBackend:
         return {f.name: f.dataType for f in data.schema.fields}
 
     def admitted_type(self, column: str, dtype: Any, role: Role) -> AdmittedType:
-        """The internal type of a column in a role (:mod:`dpcert.backends.admission`)."""
+        """The internal type of a column in a role (`dpcert.backends.admission`)."""
         kind = type(dtype).__name__
         if role == "value":
             if kind in _NUMERIC_TYPES:
@@ -356,8 +356,8 @@ class SparkBackend:
 
     def check_predicates(self, predicates: Sequence[Any],
                          schema: Mapping[str, str]) -> tuple[Any, ...]:
-        """Each predicate through :mod:`dpcert.backends.spark_expr`: a checked tree, rebuilt as
-        a Column of the data's flavour (classic or Connect) by :meth:`filter`."""
+        """Each predicate through `dpcert.backends.spark_expr`: a checked tree, rebuilt as
+        a Column of the data's flavour (classic or Connect) by `filter`."""
         from dpcert.backends.spark_expr import check_spark_predicate
 
         return tuple(check_spark_predicate(p, schema) for p in predicates)
@@ -544,7 +544,7 @@ def _canonical(F: Any, col: str, logical: str) -> Any:
 
 
 def _encoded(F: Any, col: str, logical: str) -> Any:
-    """The canonical hash encoding of :mod:`dpcert.backends._hash` as a Spark expression."""
+    """The canonical hash encoding of `dpcert.backends._hash` as a Spark expression."""
     c = F.col(_q(col))
     if logical in ("int", "bool"):
         return c.cast("bigint")
@@ -569,7 +569,7 @@ def _group_col(F: Any, col: str, logical: str) -> Any:
 
 def _encode_key(key: tuple[Any, ...], by: list[str], kinds: Mapping[str, str]
                 ) -> tuple[Any, ...]:
-    """A (checked) public key with datetimes as microseconds, as :func:`_group_col` has them."""
+    """A (checked) public key with datetimes as microseconds, as `_group_col` has them."""
     out = []
     for v, c in zip(key, by, strict=True):
         if v is not None and kinds[c] == "datetime":
@@ -582,7 +582,7 @@ def _encode_key(key: tuple[Any, ...], by: list[str], kinds: Mapping[str, str]
 
 def _decode_key(key: tuple[Any, ...], by: list[str], kinds: Mapping[str, str]
                 ) -> tuple[Any, ...]:
-    """Inverse of :func:`_encode_key`: aware UTC datetimes (``TIMESTAMP``), naive ones
+    """Inverse of `_encode_key`: aware UTC datetimes (``TIMESTAMP``), naive ones
     (``TIMESTAMP_NTZ``)."""
     out = []
     for v, c in zip(key, by, strict=True):
@@ -595,7 +595,7 @@ def _decode_key(key: tuple[Any, ...], by: list[str], kinds: Mapping[str, str]
 
 
 def _fixed_point(F: Any, spec: StatSpec) -> Any:
-    """The value rule of :mod:`dpcert.backends.base` as a Spark ``bigint`` expression."""
+    """The value rule of `dpcert.backends.base` as a Spark ``bigint`` expression."""
     assert spec.column is not None and spec.lower is not None and spec.upper is not None
     rl, rh = fixed_bounds(spec)
     v = F.col(_q(spec.column)).cast("double")

@@ -4,7 +4,7 @@ A predicate reaches Spark only as a Column that dpcert *builds itself* from a sm
 never as the user's own object:
 
 * a **SQL string** is parsed by the grammar below (and must also pass the Polars allow-list,
-  :func:`dpcert.backends._allow.check_polars_predicate`, so both engines accept the same strings);
+  `dpcert.backends._allow.check_polars_predicate`, so both engines accept the same strings);
 * a **Column** is read through its Spark 4 text form (``and(>(a, 3), isNull(b))``, string
   literals quoted), parsed into the same tree, and rebuilt; anything it does not recognise
   (``rand``, UDFs, windows, arithmetic, casts, sub-queries, ...) is refused.
@@ -231,7 +231,7 @@ _KEYWORDS = {"AND", "OR", "NOT", "IS", "IN", "NULL", "TRUE", "FALSE", "SELECT", 
 
 
 def parse_sql(text: str) -> Node:
-    """Parse a SQL predicate into dpcert's filter tree (or :class:`UnsafeExpression`)."""
+    """Parse a SQL predicate into dpcert's filter tree (or `UnsafeExpression`)."""
     p = _Parser(text)
     return p.done(p.sql_expr())
 
@@ -310,7 +310,7 @@ def to_spark(node: Node, F: Any = None) -> Any:
 
 @dataclass(frozen=True)
 class CheckedPredicate:
-    """A filter tree that passed the allow-list; :meth:`column` rebuilds it as a Column."""
+    """A filter tree that passed the allow-list; `column` rebuilds it as a Column."""
 
     tree: Node
 
@@ -338,8 +338,8 @@ def rename_tree(tree: Node, mapping: Mapping[str, str]) -> Node:
 
 
 def check_spark_predicate(p: Any, schema: Mapping[str, str]) -> CheckedPredicate:
-    """A SQL string or Spark Column as a :class:`CheckedPredicate` (rebuilt by dpcert, never
-    the caller's object), or :class:`UnsafeExpression` naming what is not allowed."""
+    """A SQL string or Spark Column as a `CheckedPredicate` (rebuilt by dpcert, never
+    the caller's object), or `UnsafeExpression` naming what is not allowed."""
     if isinstance(p, CheckedPredicate):  # already checked, renamed to admitted columns
         _kind(p.tree, schema, str(p.tree))
         return p

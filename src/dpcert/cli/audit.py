@@ -2,11 +2,11 @@
 
 ``dpcert audit MODULE:CALLABLE --claimed-epsilon E [--pair X X'] ...`` audits a vectorised
 black box ``f(x, n)`` (``--scalar`` for a one-output ``g(x)``) or a ``Measurement`` object,
-with the options of :func:`dpcert.audit.audit` (pairs, input size, sensitivity, adjacency,
+with the options of `dpcert.audit.audit` (pairs, input size, sensitivity, adjacency,
 samples, confidence, seconds, candidates, ladder, seed, workers, worker init); progress goes
 to stderr (``--quiet`` hides it) and ``--json`` prints the result as JSON.
 ``dpcert audit --self [--quick] [--plot-dir DIR]`` audits the registry of
-:mod:`dpcert.audit.targets` and prints a table (or JSON).  The exit code is 1 when any claim
+`dpcert.audit.targets` and prints a table (or JSON).  The exit code is 1 when any claim
 is violated.
 """
 
@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from dpcert.cli.progress import Steps, progress_mode
 from dpcert.errors import InvalidParameter
 
 __all__ = ["register", "run"]
@@ -68,7 +69,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seed", type=int, default=None,
                    help="seed of the auditor's own randomness (Poisson sample sizes)")
     p.add_argument("--json", action="store_true", help="print the result(s) as JSON")
-    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress on stderr (a live display on a terminal, with rich "
+                        "installed; plain lines when stderr is not a terminal)")
     p.add_argument("--scalar", action="store_true",
                    help="the callable is g(x) returning one output")
     p.add_argument("--workers", type=int, default=1, metavar="W",
@@ -125,7 +128,7 @@ def _table(rows: list[list[str]]) -> str:
 
 
 def _run_self(args: argparse.Namespace) -> int:
-    from dpcert.audit.plot import matplotlib_available, plot_result
+    from dpcert.audit.plot import matplotlib_available
     from dpcert.audit.targets import TARGETS, run_target
 
     seconds = args.seconds or (1.5 if args.quick else 20.0)
@@ -137,28 +140,14 @@ def _run_self(args: argparse.Namespace) -> int:
     plots = args.plot_dir is not None and matplotlib_available()
     if args.plot_dir is not None and not plots:
         print("dpcert audit: matplotlib is not installed; no plots written", file=sys.stderr)
-    for target in TARGETS:
-        if args.only and not any(o in target.name for o in args.only):
-            continue
-        if not args.quiet:
-            print(f"dpcert audit: {target.name} ...", file=sys.stderr, flush=True)
-        rep = run_target(target, seconds=seconds, confidence=confidence,
-                         workers=args.workers)
-        r = rep.result
-        records.append({"mechanism": rep.name, "status": rep.status, "note": rep.note,
-                        "sampling": rep.sampling, "seconds": rep.seconds,
-                        "result": None if r is None else r.to_dict()})
-        if r is None:
-            rows.append([rep.name, "-", "-", rep.status, "-", f"{rep.seconds:.1f}", rep.note])
-            continue
-        at = f" (δ={r.delta:.0e})" if r.delta > 0 else ""
-        rows.append([rep.name, f"{r.claimed_epsilon:.4g}{at}", f"{r.epsilon_lower:.4f}",
-                     rep.status, f"{r.samples:,}", f"{rep.seconds:.1f}", rep.sampling])
-        if r.violated:
-            violations += 1
-            print(f"VIOLATION: {r}", file=sys.stderr)
-        if plots and rep.built is not None:
-            plot_result(r, rep.built.sampler, args.plot_dir / f"{_slug(rep.name)}.png")
+    chosen = [t for t in TARGETS if not args.only or any(o in t.name for o in args.only)]
+    with Steps(len(chosen), "dpcert audit", progress_mode(args.quiet)) as steps:
+        for target in chosen:
+            steps.note(f"{target.name} ...")
+            rep = run_target(target, seconds=seconds, confidence=confidence,
+                             workers=args.workers)
+            steps.step(f"{target.name}: {rep.status}")
+            violations += _record(args, rep, rows, records, plots)
     if args.json:
         print(json.dumps({"targets": records, "violations": violations,
                           "confidence": confidence}, indent=1))
@@ -166,6 +155,29 @@ def _run_self(args: argparse.Namespace) -> int:
         print(_table(rows))
         print(f"\n{violations} violation(s); confidence {confidence:g} per mechanism")
     return 1 if violations else 0
+
+
+def _record(args: argparse.Namespace, rep: Any, rows: list[list[str]],
+            records: list[dict[str, Any]], plots: bool) -> int:
+    """Add one target's report to the table and the JSON records; 1 if it is a violation."""
+    from dpcert.audit.plot import plot_result
+
+    r = rep.result
+    records.append({"mechanism": rep.name, "status": rep.status, "note": rep.note,
+                    "sampling": rep.sampling, "seconds": rep.seconds,
+                    "result": None if r is None else r.to_dict()})
+    if r is None:
+        rows.append([rep.name, "-", "-", rep.status, "-", f"{rep.seconds:.1f}", rep.note])
+        return 0
+    at = f" (δ={r.delta:.0e})" if r.delta > 0 else ""
+    rows.append([rep.name, f"{r.claimed_epsilon:.4g}{at}", f"{r.epsilon_lower:.4f}",
+                 rep.status, f"{r.samples:,}", f"{rep.seconds:.1f}", rep.sampling])
+    if plots and rep.built is not None:
+        plot_result(r, rep.built.sampler, args.plot_dir / f"{_slug(rep.name)}.png")
+    if r.violated:
+        print(f"VIOLATION: {r}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -197,18 +209,16 @@ def run(args: argparse.Namespace) -> int:
     if args.pair:
         pairs = [(_parse_value(a), _parse_value(b)) for a, b in args.pair]
     confidence = args.confidence if args.confidence is not None else 0.95
-    def progress(line: str) -> None:
-        print(f"dpcert audit: {line}", file=sys.stderr, flush=True)
-
-    result = audit(sampler, pairs, claimed=claimed, samples=args.samples,
-                   seconds=args.seconds, confidence=confidence,
-                   input_size=args.input_size, sensitivity=args.sensitivity,
-                   adjacency=args.adjacency, candidates=args.candidates,
-                   ladder=args.ladder,
-                   zcdp_delta=args.zcdp_delta, seed=args.seed, name=args.target,
-                   workers=args.workers,
-                   worker_init=worker_init,
-                   progress=None if args.quiet else progress)
+    with Steps(0, "dpcert audit", progress_mode(args.quiet)) as steps:  # phases, not counted
+        result = audit(sampler, pairs, claimed=claimed, samples=args.samples,
+                       seconds=args.seconds, confidence=confidence,
+                       input_size=args.input_size, sensitivity=args.sensitivity,
+                       adjacency=args.adjacency, candidates=args.candidates,
+                       ladder=args.ladder,
+                       zcdp_delta=args.zcdp_delta, seed=args.seed, name=args.target,
+                       workers=args.workers,
+                       worker_init=worker_init,
+                       progress=None if args.quiet else steps.note)
     print(json.dumps(result.to_dict(), indent=1) if args.json else result)
     if args.plot_dir is not None and matplotlib_available():
         from dpcert.audit.outputs import measurement_sampler

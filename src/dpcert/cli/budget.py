@@ -11,7 +11,7 @@
 ``init`` is the curator's binding of a data source to a budget: it records the source's absolute
 real path and schema fingerprint (column names and types as dpcert reads them, no rows), the
 privacy unit when given, the declared CSV column types, the total budget and the accounting rule
-(:mod:`dpcert.accounting.binding`).  ``--rule`` chooses the privacy filter across releases
+(`dpcert.accounting.binding`).  ``--rule`` chooses the privacy filter across releases
 (default ``auto``: Gaussian-DP when the first release is Gaussian only, PLD points summed for a
 first declared batch or when that admits as many releases like the first, else Rényi;
 ``docs/proofs/filters.md``).

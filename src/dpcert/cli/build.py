@@ -2,7 +2,7 @@
 reading only the schema, charging nothing.
 
 The order is the boundary of ``docs/threat_model.md``: the spec was validated first
-(:mod:`dpcert.cli.spec`); then the curator's source is resolved and, with a ledger, checked
+(`dpcert.cli.spec`); then the curator's source is resolved and, with a ledger, checked
 against the dataset's binding (location, schema fingerprint, privacy unit); then every query is
 checked against the schema and the queries' total against the session's and the ledger's budget.
 Any refusal here leaves the ledger and the output directory untouched.
@@ -11,6 +11,7 @@ Any refusal here leaves the ledger and the output directory untouched.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from dpcert.cli.spec import (
     QuerySpec,
     ReleaseSpec,
     SpecError,
+    query_span,
 )
 from dpcert.errors import BindingMismatch, BudgetExceeded, DPCertError, InvalidParameter
 
@@ -170,29 +172,43 @@ def _aggregate(a: AggregateSpec, where: str) -> Any:
     return agg
 
 
-def _query_lines(text: str) -> list[int]:
-    return [i + 1 for i, ln in enumerate(text.splitlines()) if ln.strip() == "[[query]]"]
-
-
-def _line_of(text: str, needle: str, after: int) -> int:
+def _line_of(text: str, needle: str, span: tuple[int, int], nth: int = 0) -> int:
+    """1-based line of the ``nth`` occurrence of ``needle`` in the lines ``span`` of ``text``
+    (comments skipped), or the span's first line."""
     lines = text.splitlines()
-    for i in range(max(after - 1, 0), len(lines)):
+    for i in range(span[0], min(span[1], len(lines))):
         if needle in lines[i].split("#", 1)[0]:
-            return i + 1
-    return max(after, 1)
+            if nth == 0:
+                return i + 1
+            nth -= 1
+    return span[0] + 1
+
+
+def _error_line(text: str, span: tuple[int, int], message: str, name: str) -> int:
+    """The line of a query's table that an error is about: the first value the message quotes
+    (a column, a key, a clause; not the query's ``name``) found quoted in the table; else the
+    table's header."""
+    lines = [ln.split("#", 1)[0] for ln in text.splitlines()]
+    for token in re.findall(r"'([^'\n]{1,200})'", message):
+        if token == name:
+            continue
+        for i in range(span[0] + 1, min(span[1], len(lines))):
+            if f'"{token}"' in lines[i] or f"'{token}'" in lines[i]:
+                return i + 1
+    return span[0] + 1
 
 
 def _queries(sess: Any, spec: ReleaseSpec, text: str, path: Path) -> Queries:
-    starts = _query_lines(text)
     seen: set[str] = set()
     out: Queries = []
     for i, q in enumerate(spec.query):
-        at = starts[i] if i < len(starts) else 1
+        span = query_span(text, i)
         name = q.name if q.name is not None else f"query{i + 1}"
-        where = f"{path}:{at} (query {name!r})"
+        label = f"(query {name!r})"
+        where = f"{path}:{span[0] + 1} {label}"
         if not NAME_PATTERN.fullmatch(name):
-            raise SpecError(f"{where}: name={name!r} must match {NAME_PATTERN.pattern} (it "
-                            "becomes a file name)")
+            raise SpecError(f"{path}:{_line_of(text, 'name', span)} {label}: name={name!r} "
+                            f"must match {NAME_PATTERN.pattern} (it becomes a file name)")
         if name.casefold() in seen:
             raise SpecError(f"{where}: name={name!r} is used twice (names are compared "
                             "without case, as some file systems do)")
@@ -203,19 +219,25 @@ def _queries(sess: Any, spec: ReleaseSpec, text: str, path: Path) -> Queries:
                             "contributions; privacy_unit = false has none")
         try:
             qq, b = (_sql_query(sess, q, where) if q.sql is not None
-                     else _plain_query(sess, q, where, text, path, at))
-            sess.budget.check_same_kind(b, f"query {name!r} budget")
-            qq.check(b)  # schema, filters, keys, names, bounds, noise limits: reads no rows
+                     else _plain_query(sess, q, where, text, f"{path}", span, label))
         except SpecError:
             raise
         except DPCertError as e:
-            raise SpecError(f"{where}: {e}") from e
+            raise SpecError(f"{path}:{_error_line(text, span, str(e), name)} {label}: {e}") from e
+        try:
+            sess.budget.check_same_kind(b, f"query {name!r} budget")
+        except DPCertError as e:
+            raise SpecError(f"{path}:{_line_of(text, 'budget', span)} {label}: {e}") from e
+        try:
+            qq.check(b)  # schema, filters, keys, names, bounds, noise limits: reads no rows
+        except DPCertError as e:
+            raise SpecError(f"{path}:{_error_line(text, span, str(e), name)} {label}: {e}") from e
         out.append((name, qq, b))
     return out
 
 
-def _plain_query(sess: Any, q: QuerySpec, where: str, text: str, path: Path,
-                 at: int) -> tuple[Any, Any]:
+def _plain_query(sess: Any, q: QuerySpec, where: str, text: str, path: str,
+                 span: tuple[int, int], label: str) -> tuple[Any, Any]:
     if q.aggregates is None or q.budget is None:
         raise SpecError(f"{where}: a query needs budget = {{ ... }} and aggregates = [...], or "
                         'sql = "SELECT ..."')
@@ -226,15 +248,15 @@ def _plain_query(sess: Any, q: QuerySpec, where: str, text: str, path: Path,
         qq = qq.filter(q.filter)
     if q.group_by is not None:
         qq = qq.group_by(*q.group_by, keys=q.keys)
-    qq = qq.agg(*[_aggregate(a, f"{path}:{_line_of(text, 'kind', at + j)}")
+    qq = qq.agg(*[_aggregate(a, f"{path}:{_line_of(text, 'kind', span, j)} {label}")
                   for j, a in enumerate(q.aggregates)])
     if sess.privacy_unit is not None:
         qq = qq.bound_contributions(q.max_groups, q.max_rows_per_group)
-    return qq, _budget(q.budget, f"{path}:{_line_of(text, 'budget', at)}")
+    return qq, _budget(q.budget, f"{path}:{_line_of(text, 'budget', span)} {label}")
 
 
 def _sql_query(sess: Any, q: QuerySpec, where: str) -> tuple[Any, Any]:
-    """A ``sql = "SELECT ..."`` query (:meth:`dpcert.Session.sql`) and its budget."""
+    """A ``sql = "SELECT ..."`` query (`dpcert.Session.sql`) and its budget."""
     clash = sorted(q.model_fields_set & {"filter", "group_by", "aggregates", "max_groups",
                                          "max_rows_per_group"})
     if clash:

@@ -7,7 +7,7 @@ A curator config is a TOML file named by ``--curator-config`` or the environment
 ``budget_rho``, ``engine``, ``spark_master``, ``spark_remote``); relative paths in it are relative
 to the file.  A flag given on the command line wins over the file.
 
-Outputs stay inside the output directory: :func:`out_path` resolves every file it is asked for
+Outputs stay inside the output directory: `out_path` resolves every file it is asked for
 (symbolic links included) and refuses one that would land anywhere else.
 
 Examples

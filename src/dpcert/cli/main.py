@@ -1,6 +1,6 @@
 """Entry point of the ``dpcert`` command.
 
-Each sub-command lives in its own module of :mod:`dpcert.cli` exposing
+Each sub-command lives in its own module of `dpcert.cli` exposing
 ``register(subparsers) -> None``; the module adds its parser and sets ``func`` (a callable taking
 the parsed arguments and returning the exit code).
 """

@@ -2,9 +2,9 @@
 curator's table, with the analyst's queries from a TOML spec.
 
 Roles (``docs/threat_model.md``): the spec is the analyst's and holds the privacy unit and the
-queries only (:mod:`dpcert.cli.spec`); the ledger, the dataset (with its total budget and its
+queries only (`dpcert.cli.spec`); the ledger, the dataset (with its total budget and its
 bound data source), the output directory and the engine are the curator's, on the command line or
-in a curator config (:mod:`dpcert.cli.curator`).  Without a ledger the curator says
+in a curator config (`dpcert.cli.curator`).  Without a ledger the curator says
 ``--no-ledger`` and gives ``--data`` and a ``--budget-*`` total.
 
 Everything is checked before anything is charged: the spec (strict schema, then every query
@@ -33,6 +33,7 @@ from typing import Any
 
 from dpcert.cli.curator import add_curator_flags, out_path
 from dpcert.cli.exits import EPILOG, OK, PARTIAL, REFUSED
+from dpcert.cli.progress import Steps, progress_mode
 from dpcert.errors import DPCertError
 
 __all__ = ["register", "run"]
@@ -67,14 +68,6 @@ def compact_table(df: Any) -> str:
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
     return "\n".join(lines)
-
-
-def _progress(i: int, n: int, msg: str) -> None:
-    if not sys.stderr.isatty():
-        print(f"[{i}/{n}] {msg}", file=sys.stderr)
-        return
-    bar = "#" * (20 * i // max(n, 1))
-    print(f"\r[{bar:<20}] {i}/{n} {msg:<50}", end="" if i < n else "\n", file=sys.stderr)
 
 
 def _prepare(args: argparse.Namespace, check_total: bool) -> tuple[Any, Any, Any]:
@@ -133,17 +126,24 @@ def run(args: argparse.Namespace) -> int:
     cur.out.mkdir(parents=True, exist_ok=True)
     n = len(queries)
     t0 = time.perf_counter()
-    _progress(0, n, "charging the spec as one batch and computing")
     failed: BaseException | None = None
-    try:  # one charge for the whole spec: a batch declared in advance (PLD inside it)
-        rels = sess.release_all([(q, b, name) for name, q, b in queries], alpha=args.alpha)
-    except DPCertError as e:  # after the charge, the releases computed so far are paid for
-        failed, rels = e, list(getattr(e, "partial", []))
     written: dict[str, Any] = {}
-    try:
-        written = _write_all(args, cur.out, sess, queries, rels, t0)
-    except Exception as e:  # the charge stands: say so, without data
-        failed = failed or e
+    shown: dict[str, Any] = {}  # the releases whose files were written, to print
+    # steps: the charge and computation of the whole batch, then writing each query's files
+    with Steps(n + 1, "dpcert release", progress_mode(getattr(args, "quiet", False))) as steps:
+        steps.note(f"charging the spec as one batch and computing {n} quer"
+                   f"{'y' if n == 1 else 'ies'}")
+        try:  # one charge for the whole spec: a batch declared in advance (PLD inside it)
+            rels = sess.release_all([(q, b, name) for name, q, b in queries], alpha=args.alpha)
+        except DPCertError as e:  # after the charge, the releases computed so far are paid for
+            failed, rels = e, list(getattr(e, "partial", []))
+        steps.step(f"computed {len(rels)} of {n}")
+        try:
+            written, shown = _write_all(args, cur.out, sess, queries, rels, t0, steps)
+        except Exception as e:  # the charge stands: say so, without data
+            failed = failed or e
+    if shown and not args.json:
+        _print_summary(args, sess, written, shown)
     return _finish(args, sess, written, failed)
 
 
@@ -159,7 +159,8 @@ def _note_bound_defaults(spec: Any) -> None:
 
 
 def _write_all(args: argparse.Namespace, out: Path, sess: Any, queries: Any, rels: list[Any],
-               t0: float) -> dict[str, Any]:
+               t0: float, steps: Steps) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Write each query's files, then the reports; (what was written, the releases)."""
     results: dict[str, Any] = {}
     releases: dict[str, Any] = {}
     certs: dict[str, Any] = {}
@@ -171,9 +172,10 @@ def _write_all(args: argparse.Namespace, out: Path, sess: Any, queries: Any, rel
         cert = _write(out, f"{name}.certificate.json",
                       json.dumps(rel.certificate, indent=2, default=str))
         files[name] = {"csv": str(csv), "certificate": str(cert)}
-    _progress(len(results), len(queries), f"done in {time.perf_counter() - t0:.1f} s")
+        steps.step(f"wrote {name}")
+    steps.note(f"done in {time.perf_counter() - t0:.1f} s")
     if not results:
-        return {"queries": files}
+        return {"queries": files}, {}
     _write(out, "results.json", json.dumps({k: v.to_dicts() for k, v in results.items()},
                                            indent=2, default=str))
     _write(out, "certificate.json", json.dumps(certs, indent=2, default=str))
@@ -182,12 +184,18 @@ def _write_all(args: argparse.Namespace, out: Path, sess: Any, queries: Any, rel
 
     report = write_report(out, results, certs, sess)
     html = write_html_report(out, releases, certs)
-    if not args.json:
-        _print_tables(releases, args.alpha)
-        print(f"\nspent {sess.budget.describe(sess.spent)} of {sess.budget!r}; wrote {report}")
-        print(f"HTML report: {html}" if html else
-              'HTML report skipped: Jinja2 is not installed (pip install "dpcert[report]")')
-    return {"queries": files, "report": str(report), "html": str(html) if html else None}
+    return ({"queries": files, "report": str(report), "html": str(html) if html else None},
+            releases)
+
+
+def _print_summary(args: argparse.Namespace, sess: Any, written: dict[str, Any],
+                   releases: dict[str, Any]) -> None:
+    """The released tables and where the reports are (after the progress display closed)."""
+    _print_tables(releases, args.alpha)
+    print(f"\nspent {sess.budget.describe(sess.spent)} of {sess.budget!r}; wrote "
+          f"{written['report']}")
+    print(f"HTML report: {written['html']}" if written["html"] else
+          'HTML report skipped: Jinja2 is not installed (pip install "dpcert[report]")')
 
 
 def _print_tables(releases: dict[str, Any], alpha: float) -> None:
@@ -309,4 +317,13 @@ def register(sub: Any) -> None:
                    help="--dry-run: rows per group at which mean, variance and quantile "
                         f"intervals are stated (default {GROUP_SIZE})")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_quiet_flag(p)
     p.set_defaults(func=run)
+
+
+def add_quiet_flag(p: Any) -> None:
+    """``--quiet``: no progress on stderr (progress shows a bar on a terminal, plain lines
+    elsewhere; `dpcert.cli.progress`)."""
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress on stderr (a live bar on a terminal, with rich installed; "
+                        "plain lines when stderr is not a terminal)")

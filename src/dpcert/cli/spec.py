@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Valida
 from dpcert.errors import InvalidParameter
 
 __all__ = ["CuratorConfig", "ReleaseSpec", "SpecError", "applied_defaults", "json_schema",
-           "load_spec", "parse_spec"]
+           "load_spec", "parse_spec", "query_label", "query_span"]
 
 
 class SpecError(InvalidParameter):
@@ -133,7 +133,7 @@ class ReleaseSpec(BaseModel):
 
 
 class CuratorConfig(BaseModel):
-    """The curator config file of ``dpcert release`` (:mod:`dpcert.cli.curator`; every key
+    """The curator config file of ``dpcert release`` (`dpcert.cli.curator`; every key
     optional, a flag wins over it)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -176,9 +176,41 @@ def parse_spec(text: str, where: str) -> ReleaseSpec:
         return ReleaseSpec.model_validate(raw)
     except ValidationError as e:
         errors = _merge_alternatives(_drop_misspelled_missing(e.errors()))
-        problems = sorted(dict.fromkeys(_describe(err, text, where) for err in errors),
+        names = _query_names(raw)
+        problems = sorted(dict.fromkeys(_describe(err, text, where, names) for err in errors),
                           key=_line_number)
     raise SpecError("\n".join(problems))
+
+
+def _query_names(raw: dict[str, Any]) -> list[str | None]:
+    """The ``name`` each ``[[query]]`` of the raw TOML gives (``None`` where it gives none or
+    not a string), to name a query in an error as the analyst does."""
+    queries = raw.get("query")
+    if not isinstance(queries, list):
+        return []
+    return [q.get("name") if isinstance(q, dict) and isinstance(q.get("name"), str) else None
+            for q in queries]
+
+
+def query_label(index: int, names: list[str | None]) -> str:
+    """``query 'wages'`` for a named query, ``query 2`` otherwise (``index`` from 0)."""
+    name = names[index] if index < len(names) else None
+    return f"query {name!r}" if name is not None else f"query {index + 1}"
+
+
+def query_span(text: str, index: int) -> tuple[int, int]:
+    """0-based lines ``[start, end)`` of the ``index``-th ``[[query]]`` table of ``text``: from
+    its header to the next header that is not one of its sub-tables (``[query.budget]``,
+    ``[[query.aggregates]]``).  ``(0, 0)`` when there is no such table."""
+    lines = [ln.split("#", 1)[0].strip() for ln in text.splitlines()]
+    starts = [i for i, ln in enumerate(lines) if ln == "[[query]]"]
+    if index >= len(starts):
+        return 0, 0
+    start = starts[index]
+    for i in range(start + 1, len(lines)):
+        if lines[i].startswith("[") and not lines[i].startswith(("[query.", "[[query.")):
+            return start, i
+    return start, len(lines)
 
 
 def _drop_misspelled_missing(errors: list[Any]) -> list[Any]:
@@ -238,12 +270,12 @@ def _line_number(message: str) -> int:
 
 # -- error messages ---------------------------------------------------------------------------
 
-def _section(loc: tuple[Any, ...]) -> str:
+def _section(loc: tuple[Any, ...], names: list[str | None] | None = None) -> str:
     if not loc:
         return "the spec"
     if loc[0] == "query" and len(loc) > 1 and isinstance(loc[1], int):
         rest = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc[2:])
-        return f"query {loc[1] + 1}" + (f" {rest.lstrip('.')}" if rest else "")
+        return query_label(loc[1], names or []) + (f" {rest.lstrip('.')}" if rest else "")
     return f"[{loc[0]}]" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}"
                                    for p in loc[1:])
 
@@ -273,23 +305,23 @@ def _flat_args(t: Any) -> list[Any]:
 
 
 def _line(text: str, key: str, loc: tuple[Any, ...]) -> int:
-    """1-based line of ``key =`` inside the section of ``loc`` (its ``[[query]]``)."""
+    """1-based line of ``key =`` inside the table of ``loc`` (its ``[[query]]``, searched up to
+    the next table only: tomllib keeps no positions), or the table's header line."""
     lines = text.splitlines()
-    start = 0
+    start, end = 0, len(lines)
     if loc and loc[0] == "query" and len(loc) > 1 and isinstance(loc[1], int):
-        starts = [i for i, ln in enumerate(lines) if ln.strip() == "[[query]]"]
-        start = starts[loc[1]] if loc[1] < len(starts) else 0
+        start, end = query_span(text, loc[1])
     elif loc:
         head = [i for i, ln in enumerate(lines) if ln.strip().startswith(f"[{loc[0]}]")]
         start = head[0] if head else 0
     pat = re.compile(rf"(^|[\s{{,]){re.escape(str(key))}\s*=")
-    for i in range(start, len(lines)):
+    for i in range(start, end):
         if pat.search(lines[i].split("#", 1)[0]):
             return i + 1
     return start + 1
 
 
-def _describe(err: Any, text: str, where: str) -> str:
+def _describe(err: Any, text: str, where: str, names: list[str | None]) -> str:
     loc = tuple(err["loc"])
     kind = err["type"]
     if kind == "extra_forbidden":
@@ -297,23 +329,23 @@ def _describe(err: Any, text: str, where: str) -> str:
         line = _line(text, key if parent else f"[{key}", parent) if parent else \
             _top_line(text, key)
         if key in CURATOR_KEYS:
-            return f"{where}:{line}: {_section(parent)}: {key!r} is not for a spec: " \
+            return f"{where}:{line}: {_section(parent, names)}: {key!r} is not for a spec: " \
                    f"{CURATOR_KEYS[key]}; nothing was read or charged"
         model = _model_at(parent)
         allowed = sorted(model.model_fields) if model else []
         near = difflib.get_close_matches(key, allowed, n=1)
         hint = f" (did you mean {near[0]!r}?)" if near else ""
-        return (f"{where}:{line}: {_section(parent)}: unknown key {key!r}{hint}; allowed: "
+        return (f"{where}:{line}: {_section(parent, names)}: unknown key {key!r}{hint}; allowed: "
                 f"{', '.join(allowed)}")
     field = str(loc[-1]) if loc and not isinstance(loc[-1], int) else None
     named = [p for p in loc if not isinstance(p, int)]
     line = _line(text, named[-1], loc) if named and len(named) > 1 else _top_line(
         text, named[0] if named else "")
     if kind == "missing":
-        return f"{where}:{line}: {_section(loc[:-1])}: {field!r} is required"
+        return f"{where}:{line}: {_section(loc[:-1], names)}: {field!r} is required"
     value = err.get("input")
     shown = repr(value) if not isinstance(value, dict) else "a table"
-    return f"{where}:{line}: {_section(loc)}: {err['msg']} (got {shown[:80]})"
+    return f"{where}:{line}: {_section(loc, names)}: {err['msg']} (got {shown[:80]})"
 
 
 def _top_line(text: str, key: str) -> int:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -68,13 +69,18 @@ def run(args: argparse.Namespace) -> int:
         path = Path(tmp) / "sql-query.toml"
         path.write_text(text, encoding="utf-8")
         args.spec = str(path)
-        return release(args)
+        try:
+            return release(args)
+        except SpecError as e:  # the scratch spec's lines mean nothing to the user: drop them
+            where = re.compile(rf"{re.escape(str(path))}:\d+:? ?(?:\((query '[^']*')\))?")
+            raise SpecError(where.sub(lambda m: m.group(1) or "", str(e))) from None
 
 
 def register(sub: Any) -> None:
     """Add the ``sql`` sub-command."""
     from dpcert.cli.curator import add_curator_flags
     from dpcert.cli.exits import EPILOG
+    from dpcert.cli.release import add_quiet_flag
 
     p = sub.add_parser(
         "sql", help="DP release of one SQL query on the curator's table",
@@ -95,4 +101,5 @@ def register(sub: Any) -> None:
     p.add_argument("--alpha", type=float, default=None,
                    help="1 - confidence level of the intervals (default 0.05)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_quiet_flag(p)
     p.set_defaults(func=run)

@@ -5,7 +5,7 @@ Without ``--n`` the verifier first tries a proof for every input size; ``--json`
 object (``verdict``, ``sizes``, ``claim``, ``witness`` for a refutation, ``confirmation`` with
 ``--confirm``: draws, counts, confidence, ``epsilon_lower``, ``confirmed``, ``needed_draws``).
 Exit codes: 0 PROVED; 1 REFUTED or UNKNOWN (not proved: ``--json`` says which); 2 for a program
-or option that is invalid (:mod:`dpcert.cli.exits`).
+or option that is invalid (`dpcert.cli.exits`).
 """
 
 from __future__ import annotations

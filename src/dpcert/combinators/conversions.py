@@ -1,20 +1,20 @@
 """Conversions between privacy measures, and composition theorems for (ε, δ)-DP.
 
 All conversions return *upper* bounds.  Where exp/log are needed they are evaluated in binary64
-and widened upwards (relative 1e-10 + absolute 1e-12, see :mod:`dpcert.accounting._convert`), and
+and widened upwards (relative 1e-10 + absolute 1e-12, see `dpcert.accounting._convert`), and
 the result is returned as an exact ``Fraction`` at least that large.
 
-* :func:`make_pureDP_to_zCDP`: ε-DP ⇒ (ε²/2)-zCDP (Bun & Steinke 2016, Prop. 1.4), exact; an
+* `make_pureDP_to_zCDP`: ε-DP ⇒ (ε²/2)-zCDP (Bun & Steinke 2016, Prop. 1.4), exact; an
   ε-bounded-range measurement (its event is a ``BoundedRangeEvent``: the exponential mechanism)
   ⇒ (ε²/8)-zCDP (Cesar & Rogers 2021, Lemma 3.2).
-* :func:`make_pureDP_to_approxDP`: ε-DP ⇒ (ε, 0)-DP (by definition), exact.
-* :func:`make_zCDP_to_approxDP`: ρ-zCDP ⇒ (ε, δ)-DP with the tight conversion of Canonne,
+* `make_pureDP_to_approxDP`: ε-DP ⇒ (ε, 0)-DP (by definition), exact.
+* `make_zCDP_to_approxDP`: ρ-zCDP ⇒ (ε, δ)-DP with the tight conversion of Canonne,
   Kamath & Steinke (2020, Cor. 13).
-* :func:`make_renyiDP_to_approxDP`: improved RDP conversion (Balle et al. 2020, Thm. 21;
+* `make_renyiDP_to_approxDP`: improved RDP conversion (Balle et al. 2020, Thm. 21;
   Asoodeh et al. 2021), minimised over the measure's orders.
-* :func:`advanced_composition` / :func:`make_advanced_composition`: Dwork, Rothblum & Vadhan
+* `advanced_composition` / `make_advanced_composition`: Dwork, Rothblum & Vadhan
   (2010): k-fold (ε, δ) is (√(2k ln(1/δ')) ε + kε(e^ε − 1), kδ + δ').
-* :func:`optimal_composition_epsilon` / :func:`make_optimal_composition`: the optimal
+* `optimal_composition_epsilon` / `make_optimal_composition`: the optimal
   homogeneous composition of Kairouz, Oh & Viswanath (2015) in the form of Murtagh & Vadhan
   (2016): k-fold (ε, δ) is (ε', 1 − (1 − δ)^k (1 − δ')) with
   δ' = Σ_l C(k, l) (e^{(k−l)ε} − e^{ε'} e^{lε})_+ / (1 + e^ε)^k.

@@ -11,7 +11,7 @@ Privacy at ``d = (u, l0, l∞, l1)``: the parts restricted to keys present in bo
 ``ε(d) = Σ parts' maps``-DP; a key present on one side only has count at most
 ``c = per_group_change(count, d)`` there, and at most ``l0`` such keys exist, so some is released
 with probability at most ``δ(d) = l0 · P(Z ≥ τ − c)``; the release is ``(ε(d), δ(d))``-DP.
-:func:`dpcert.mechanisms.threshold.keyed_threshold` picks τ for a target δ.
+`dpcert.mechanisms.threshold.keyed_threshold` picks τ for a target δ.
 
 Examples
 --------

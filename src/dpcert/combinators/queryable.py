@@ -1,11 +1,11 @@
 """Adaptive composition: a privacy filter / odometer that charges before it runs.
 
-A :class:`Queryable` holds the data privately.  Each measurement submitted is first *charged*
+A `Queryable` holds the data privately.  Each measurement submitted is first *charged*
 (its loss at ``d_in`` in the queryable's measure is added to what has been spent) and only then
 run; a filter with a ``budget`` refuses, before running anything, a query whose charge would make
-the total exceed the budget, raising :class:`~dpcert.errors.BudgetExceeded` naming what remains.
+the total exceed the budget, raising `BudgetExceeded` naming what remains.
 Queries may be chosen adaptively from earlier answers.  A filter with a ``PureDP``,
-``ApproxDP`` or ``ZCDP`` budget keeps it with :class:`dpcert.accounting.PrivacyFilter` over the
+``ApproxDP`` or ``ZCDP`` budget keeps it with `dpcert.accounting.PrivacyFilter` over the
 queries' accounting events (``Measurement.event``): Σε, Σρ, or for (ε, δ) the Gaussian-DP filter
 (Smith & Thakurta 2022) when the first query is a Gaussian and otherwise the (ε, δ) filter with
 each query at a point of its own PLD curve (Rogers, Roth, Ullman & Vadhan 2016; Whitehouse,
@@ -162,7 +162,7 @@ class Queryable:
 
 def make_filter(input_domain: Domain, input_metric: Metric, budget: Measure,
                 d_in: Any = 1) -> Measurement:
-    """A measurement whose output is a :class:`Queryable` that never spends more than ``budget``
+    """A measurement whose output is a `Queryable` that never spends more than ``budget``
     for inputs ``d_in`` apart.
 
     ``budget`` carries an amount (``PureDP(1.0)``, ``ApproxDP(1.0, 1e-6)``, ``ZCDP(0.5)``).
@@ -194,5 +194,5 @@ def make_filter(input_domain: Domain, input_metric: Metric, budget: Measure,
 
 def make_odometer(data: Any, input_domain: Domain, input_metric: Metric, measure: Measure,
                   d_in: Any = 1) -> Queryable:
-    """A :class:`Queryable` without a budget that records what it spends (an odometer)."""
+    """A `Queryable` without a budget that records what it spends (an odometer)."""
     return Queryable(data, input_domain, input_metric, type(measure)(), d_in, None)

@@ -1,7 +1,7 @@
-"""Leaf helpers shared by :class:`Transformation` and :class:`Measurement`: frozen parameters,
-JSON-friendly values and the proof-note/children bookkeeping that :mod:`dpcert.core.trace` reads.
+"""Leaf helpers shared by `Transformation` and `Measurement`: frozen parameters,
+JSON-friendly values and the proof-note/children bookkeeping that `dpcert.core.trace` reads.
 
-This module imports nothing from the rest of :mod:`dpcert.core`, so the component classes can
+This module imports nothing from the rest of `dpcert.core`, so the component classes can
 depend on it without a cycle.
 """
 

@@ -1,12 +1,12 @@
 """Chaining with ``>>``: transformation >> transformation, transformation >> measurement,
 measurement >> post-processing, and ``then_*`` partial constructors.
 
-This module is a facade: the code lives in :mod:`~dpcert.core.partial` (leaf),
-:mod:`~dpcert.core.measurement` (post-processing) and :mod:`~dpcert.core.transformation`
+This module is a facade: the code lives in `partial` (leaf),
+[`measurement`][dpcert.core.measurement] (post-processing) and `transformation`
 (chains), which import one another in that direction only.
 
 Chaining checks that the output space of the left side is the input space of the right side and
-raises :class:`~dpcert.errors.DomainMismatch` or :class:`~dpcert.errors.MetricMismatch` showing
+raises `DomainMismatch` or `MetricMismatch` showing
 both sides otherwise.
 
 Privacy of a chain (see ``docs/proofs/chaining.md``): if ``T`` is stable with map ``s`` and ``M``

@@ -1,7 +1,7 @@
 """Domains: the sets of values a transformation or measurement accepts and produces.
 
 A domain answers ``member(x)``.  Calling a component on data outside its input domain raises
-:class:`~dpcert.errors.OutOfDomain` before any computation, so the assumptions that privacy proofs
+`OutOfDomain` before any computation, so the assumptions that privacy proofs
 rely on (finite values, bounds, sizes) are always checked, not hoped for.
 
 Examples
@@ -41,7 +41,7 @@ class Domain:
         raise NotImplementedError
 
     def check_member(self, x: Any, name: str = "data") -> None:
-        """Raise :class:`OutOfDomain` (with the reason) unless ``x`` is a member."""
+        """Raise `OutOfDomain` (with the reason) unless ``x`` is a member."""
         reason = self.why_not(x)
         if reason is not None:
             raise OutOfDomain(f"{name} is not in {self!r}: {reason}")

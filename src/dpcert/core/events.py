@@ -1,7 +1,7 @@
 """Accounting as data: frozen descriptions of what a release did (its *events*).
 
 An event says which mechanism ran and with which parameters; an accountant
-(:mod:`dpcert.accounting`) turns a sequence of events into a privacy guarantee.  The design follows
+(`dpcert.accounting`) turns a sequence of events into a privacy guarantee.  The design follows
 Google's ``dp_accounting`` event trees; parameters are stored as exact ``Fraction``.
 
 Neighbouring relation.  A base event describes one mechanism on neighbouring inputs at the
@@ -82,7 +82,7 @@ class Event:
     """Base class of accounting events (all subclasses are frozen dataclasses).
 
     ``neighbours`` is the neighbouring relation a base event is stated for (see the module
-    docstring); wrappers derive theirs (:func:`relation_of`).
+    docstring); wrappers derive theirs ([`relation_of`][dpcert.core.events.relation_of]).
     """
 
     # Not part of equality: the relation is checked when events nest, never changes a number.
@@ -351,7 +351,7 @@ class SampledWithoutReplacementEvent(Event):
     ``population_size`` (replace-one neighbours; sampling rate γ = sample_size / population_size).
 
     ``event`` must be stated for replace-one neighbours (or unstated), or be a
-    :class:`PoissonSampledEvent`, whose replace-one guarantee is then used; any other add/remove
+    `PoissonSampledEvent`, whose replace-one guarantee is then used; any other add/remove
     statement is refused.
     """
 
@@ -430,7 +430,7 @@ def with_relation(event: Event, neighbours: Relation | None) -> Event:
     """``event`` with every unstated base event stated for ``neighbours``.
 
     Stated parts are kept; a stated part for the other relation raises
-    :class:`~dpcert.errors.InvalidParameter`.  Used by ``Measurement.event`` to stamp the relation
+    `InvalidParameter`.  Used by ``Measurement.event`` to stamp the relation
     of the measurement's input metric.
 
     Examples
@@ -465,9 +465,9 @@ def with_relation(event: Event, neighbours: Relation | None) -> Event:
 def event_from_distance(measure: Measure, distance: Any) -> Event:
     """The event of a measurement that states only its privacy loss ``distance`` in ``measure``.
 
-    ``PureDP`` ε → :class:`PureEvent`, ``ApproxDP`` (ε, δ) → :class:`ApproxEvent`, ``ZCDP`` ρ →
-    :class:`ZCDPEvent`.  A Rényi curve is not an event any accountant here can use exactly, so
-    ``RenyiDP`` raises :class:`~dpcert.errors.UnsupportedEvent`.  A zero loss gives an empty
+    ``PureDP`` ε → `PureEvent`, ``ApproxDP`` (ε, δ) → `ApproxEvent`, ``ZCDP`` ρ →
+    `ZCDPEvent`.  A Rényi curve is not an event any accountant here can use exactly, so
+    ``RenyiDP`` raises `UnsupportedEvent`.  A zero loss gives an empty
     composition.
 
     Examples
@@ -502,13 +502,13 @@ class BoundedRangeEvent(PureEvent):
     """An ε-*bounded-range* mechanism: for neighbours, ``sup_c log P(c|x)/P(c|x') − inf_c log
     P(c|x)/P(c|x') ≤ ε`` (Durfee & Rogers 2019).
 
-    It is an ε-DP :class:`PureEvent` (every accountant that takes a ``PureEvent`` may treat it as
+    It is an ε-DP `PureEvent` (every accountant that takes a ``PureEvent`` may treat it as
     one), and it is also ``ε²/8``-zCDP (Cesar & Rogers 2021, Lemma 3.2; Dong, Durfee & Rogers
     2020 for its optimal composition), which the zCDP accountant and
-    :func:`dpcert.c.make_pureDP_to_zCDP` charge instead of ``ε²/2``.  The exponential mechanism
+    `dpcert.c.make_pureDP_to_zCDP` charge instead of ``ε²/2``.  The exponential mechanism
     (and report-noisy-max with Gumbel noise, the same distribution) is ε-bounded-range;
     permute-and-flip and report-noisy-max with Laplace noise are not known to be, and keep
-    :class:`PureEvent`.  Proof: ``docs/proofs/exponential.md``.
+    [`PureEvent`][dpcert.core.events.PureEvent].  Proof: ``docs/proofs/exponential.md``.
 
     Examples
     --------

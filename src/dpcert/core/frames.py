@@ -1,7 +1,7 @@
 """Spaces of the data engine: frames, grouped statistics, and distances counted in privacy units.
 
-Core never imports a dataframe library: a :class:`FrameDomain` is told how to read a frame's
-schema (``schema_of``, given by the backend), and :meth:`UnitDistance.distance` reads concrete
+Core never imports a dataframe library: a `FrameDomain` is told how to read a frame's
+schema (``schema_of``, given by the backend), and `UnitDistance.distance` reads concrete
 frames through the generic row readers below (Polars, pandas, Spark or a mapping of columns).
 
 =====================  =========================================================================
@@ -104,7 +104,7 @@ class UnitDistance(Metric):
     Two frames are ``d`` apart when ``d`` is the size of the symmetric difference of their
     multisets of *units*, a unit being the multiset of its rows (so changing one unit's rows
     counts 2: remove and add).  ``unit=None`` makes every row its own unit (this is then
-    :class:`~dpcert.core.metrics.SymmetricDistance` on rows).  Unit values are compared exactly
+    `SymmetricDistance` on rows).  Unit values are compared exactly
     after canonicalisation: every NaN is one unit, ``-0.0`` is ``0.0``, null is one unit.
     """
 
@@ -146,7 +146,7 @@ class GroupDistance(Metric):
     ``l1`` is what makes group privacy linear: ``d`` units of at most ``G`` groups and ``R`` rows
     per group change at most ``d·G·R`` rows in total, whereas ``l0·l∞ = d²·G·R``.
 
-    It is the output metric of contribution bounding (:mod:`dpcert.transformations.frame`); a
+    It is the output metric of contribution bounding (`dpcert.transformations.frame`); a
     statistic selected from the groups turns it into an L1 or L2 vector distance.
     """
 
@@ -177,7 +177,7 @@ class FrameDomain(Domain):
     ``bounds`` (``(by, max_groups, max_rows_per_group)``) records that contribution bounding
     was applied; ``schema_of`` reads a frame's schema (the backend's ``schema``).
     ``neighbours`` (optional, for auditing) maps ``d_in`` to pairs of concrete member frames at
-    most ``d_in`` units apart (see :meth:`neighbour_pairs`).
+    most ``d_in`` units apart (see `neighbour_pairs`).
     """
 
     schema: tuple[tuple[str, str], ...]
@@ -220,7 +220,7 @@ class FrameDomain(Domain):
 class GroupedDomain(Domain):
     """Exact integer statistics per group: objects with ``keys`` (one tuple per group) and
     ``values`` (stat name → integer array with one row per group), as
-    :class:`dpcert.backends.base.GroupedStats`.
+    `dpcert.backends.base.GroupedStats`.
 
     ``keys`` is the public key list (fixed order) or ``None`` for private keys (the groups
     present in the data).

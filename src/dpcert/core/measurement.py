@@ -1,6 +1,6 @@
 """Private measurements: randomized maps from a (domain, metric) to a privacy measure.
 
-A :class:`Measurement` is private in the sense that for inputs ``d_in`` apart under
+A `Measurement` is private in the sense that for inputs ``d_in`` apart under
 ``input_metric``, the output distributions are ``privacy_map(d_in)`` apart under
 ``output_measure``.  ``M >> f`` post-processes the output with any function and keeps the map.
 
@@ -38,29 +38,35 @@ class Measurement:
 
     Parameters
     ----------
-    input_domain, input_metric
-        The space of inputs and how distance between inputs is measured.
+    input_domain
+        The space of inputs.
+    input_metric
+        How distance between inputs is measured.
     output_measure
         The privacy measure the map is stated in (``PureDP()``, ``ZCDP()``, ...).
     function
         The randomized map; called only on members of ``input_domain``.
     privacy_map
         ``d_in ↦ d_out``: the privacy loss for inputs ``d_in`` apart (monotone in ``d_in``).
-    name, params
-        A label and the constructor's parameters, for certificates and reports.
+    name
+        A label, for certificates and reports.
+    params
+        The constructor's parameters, for certificates and reports.
     event_map
         Optional ``d_in ↦ accounting event`` so accountants can compose this measurement
-        tightly (see :mod:`dpcert.accounting`).
+        tightly (see [`dpcert.accounting`][dpcert.accounting]).
     accuracy_map
         Optional ``alpha ↦ a``, for additive-noise measurements: the half-width ``a`` such that
-        ``P(|noise| > a) ≤ alpha`` (per coordinate); see :meth:`accuracy`.
+        ``P(|noise| > a) ≤ alpha`` (per coordinate); see `accuracy`.
     batch_map
         Optional ``(data, n) ↦ n`` independent releases on the same data, vectorised; it must
-        have exactly the distribution of ``n`` calls of ``function`` (see :meth:`sample`).
-    children, wiring
-        The components a combinator is built from, and how they receive ``d_in``
-        (``"chain"``: each child gets the previous child's ``d_out``; ``"shared"``: all get the
-        parent's); read by :func:`dpcert.core.trace.trace` for certificates.
+        have exactly the distribution of ``n`` calls of ``function`` (see `sample`).
+    children
+        The components a combinator is built from; read by `dpcert.core.trace.trace` for
+        certificates.
+    wiring
+        How the children receive ``d_in``: ``"chain"``, each child gets the previous child's
+        ``d_out``; ``"shared"``, all get the parent's.
     proof
         The proof note (a file in ``docs/proofs/``) of the constructor's privacy map.
     """
@@ -98,7 +104,7 @@ class Measurement:
         return self.output_measure.compare(self.map(d_in), d_out)
 
     def event(self, d_in: Any = 1) -> Any:
-        """This measurement as an accounting event at ``d_in`` (see :mod:`dpcert.accounting`)."""
+        """This measurement as an accounting event at ``d_in`` (see `dpcert.accounting`)."""
         from dpcert.core.events import event_from_distance, relation_for_metric, with_relation
 
         d = self.input_metric.validate_d_in(d_in)

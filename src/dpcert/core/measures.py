@@ -1,7 +1,7 @@
 """Privacy measures: the divergences in which a measurement's privacy is stated.
 
 A measure object plays two roles.  Bare (``PureDP()``) it names the measure a
-:class:`~dpcert.core.measurement.Measurement` is private under.  With an amount (``PureDP(1.0)``,
+`Measurement` is private under.  With an amount (``PureDP(1.0)``,
 ``ApproxDP(1.0, 1e-6)``, ``ZCDP(0.5)``) it is also a *budget* or a *claim* in that measure.
 
 Distances in a measure (the ``d_out`` of a privacy map) are exact:
@@ -12,7 +12,7 @@ measure        distance
 ``PureDP``     ε, a ``Fraction`` ≥ 0
 ``ApproxDP``   (ε, δ), a pair of ``Fraction`` with ε ≥ 0 and 0 ≤ δ ≤ 1
 ``ZCDP``       ρ, a ``Fraction`` ≥ 0 (Bun & Steinke 2016)
-``RenyiDP``    a :class:`RenyiCurve`: α ↦ ε(α) (Mironov 2017)
+``RenyiDP``    a [`RenyiCurve`][dpcert.core.measures.RenyiCurve]: α ↦ ε(α) (Mironov 2017)
 =============  ===========================================================
 
 ``measure.compare(a, b)`` is True when distance ``a`` is at least as private as ``b`` (a ≤ b),
@@ -96,7 +96,7 @@ class Measure:
         return type(self) is type(other)
 
     def check_same_kind(self, other: Measure, what: str = "measure") -> None:
-        """Raise :class:`MeasureMismatch` unless ``other`` is the same measure."""
+        """Raise `MeasureMismatch` unless ``other`` is the same measure."""
         if not self.same_kind(other):
             raise MeasureMismatch(
                 f"{what}: expected {type(self).__name__}, got {type(other).__name__}"
@@ -290,9 +290,9 @@ class RenyiCurve:
 
 @dataclass(frozen=True)
 class RenyiDP(Measure):
-    """Rényi differential privacy (Mironov 2017), distances are :class:`RenyiCurve`.
+    """Rényi differential privacy (Mironov 2017), distances are `RenyiCurve`.
 
-    Two curves are compared on ``orders`` (by default :data:`DEFAULT_RENYI_ORDERS`); ``budget``
+    Two curves are compared on ``orders`` (by default `DEFAULT_RENYI_ORDERS`); ``budget``
     optionally carries a curve as a claim.
     """
 

@@ -1,7 +1,7 @@
 """``then_*`` partial constructors: a constructor waiting for its input space.
 
 ``(domain, metric) >> then_x(...)`` builds the component; ``t >> then_x(...)`` is handled by
-:meth:`dpcert.core.transformation.Transformation.__rshift__`.  This module is a leaf of the core
+`dpcert.core.transformation.Transformation.__rshift__`.  This module is a leaf of the core
 (it does not import the component classes), which keeps the chaining code free of import cycles.
 
 Examples

@@ -1,6 +1,6 @@
 """Walk a chain and evaluate every step's map: the body of a certificate.
 
-``trace(m, d_in)`` yields one :class:`Step` per constructor in a transformation or measurement:
+``trace(m, d_in)`` yields one `Step` per constructor in a transformation or measurement:
 its name, parameters, the ``d_in`` it sees, the ``d_out`` its own map gives there, and its proof
 note.  Chains (``>>``) are structural: they contribute no step of their own, and each child sees
 the previous child's ``d_out``.  Other composites (composition, conversions, post-processing,

@@ -1,6 +1,6 @@
 """Stable transformations: deterministic maps between (domain, metric) pairs.
 
-A :class:`Transformation` is *c-stable* in the sense of McSherry (2009): if two inputs are within
+A `Transformation` is *c-stable* in the sense of McSherry (2009): if two inputs are within
 ``d_in`` under ``input_metric`` then their outputs are within ``stability_map(d_in)`` under
 ``output_metric``.  ``stability_map`` returns the smallest such bound this library can prove.
 
@@ -40,22 +40,34 @@ class Transformation:
 
     Parameters
     ----------
-    input_domain, input_metric
-        The space of inputs and how distance between inputs is measured.
-    output_domain, output_metric
-        The space of outputs and how distance between outputs is measured.
+    input_domain
+        The space of inputs.
+    input_metric
+        How distance between inputs is measured.
+    output_domain
+        The space of outputs.
+    output_metric
+        How distance between outputs is measured.
     function
         The map itself; called only on members of ``input_domain``.
     stability_map
         ``d_in ↦ d_out``: a bound on output distance for inputs ``d_in`` apart (monotone).
-    name, params
-        A label and the constructor's parameters, used in certificates and reports.
+    name
+        A label, used in certificates and reports.
+    params
+        The constructor's parameters, used in certificates and reports.
     randomized
         Whether ``function`` draws randomness (e.g. contribution bounding with a fresh key per
         call).  A chain batches a deterministic transformation once for ``n`` draws of the
-        measurement after it; a randomized one is re-run per draw (see :meth:`Measurement.sample`).
-    children, wiring, proof
-        As for :class:`~dpcert.core.measurement.Measurement` (read by :mod:`dpcert.core.trace`).
+        measurement after it; a randomized one is re-run per draw (see `Measurement.sample`).
+    children
+        The components a combinator is built from, as for
+        [`Measurement`][dpcert.core.measurement.Measurement] (read by `dpcert.core.trace`).
+    wiring
+        How the children receive ``d_in``, as for
+        [`Measurement`][dpcert.core.measurement.Measurement].
+    proof
+        The proof note (a file in ``docs/proofs/``) of the constructor's stability map.
     """
 
     input_domain: Domain

@@ -1,18 +1,18 @@
 """Admission: a plan and its data turned into a closed internal form before anything is charged.
 
-:func:`admit_plan` reads the schema only (never a row) and returns an :class:`Admission`:
+`admit_plan` reads the schema only (never a row) and returns an `Admission`:
 
 * every column the plan reads -- the privacy unit, group keys, values and the columns filters
   read -- gets an internal positional name (``c0``, ``c1``, ...) and an internal type from the
-  closed set of :mod:`dpcert.backends.admission`; a column whose type the engine cannot carry
-  end to end is refused with :class:`~dpcert.errors.InadmissibleColumn` naming the column, its
+  closed set of `dpcert.backends.admission`; a column whose type the engine cannot carry
+  end to end is refused with `InadmissibleColumn` naming the column, its
   type and the nearest cast;
 * filters pass the backend's allow-list and are rewritten to read the internal names;
 * public keys are cast strictly to their column's type (refused if they do not fit or repeat),
   then mapped as the column is.
 
-The compiled release (:func:`dpcert.frame.compile.compile_plan`) then starts with
-:func:`make_admit`, a 1-stable transformation to the admitted frame, and everything after it sees
+The compiled release (`dpcert.frame.compile.compile_plan`) then starts with
+`make_admit`, a 1-stable transformation to the admitted frame, and everything after it sees
 internal names and admitted types only: user names live in the plan and in the output.
 
 Examples
@@ -117,7 +117,7 @@ def _internal(columns: Sequence[AdmittedColumn], user: str, role: Role) -> str:
 
 
 def admit_plan(plan: QueryPlan, backend: FrameOps, data: Any) -> Admission:
-    """The :class:`Admission` of ``plan`` on ``data`` (reads the schema only; raises before
+    """The `Admission` of ``plan`` on ``data`` (reads the schema only; raises before
     anything is charged)."""
     native = dict(backend.native_schema(data))
     logical = dict(backend.schema(data))
@@ -144,7 +144,7 @@ def admit_plan(plan: QueryPlan, backend: FrameOps, data: Any) -> Admission:
 def admission_from_json(record: Any, plan: QueryPlan, user_schema: Mapping[str, str]
                         ) -> Admission:
     """The admission a certificate records (its ``admit`` step's ``columns``), for re-deriving
-    the privacy map without data.  A malformed record is :class:`InvalidParameter`."""
+    the privacy map without data.  A malformed record is `InvalidParameter`."""
     if not isinstance(record, list):
         raise InvalidParameter("admit.columns must be a list")
     cols = []

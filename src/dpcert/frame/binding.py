@@ -3,14 +3,14 @@ ledger's chain when the release is charged.
 
 A certificate is completed after its charge (the ledger's remaining budget and chain head are
 known only then), so the ledger cannot store the hash of the whole certificate.  It stores the
-SHA-256 of the certificate's *charge body* instead: the fields :data:`BODY_FIELDS`, everything
+SHA-256 of the certificate's *charge body* instead: the fields `BODY_FIELDS`, everything
 known before the charge — the plan with its filters, the schema, the budget, every step, the
 measurements with their noise scales, the charged amount, the contribution bounds, the privacy
 unit and neighbouring relation, the session's budget and total after the charge, the ledger
 dataset and its budget, the query's label and its place in a batch, the versions.  The hash is
-over :func:`canonical_json` (keys sorted, no spaces, UTF-8, no NaN), so anyone can recompute it
+over `canonical_json` (keys sorted, no spaces, UTF-8, no NaN), so anyone can recompute it
 from a certificate file; ``dpcert certificate check CERT --ledger LEDGER`` finds it in the chain
-at the position the certificate states (:mod:`dpcert.frame.certify`).
+at the position the certificate states (`dpcert.frame.certify`).
 
 Examples
 --------
@@ -63,7 +63,7 @@ def _finite(obj: Any) -> Any:
 
 def canonical_json(obj: Any) -> bytes:
     """The canonical encoding hashed: sorted keys, no spaces, UTF-8, non-finite floats tagged
-    (:func:`_finite`)."""
+    (`_finite`)."""
     try:
         return json.dumps(_finite(obj), sort_keys=True, separators=(",", ":"),
                           ensure_ascii=False, allow_nan=False).encode("utf-8")
@@ -73,7 +73,7 @@ def canonical_json(obj: Any) -> bytes:
 
 
 def charge_body_hash(cert: Mapping[str, Any]) -> str:
-    """SHA-256 (hex) of the charge body of ``cert`` (its :data:`BODY_FIELDS`; absent fields
+    """SHA-256 (hex) of the charge body of ``cert`` (its `BODY_FIELDS`; absent fields
     count as null)."""
     return hashlib.sha256(canonical_json({k: cert.get(k) for k in BODY_FIELDS})).hexdigest()
 

@@ -1,7 +1,7 @@
 """Release certificates: the charge body plus what is known only after the charge.
 
-:func:`release_certificate` completes a charge body (:func:`dpcert.frame.binding.charge_body`:
-the compiled chain's certificate of :func:`dpcert.frame.certify.compiled_certificate`, the
+`release_certificate` completes a charge body (`dpcert.frame.binding.charge_body`:
+the compiled chain's certificate of `dpcert.frame.certify.compiled_certificate`, the
 measurements, totals, contribution bounds, privacy unit, session and ledger binding, all fixed
 before the charge) with the creation time, the ledger's state right after the charge and the
 ``charge`` record: the body's SHA-256 and, with a ledger, where the chain stores it.

@@ -1,11 +1,11 @@
 """Certificates generated from the compiled chain, and their re-check.
 
-A certificate lists every step of the compiled measurement (:func:`dpcert.core.trace.trace` at
+A certificate lists every step of the compiled measurement (`dpcert.core.trace.trace` at
 one privacy unit): constructor, parameters, ``d_in``, ``d_out`` and proof note, plus the plan,
-the schema, the budget and the charged amount ``m.map(1)``.  :func:`check_certificate`
+the schema, the budget and the charged amount ``m.map(1)``.  `check_certificate`
 re-compiles the plan from the certificate and confirms the charged amount and every step,
 re-checks the filters with the engine's allow-list, and for a release's certificate re-derives
-every displayed field (:mod:`dpcert.frame.recheck`).
+every displayed field (`dpcert.frame.recheck`).
 
 Compatibility rules of the format (``"format": "dpcert-compiled-certificate/1"``): the fields
 ``plan``, ``schema``, ``budget``, ``charged`` and ``steps[*].{constructor, d_in, d_out, proof}``
@@ -54,7 +54,7 @@ __all__ = ["FORMAT", "CheckResult", "budget_from_json", "budget_json", "check_ce
 
 @dataclass(frozen=True)
 class CheckResult:
-    """The outcome of :func:`check_certificate`."""
+    """The outcome of `check_certificate`."""
 
     ok: bool
     charged: Any
@@ -65,11 +65,11 @@ def check_certificate(cert: Mapping[str, Any]) -> CheckResult:
     """Re-compile the certificate's plan under its budget and compare the charged amount and
     every step's constructor, ``d_in``, ``d_out`` and proof note; re-check every filter with
     the engine's allow-list; for a release's certificate, re-derive every displayed field
-    (:func:`dpcert.frame.recheck.release_mismatches`).  Internal consistency only: the
-    charge itself is confirmed against the ledger (:mod:`dpcert.frame.chargecheck`).
+    (`dpcert.frame.recheck.release_mismatches`).  Internal consistency only: the
+    charge itself is confirmed against the ledger (`dpcert.frame.chargecheck`).
 
     A certificate of the wrong shape, or whose plan dpcert cannot compile, raises
-    :class:`~dpcert.frame.certshape.CertificateError`."""
+    `CertificateError`."""
     from dpcert.frame.certshape import CertificateError, validate_certificate
     from dpcert.frame.recheck import filter_mismatches, release_mismatches
 
@@ -123,7 +123,7 @@ def _admit_steps(cert: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def _recompile(cert: Mapping[str, Any]) -> tuple[QueryPlan, Measure, Measurement]:
     """The certificate's plan, budget and compiled measurement; hostile values raise
-    :class:`~dpcert.frame.certshape.CertificateError`."""
+    `CertificateError`."""
     from dpcert.errors import DPCertError
     from dpcert.frame.admit import admission_from_json
     from dpcert.frame.certshape import CertificateError

@@ -1,13 +1,13 @@
 """Reading certificate files that may be hostile: a typed error for anything that is not a
 certificate of the expected shape, never a traceback.
 
-:func:`load_certificates` parses a certificate file (one release's certificate, a spec's
+`load_certificates` parses a certificate file (one release's certificate, a spec's
 combined ``certificate.json`` mapping query names to certificates, or a compiled certificate)
-and :func:`validate_certificate` checks its shape before anything is re-derived: the file is
-UTF-8 JSON without ``NaN``/``Infinity``, at most :data:`MAX_BYTES`, nested at most
-:data:`MAX_DEPTH` deep, integers within ±2⁶³, strings at most :data:`MAX_STRING` characters,
+and `validate_certificate` checks its shape before anything is re-derived: the file is
+UTF-8 JSON without ``NaN``/``Infinity``, at most `MAX_BYTES`, nested at most
+`MAX_DEPTH` deep, integers within ±2⁶³, strings at most `MAX_STRING` characters,
 every field of its kind present with its type and no field of another kind.  Each problem is a
-:class:`CertificateError` naming the field and what it holds.
+`CertificateError` naming the field and what it holds.
 
 Examples
 --------
@@ -166,7 +166,7 @@ def _fields(d: Mapping[str, Any], spec: Mapping[str, tuple[str, ...]], where: st
 
 def validate_certificate(cert: Any, where: str = "certificate") -> None:
     """Check the shape of one certificate (compiled, or a release's); raise
-    :class:`CertificateError` naming the first problem."""
+    `CertificateError` naming the first problem."""
     if not isinstance(cert, dict):
         raise CertificateError(f"{where} is a JSON {_type(cert)}, not an object")
     release = any(k in cert for k in RELEASE_FIELDS if k not in COMPILED_FIELDS)

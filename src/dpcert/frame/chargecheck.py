@@ -1,8 +1,8 @@
 """Confirming a release certificate's charge against the ledger that took it.
 
-:func:`charge_mismatches` opens the ledger read-only (which verifies its whole hash chain),
+`charge_mismatches` opens the ledger read-only (which verifies its whole hash chain),
 finds the charge at the position the certificate states, and confirms that the chain stores the
-hash of the certificate's charge body there (:mod:`dpcert.frame.binding`), that the charge's
+hash of the certificate's charge body there (`dpcert.frame.binding`), that the charge's
 event is the recompiled measurement's event (so its amount), that the ledger dataset's budget
 is the one the certificate states, and that the chain head and remaining budget the certificate
 shows are the ledger's right after that charge.  An edited certificate — its budget, plan,
@@ -35,7 +35,7 @@ def charge_mismatches(cert: Mapping[str, Any], ledger_path: str,
                       ) -> list[str]:
     """Why the ledger at ``ledger_path`` does not confirm ``cert``'s charge (empty: it does).
     ``m``/``budget``: the certificate's recompiled measurement and budget
-    (:func:`dpcert.frame.certify.check_certificate` gives them)."""
+    (`dpcert.frame.certify.check_certificate` gives them)."""
     from dpcert.accounting.codec import event_to_json
     from dpcert.accounting.ledger import Ledger, LedgerIntegrityError
     from dpcert.core.events import ComposedEvent

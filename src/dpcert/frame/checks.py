@@ -152,7 +152,7 @@ def check_public_keys(group_keys: Sequence[str], keys: Sequence[tuple[Any, ...]]
 
 
 def check_bounds_magnitude(what: str, bounds: tuple[float, float]) -> None:
-    """|bounds| ≤ :data:`MAX_BOUND`, so sums, squares and intervals stay finite."""
+    """|bounds| ≤ `MAX_BOUND`, so sums, squares and intervals stay finite."""
     for b in bounds:
         if abs(b) > MAX_BOUND:
             raise InvalidParameter(
@@ -161,7 +161,7 @@ def check_bounds_magnitude(what: str, bounds: tuple[float, float]) -> None:
 
 
 def check_quantile_cells(what: str, n_groups: int, candidates: int) -> None:
-    """Public keys × candidates must fit in :data:`MAX_QUANTILE_CELLS` (memory, refused before
+    """Public keys × candidates must fit in `MAX_QUANTILE_CELLS` (memory, refused before
     the charge)."""
     if n_groups * candidates > MAX_QUANTILE_CELLS:
         raise InvalidParameter(
@@ -192,7 +192,7 @@ def internal_prefix(columns: Sequence[str]) -> str:
 
 def check_schema(lf: pl.LazyFrame, plan: QueryPlan) -> dict[str, Any]:
     """Everything about ``plan`` that can be checked on the schema, before any charge (besides
-    the admission of its columns' types, :func:`dpcert.frame.admit.admit_plan`): columns
+    the admission of its columns' types, `dpcert.frame.admit.admit_plan`): columns
     exist, the unit can be compared exactly and is not a group key, filters
     are row-local and infallible, public keys fit their columns and are distinct, output names
     do not collide, bounds are finite enough.  Reads no rows.

@@ -1,4 +1,4 @@
-"""Compile a query plan into one core :class:`~dpcert.core.measurement.Measurement`.
+"""Compile a query plan into one core [`Measurement`][dpcert.core.measurement.Measurement].
 
 The chain is built only from core constructors, and its privacy map is the only source of what
 a release charges (design: ``design/engine-compile.md``; OpenDP and Tumult compile the same way)::
@@ -16,7 +16,7 @@ to the aggregates' weights -- a mean and a count share one noisy row count (issu
 with private keys the released count is the selection statistic, so no budget goes to a
 separate selection.  Fixed-point sums use the unit ``2^e`` with ``2^e ≤ 2^-20 ×`` the noise
 scale.  Before returning, the compiled map is checked against the budget (Tumult's self-check):
-``budget.compare(m.map(1), budget)``, else :class:`~dpcert.errors.BudgetExceeded`.
+``budget.compare(m.map(1), budget)``, else `BudgetExceeded`.
 
 Examples
 --------
@@ -207,13 +207,13 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
     alpha : interval level of the output table
     source : entropy for fresh bounding keys (tests only)
     neighbours : optional ``d_in ↦ [(frame, frame'), ...]`` for auditing (``FrameDomain``)
-    admission : the plan admitted on its data (:func:`dpcert.frame.admit.admit_plan`); releases
+    admission : the plan admitted on its data (`dpcert.frame.admit.admit_plan`); releases
         always pass one, so code after the charge reads internal names and admitted types only
 
     Returns
     -------
     Measurement
-        Output: a :class:`~dpcert.frame.postprocess.ReleaseTable` ``{column: list}`` with the
+        Output: a `ReleaseTable` ``{column: list}`` with the
         key columns, then per output name ``<name>``, ``<name>_ci_low``, ``<name>_ci_high``.
         Its ``map(1)`` is what the release costs.
     """
@@ -294,12 +294,12 @@ def compile_transformation(plan: QueryPlan, budget: Measure, *, schema: Mapping[
                            backend: FrameOps | None, key: bytes | None = None,
                            source: Any = None, neighbours: Any = None,
                            admission: Admission | None = None) -> CompiledPrefix:
-    """The transformation prefix of :func:`compile_plan` (same arguments): ``(FrameDomain,
+    """The transformation prefix of `compile_plan` (same arguments): ``(FrameDomain,
     UnitDistance) → (GroupedDomain, GroupDistance)``, exact integer statistics per group, with
     the StatSpecs (fixed-point exponents) that ``budget`` implies.  With an ``admission``
-    (:func:`dpcert.frame.admit.admit_plan`, what every release uses) the chain starts with
-    :func:`~dpcert.frame.admit.make_admit` and every later step reads internal names only.
-    The neighbour harness (:mod:`dpcert.frame.neighbours`) runs exactly this on neighbouring
+    (`dpcert.frame.admit.admit_plan`, what every release uses) the chain starts with
+    `make_admit` and every later step reads internal names only.
+    The neighbour harness (`dpcert.frame.neighbours`) runs exactly this on neighbouring
     tables."""
     private = plan.public_keys is None
     stats, _ = plan_stats(plan)

@@ -1,7 +1,7 @@
 """The compiled part of a certificate: the plan, schema, budget, charged amount ``m.map(1)`` and
-every step of the compiled chain (:func:`compiled_certificate`), read back by
-:func:`plan_from_json` and :func:`budget_from_json`, and the per-output noisy statistics of a
-release (:func:`release_components`).  Checked by :mod:`dpcert.frame.certify`.
+every step of the compiled chain (`compiled_certificate`), read back by
+`plan_from_json` and `budget_from_json`, and the per-output noisy statistics of a
+release (`release_components`).  Checked by `dpcert.frame.certify`.
 
 Examples
 --------
@@ -48,12 +48,12 @@ _MEASURES: dict[str, type[Measure]] = {"PureDP": PureDP, "ApproxDP": ApproxDP, "
 
 
 def budget_json(budget: Measure) -> dict[str, Any]:
-    """The JSON form of a budget, read back by :func:`budget_from_json`."""
+    """The JSON form of a budget, read back by `budget_from_json`."""
     return {"measure": type(budget).__name__, "value": jsonable(budget.require_value())}
 
 
 def budget_from_json(d: Mapping[str, Any]) -> Measure:
-    """The budget recorded by :func:`compiled_certificate`."""
+    """The budget recorded by `compiled_certificate`."""
     cls = _MEASURES.get(str(d.get("measure")))
     if cls is None:
         raise InvalidParameter(f"budget.measure={d.get('measure')!r} is not one of "
@@ -64,7 +64,7 @@ def budget_from_json(d: Mapping[str, Any]) -> Measure:
 
 
 def plan_from_json(d: Mapping[str, Any]) -> QueryPlan:
-    """Rebuild a :class:`QueryPlan` from ``plan.describe()`` (filters are dropped: see
+    """Rebuild a `QueryPlan` from ``plan.describe()`` (filters are dropped: see
     module docstring)."""
     aggs: list[Aggregate] = []
     for i, a in enumerate(d.get("aggregates", [])):

@@ -2,8 +2,8 @@
 totals over a time column, per group of public keys, with one unit's rows bounded over the
 whole stream.
 
-* **Batch** (:meth:`ContinualQuery.release`): all periods are in the data; one charge, one table.
-* **Online** (:meth:`ContinualQuery.open`, then :meth:`ContinualStream.append` per period): the
+* **Batch** (`ContinualQuery.release`): all periods are in the data; one charge, one table.
+* **Online** (`ContinualQuery.open`, then `ContinualStream.append` per period): the
   stream's whole budget is charged once when it is opened (session filter and ledger), every
   append releases the next step, and the certificate covers the whole stream.
 
@@ -13,7 +13,7 @@ period in an order drawn by a keyed hash — so its kept rows depend on its own 
 only, and adding or removing a unit changes the ``G×T`` table of counts by at most
 ``R = max_contributions`` in L1 (sums of an integer column clipped to ``[lo, hi]``: by
 ``R·max(|lo|, |hi|)``).  Each group's series is released by
-:func:`dpcert.mechanisms.make_continual_sum` with noise drawn when the stream starts; the ``G``
+`dpcert.mechanisms.make_continual_sum` with noise drawn when the stream starts; the ``G``
 releases together cost the one-group map at that ``d`` (block-diagonal: the
 columns are those of one group; the streaming factor also pays its rounding term once per group
 a unit touches; ``docs/proofs/continual.md``, *In the engine*).  The online
@@ -78,13 +78,13 @@ class ContinualRelease:
         """Group keys, the period, ``count`` or ``sum`` (this period), ``running_total``, its
         standard error ``running_total_se`` (exact, from the noise covariance) and an interval
         ``running_total_ci_low/high`` holding it with probability ≥ 1 − alpha
-        (:meth:`~dpcert.mechanisms.continual.ContinualPlan.half_widths`)."""
+        ([`half_widths`][dpcert.mechanisms.continual.ContinualPlan.half_widths])."""
         return self.table
 
 
 @dataclass(frozen=True)
 class ContinualQuery:
-    """A continual release over ``time``: build with :meth:`Session.continual`."""
+    """A continual release over ``time``: build with `Session.continual`."""
 
     session: Session
     time: str
@@ -234,7 +234,7 @@ class ContinualQuery:
 
     def open(self, budget: Measure, *, name: str | None = None, alpha: Any = 0.05
              ) -> ContinualStream:
-        """Online mode: check and charge the whole stream now; then :meth:`ContinualStream.append`
+        """Online mode: check and charge the whole stream now; then `ContinualStream.append`
         each period's rows in order."""
         return self._start(budget, name, "online", alpha, False)
 
@@ -279,7 +279,7 @@ class ContinualQuery:
 
 
 class ContinualStream:
-    """An opened stream (charged): :meth:`append` releases the next period."""
+    """An opened stream (charged): `append` releases the next period."""
 
     def __init__(self, query: ContinualQuery, plan: ContinualPlan,
                  noise: list[list[npt.NDArray[np.int64]]], seed: int,

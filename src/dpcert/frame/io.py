@@ -1,11 +1,11 @@
-"""Turning what a user hands to :class:`~dpcert.Session` into a Polars LazyFrame.
+"""Turning what a user hands to `Session` into a Polars LazyFrame.
 
 Accepted: a Polars ``LazyFrame`` or ``DataFrame``; a pandas ``DataFrame`` and a PyArrow ``Table``
 (converted with ``pl.from_pandas`` / ``pl.from_arrow``: zero-copy for Arrow-compatible numeric
-columns); a ``str`` or :class:`pathlib.Path` ending in ``.csv`` or ``.parquet`` (``.pq``).
+columns); a ``str`` or `pathlib.Path` ending in ``.csv`` or ``.parquet`` (``.pq``).
 
 **CSV files are read so that no cell can raise.**  Every column is read as text; the column types
-are inferred from the first :data:`INFER_ROWS` rows (or given with ``schema=``), and each cell is
+are inferred from the first `INFER_ROWS` rows (or given with ``schema=``), and each cell is
 then parsed *non-strictly*: a cell that does not parse as its column's type becomes **null**, and
 nulls are handled like every other null (values: imputed to the aggregate's lower bound; keys: a
 key of their own; units: one unit).  Ragged lines are truncated or padded with nulls and invalid

@@ -1,7 +1,7 @@
 """Public group keys: the cross product of per-column key lists.
 
 A query grouped by several columns with public keys needs every key *tuple*; listing them by
-hand is error-prone, so :func:`keys_product` builds them (``itertools.product`` order: the last
+hand is error-prone, so `keys_product` builds them (``itertools.product`` order: the last
 column varies fastest).  Reads no data and costs no privacy: the keys must be public.
 
 Examples

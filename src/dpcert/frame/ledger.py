@@ -72,7 +72,7 @@ def open_ledger(path: str, dataset: str | None, budget: Measure) -> tuple[Any, t
 def release_failed(budget: Measure, total: Any, ledger_info: dict[str, Any] | None,
                    failure_class: str = "data-independent cause unknown") -> ReleaseFailed:
     """The error for a release that failed after its charge: only public facts in it (what was
-    charged and where, and the failure's class from :func:`dpcert.operator.classify`, by
+    charged and where, and the failure's class from `dpcert.operator.classify`, by
     exception type), nothing from the data; raise it outside any ``except`` block so that it
     has no ``__context__``."""
     where = (f" and to ledger dataset {ledger_info['dataset']!r}" if ledger_info else "")

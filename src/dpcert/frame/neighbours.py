@@ -1,22 +1,22 @@
 """The neighbour harness: does one privacy unit move the engine's bounded statistics by no
 more than the privacy map says?
 
-For a plan and a table, :func:`neighbours` builds neighbouring tables -- one unit removed, and
+For a plan and a table, `neighbours` builds neighbouring tables -- one unit removed, and
 one unit added with adversarial rows (extreme values, ±inf, NaN, null, every public key and
 fresh keys, more groups and rows than the bounds allow, a unit value written as NaN with another
-bit pattern or as −0.0) -- and :func:`check_neighbours` runs the *real* release's data work -- the
+bit pattern or as −0.0) -- and `check_neighbours` runs the *real* release's data work -- the
 transformation prefix of the compiled measurement
-(:func:`dpcert.frame.compile.compile_transformation`: filter >> ``make_bound_contributions`` >>
-``make_group_by`` on :class:`~dpcert.backends.polars.PolarsBackend`) -- on the table and on each
+(`dpcert.frame.compile.compile_transformation`: filter >> ``make_bound_contributions`` >>
+``make_group_by`` on `PolarsBackend`) -- on the table and on each
 neighbour with one FIXED bounding key.  Bounding is deterministic given its key and each unit's
 kept rows depend on that unit alone, so the two runs are coupled exactly and the differences are
 what the compiled stability maps must cover at ``d = (u, l0, l∞) = prefix.map(1)``
-(``GroupDistance``, :mod:`dpcert.transformations.frame.bound`): per statistic, at most ``l0``
+(``GroupDistance``, `dpcert.transformations.frame.bound`): per statistic, at most ``l0``
 groups change, each by at most ``per_group_change(spec, d)`` (a centred sum, released as
 ``sum − C·count``, is checked centred), in total at most the L1 and L2
-maps of ``make_select_stat`` (:mod:`dpcert.transformations.frame.stats`); per quantile, every
+maps of ``make_select_stat`` (`dpcert.transformations.frame.stats`); per quantile, every
 rank utility moves by at most ``Δ = l∞·max(a, b − a)`` in at most ``l0`` groups
-(:mod:`dpcert.mechanisms.grouped_quantile`); with private keys, at most ``l0`` keys appear or
+(`dpcert.mechanisms.grouped_quantile`); with private keys, at most ``l0`` keys appear or
 vanish.
 
 Examples
@@ -243,7 +243,7 @@ def _check_quantile(a: GroupedStats, b: GroupedStats, hist: StatSpec, qa: int, q
 def check_neighbours(df: pl.DataFrame, plan: QueryPlan, budget: Measure, *, seed: int = 0,
                      extra: list[tuple[str, pl.DataFrame]] | None = None) -> int:
     """Run the compiled release's transformation prefix on the Polars backend on ``df`` and on
-    each neighbour (:func:`neighbours`, plus ``extra``) with the same bounding key (from
+    each neighbour (`neighbours`, plus ``extra``) with the same bounding key (from
     ``seed``), and assert that the exact grouped statistics move by no more than the compiled
     stability maps say (module docstring).  Returns the number of neighbours checked; raises
     ``AssertionError`` naming the neighbour and the statistic."""

@@ -209,7 +209,7 @@ def quantile_level(q: Any) -> Fraction:
 class Quantile(Aggregate):
     """Quantiles ``qs`` of ``column`` in ``bounds``, by the exponential mechanism on a grid of
     ``candidates`` equally spaced points (one noisy selection per quantile).  Each level is
-    rounded to four decimals (:func:`quantile_level`)."""
+    rounded to four decimals (`quantile_level`)."""
 
     column: str
     qs: tuple[float, ...]
@@ -249,7 +249,7 @@ class Quantile(Aggregate):
 
     @property
     def levels(self) -> tuple[Fraction, ...]:
-        """The exact levels used (:func:`quantile_level`)."""
+        """The exact levels used (`quantile_level`)."""
         return tuple(quantile_level(q) for q in self.qs)
 
     @property
@@ -300,7 +300,7 @@ class QueryPlan:
     filters
         Backend filter expressions applied before anything else (data-independent).
     sql
-        The SQL text the plan was parsed from (:mod:`dpcert.frame.sql`), or ``None``.
+        The SQL text the plan was parsed from (`dpcert.frame.sql`), or ``None``.
     """
 
     aggregates: tuple[Aggregate, ...]

@@ -1,6 +1,6 @@
 """Planning answers: the interval each output of a query would get, before any release.
 
-:func:`accuracy_table` reads no data and spends nothing; it compiles the query (with a fixed
+`accuracy_table` reads no data and spends nothing; it compiles the query (with a fixed
 bounding key: the key changes neither the map nor the noise) and reports, per released output,
 what its interval will be at level ``alpha``:
 
@@ -8,17 +8,17 @@ what its interval will be at level ``alpha``:
   (``Measurement.accuracy``); data-independent.
 * **mean, variance**: computed from their noisy parts (a sum, the shared count, a sum of
   squares) by the release's own interval arithmetic
-  (:func:`~dpcert.frame.postprocess.mean_interval`, ``variance_interval``) at ``α/2`` (``α/3``)
+  (`mean_interval`, ``variance_interval``) at ``α/2`` (``α/3``)
   per part.  The half-width depends on the group's size, so it is evaluated for a group of
   ``n`` rows with values at the midpoint of the bounds (``n`` is stated in the table).
-* **quantiles**: the rank error ``r`` (rows) of :func:`~dpcert.frame.result.rank_error`: the
+* **quantiles**: the rank error ``r`` (rows) of [`rank_error`][dpcert.frame.result.rank_error]: the
   released value's rank is within ``r`` rows of the target rank, i.e. for a group of ``n``
   rows its level is within ``q ± r/n``.  The *value* interval that implies depends on the
   data's distribution, so none is stated; the grid step (value resolution) is.
 * **private keys**: a row ``(partition selection)`` with the threshold ``τ`` on the noisy
   count and the smallest count kept with probability ``≥ 1 − α``: ``τ − 1 + t`` where ``t`` is
   the least integer with ``P(Z ≥ t) ≤ α`` for the count's discrete Laplace noise ``Z``
-  (:func:`~dpcert.mechanisms.threshold.laplace_tail`, an upper bound: so the figure is safe).
+  (`laplace_tail`, an upper bound: so the figure is safe).
 
 Examples
 --------

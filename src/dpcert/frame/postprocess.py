@@ -30,7 +30,7 @@ class ReleaseTable(dict[str, list[Any]]):
     """A release as columns (``{name: list}``): the key columns, then per output ``<name>``,
     ``<name>_ci_low``, ``<name>_ci_high``.
 
-    As an array (what :func:`dpcert.audit.audit` reads) it is a fixed-length float vector: the
+    As an array (what `dpcert.audit.audit` reads) it is a fixed-length float vector: the
     released values in order when the keys are public; with private keys, the number of
     released keys followed by each value column's total.
 

@@ -1,15 +1,15 @@
 """Re-deriving every displayed field of a release certificate from its recompiled plan.
 
-:func:`release_mismatches` compares what a release's certificate shows — measurements with
+`release_mismatches` compares what a release's certificate shows — measurements with
 their noise scales, charged amount, release total, contribution bounds, privacy unit and
 neighbouring relation, session totals, the ledger fields, the charge body's hash — with what
-the recompiled measurement gives, and :func:`filter_mismatches` re-runs every filter through
-the engine's own allow-list (:func:`dpcert.backends.polars_expr.check_predicate`): a filter
+the recompiled measurement gives, and `filter_mismatches` re-runs every filter through
+the engine's own allow-list (`dpcert.backends.polars_expr.check_predicate`): a filter
 the engine refuses is a failure.  Each returns messages, empty when everything matches.
 
 Without the ledger this proves the certificate's *internal consistency* only: anyone can write
 a consistent certificate for a release that never happened; ``dpcert certificate check
---ledger`` confirms the charge (:mod:`dpcert.frame.chargecheck`).
+--ledger`` confirms the charge (`dpcert.frame.chargecheck`).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ costs no privacy.
   ``t/b`` rows.  A *value* interval would need more privacy budget (other quantiles), so none
   is invented: the empty ``<name>_ci_low/high`` columns are dropped.
 * **Sums** of values whose lower bound is ``≥ 0`` are clipped at 0 (estimate and interval).
-* :func:`upper_float` shows an exact accuracy or privacy figure as a short decimal rounded up
+* `upper_float` shows an exact accuracy or privacy figure as a short decimal rounded up
   (``306763/4096`` → ``74.9``).
 
 Examples
@@ -144,7 +144,7 @@ def tidy_table(table: pl.DataFrame, certificate: dict[str, Any]) -> pl.DataFrame
 class ReleaseMixin:
     """Conversions and saving for a release (``table`` and ``certificate`` attributes).
 
-    Every conversion has one meaning: the *tidy* table (:func:`tidy_table`: integer
+    Every conversion has one meaning: the *tidy* table (`tidy_table`: integer
     non-negative counts, quantile rank errors) unless ``tidy=False`` asks for the raw one
     (``table``: the post-processed floats, with every ``_ci_low``/``_ci_high`` column).
     """
@@ -154,7 +154,7 @@ class ReleaseMixin:
 
     def tidy(self) -> pl.DataFrame:
         """The table with integer non-negative counts and quantile rank errors
-        (:func:`tidy_table`)."""
+        ([`tidy_table`][dpcert.frame.result.tidy_table])."""
         return tidy_table(self.table, self.certificate)
 
     def to_polars(self, *, tidy: bool = True) -> pl.DataFrame:
@@ -163,7 +163,7 @@ class ReleaseMixin:
         return self.tidy() if tidy else self.table
 
     def to_pandas(self, *, tidy: bool = True) -> Any:
-        """A pandas DataFrame of :meth:`to_polars` (needs pandas; Arrow is not required)."""
+        """A pandas DataFrame of `to_polars` (needs pandas; Arrow is not required)."""
         try:
             pd = importlib.import_module("pandas")
         except ImportError as e:  # pragma: no cover - depends on the environment

@@ -75,7 +75,7 @@ dp.PureDP(0.1) (ε), dp.ZCDP(0.1) (ρ) or dp.ApproxDP(0.1, delta) (ε, δ)
 
 @dataclass(frozen=True)
 class Release(ReleaseMixin):
-    """The result of :meth:`Query.release`: a table of estimates with intervals, and a
+    """The result of `Query.release`: a table of estimates with intervals, and a
     certificate (a JSON-serialisable dict)."""
 
     table: pl.DataFrame
@@ -103,14 +103,16 @@ class Session:
         Column identifying a person; ``None`` when every row is a different person.
     budget
         Total budget: ``PureDP(ε)``, ``ApproxDP(ε, δ)`` or ``ZCDP(ρ)``.
-    ledger, dataset
-        Optional path of a persistent budget ledger (:class:`dpcert.accounting.ledger.Ledger`)
-        and the dataset's name in it; every release is charged there before it is computed.
+    ledger
+        Optional path of a persistent budget ledger (`dpcert.accounting.ledger.Ledger`);
+        every release is charged there before it is computed.
+    dataset
+        The dataset's name in ``ledger`` (required with it).
     name
-        The table's name in SQL queries (:meth:`sql`).
+        The table's name in SQL queries (`sql`).
     rule
         The session's privacy filter across its releases (``"auto"``, ``"basic"``,
-        ``"renyi"`` or ``"gdp"``; :mod:`dpcert.accounting.filters`, ``docs/proofs/filters.md``).
+        ``"renyi"`` or ``"gdp"``; `dpcert.accounting.filters`, ``docs/proofs/filters.md``).
         ``"auto"`` keeps an ``ApproxDP`` budget by the Gaussian-DP filter when the first release
         is Gaussian only, by basic composition of PLD points when it is a declared batch or
         when that admits as many releases like it, else by the Rényi filter.  A ledger dataset
@@ -191,7 +193,7 @@ class Session:
     @property
     def spent(self) -> Any:
         """What this session has spent so far (exact), by its privacy filter: a batch declared
-        with :meth:`release_all` is charged by the PLD (``docs/proofs/filters.md``)."""
+        with `release_all` is charged by the PLD (``docs/proofs/filters.md``)."""
         return self._filter.spent
 
     @property
@@ -211,10 +213,10 @@ class Session:
     def sql(self, text: str, *, keys: Any = None,
             bounds: Mapping[str, tuple[Any, Any]] | None = None,
             dialect: str | None = None) -> Query:
-        """The query of a SQL ``SELECT`` over this session's table (:mod:`dpcert.frame.sql`,
-        ``docs/guide/sql.md``); refused with :class:`~dpcert.errors.UnsupportedSQL` naming the
+        """The query of a SQL ``SELECT`` over this session's table (`dpcert.frame.sql`,
+        ``docs/guide/sql.md``); refused with `UnsupportedSQL` naming the
         clause when it leaves the subset.  ``keys``: the public keys of its ``GROUP BY`` (as
-        :meth:`Query.group_by`; private keys when omitted); ``bounds``: ``{column: (lo, hi)}``
+        `Query.group_by`; private keys when omitted); ``bounds``: ``{column: (lo, hi)}``
         for aggregates without ``contribution_bounds_per_group``; ``dialect``: sqlglot's
         dialect (BigQuery's for a ``WITH DIFFERENTIAL_PRIVACY`` query, standard SQL otherwise).
         ``release()`` then uses the budget of the query's ``OPTIONS`` unless given one."""
@@ -227,7 +229,7 @@ class Session:
 
     def continual(self, time: str, periods: Any, **options: Any) -> Any:
         """A continual release (running totals per period) over the column ``time``:
-        :class:`dpcert.frame.continual.ContinualQuery` (``by``, ``keys``,
+        `dpcert.frame.continual.ContinualQuery` (``by``, ``keys``,
         ``max_contributions``, ``method``)."""
         from dpcert.frame.continual import ContinualQuery
 
@@ -239,7 +241,7 @@ class Session:
 
         ``queries``: ``(query, budget)`` or ``(query, budget, name)`` items.  Everything is
         checked before the charge.  A failure after the charge raises
-        :class:`~dpcert.errors.ReleaseFailed` (data-free); its ``partial`` attribute holds the
+        `ReleaseFailed` (data-free); its ``partial`` attribute holds the
         releases computed before it (they are paid for).
         """
         items = [tuple(it) for it in queries]
@@ -286,7 +288,7 @@ class Session:
         to the session's filter and the ledger, or raise before anything is charged.
 
         ``bodies(session_spent_after, ledger_total)`` gives the charge bodies of the
-        certificates this charge pays for (:mod:`dpcert.frame.binding`); their hashes are
+        certificates this charge pays for (`dpcert.frame.binding`); their hashes are
         chained with the ledger's charge.  Returns the ledger's state after the charge, the
         bodies, and per body where the ledger stores its hash (``None`` without a ledger).
         """
@@ -358,7 +360,7 @@ class Query:
         """Group by ``columns`` (names, or lists of names: ``group_by("a", "b")`` and
         ``group_by(["a", "b"])`` are the same); ``keys`` is the list of public keys (key
         tuples for several columns), a mapping column → public values (their cross product,
-        :func:`~dpcert.frame.keys.keys_product`), or ``"private"``."""
+        [`keys_product`][dpcert.frame.keys.keys_product]), or ``"private"``."""
         from dpcert.frame.keys import keys_product
 
         flat: list[Any] = []
@@ -417,7 +419,7 @@ class Query:
         """What each output's interval would be at level ``alpha`` for ``budget``: one row per
         output (and one for partition selection with private keys) with ``half_width``,
         ``rank_error`` (quantiles), the group size ``n`` a figure assumes, and ``interval`` in
-        words (:func:`dpcert.frame.planning.accuracy_table`).  Reads no data, spends nothing.
+        words (`dpcert.frame.planning.accuracy_table`).  Reads no data, spends nothing.
 
         ``n``: the group size at which a mean's or variance's half-width and a quantile's
         level interval are evaluated (they shrink as groups grow)."""
@@ -431,12 +433,12 @@ class Query:
     def measurement(self, budget: Measure, *, alpha: Any = 0.05, key: bytes | None = None,
                     backend: Any = None) -> Any:
         """This query compiled to one core Measurement on ``(FrameDomain, UnitDistance)``
-        (:func:`dpcert.frame.compile.compile_plan`): its ``map(1)`` is what the release costs.
+        (`dpcert.frame.compile.compile_plan`): its ``map(1)`` is what the release costs.
         Reads no rows and charges nothing; ``m(data)`` runs it.  The bounding key is drawn from
         the CSPRNG here (one per measurement, so one per release) unless given; any fixed key
         gives the same map.  Auditable: ``dp.audit.audit(q.measurement(budget))`` uses
         neighbours of the session's data with one unit added or removed
-        (:mod:`dpcert.frame.unit_neighbours`)."""
+        (`dpcert.frame.unit_neighbours`)."""
         from dpcert.frame.compile import compile_plan
         from dpcert.frame.unit_neighbours import unit_neighbours
         from dpcert.samplers import default_source
@@ -458,7 +460,7 @@ class Query:
 
     def check(self, budget: Measure) -> Measurement:
         """Every check that runs before a charge (schema, filters, keys, names, bounds, noise
-        limits, memory); returns the compiled measurement for ``budget`` (:meth:`measurement`,
+        limits, memory); returns the compiled measurement for ``budget`` (`measurement`,
         which self-checks ``map(1)`` against ``budget``, with a fixed bounding key: any key has
         the same map).  Reads no rows, spends nothing."""
         budget = require_budget(budget)
@@ -487,7 +489,7 @@ class Query:
         the release.  ``budget`` may be omitted when the query carries one (a SQL query's
         ``OPTIONS(epsilon = ..., delta = ...)``).
 
-        After the charge, any failure raises :class:`~dpcert.errors.ReleaseFailed`, which
+        After the charge, any failure raises `ReleaseFailed`, which
         carries no text, cause or context from the data; the charge stands.
         """
         a = check_probability(alpha, "alpha", open_low=True, open_high=True)
@@ -522,7 +524,7 @@ class Query:
         """What releasing this query with ``budget`` would cost next, without charging:
         ``{"basic": amount, "session": {...}, "ledger": {...} or None}``, each ``{...}`` with
         the tight cost under that filter, whether it fits, and the filter's rule.  The amount
-        is the compiled measurement's ``map(1)``, exactly what :meth:`release` charges."""
+        is the compiled measurement's ``map(1)``, exactly what `release` charges."""
         b = self.session.budget if budget is None else require_budget(budget)
         meas = self.check(b)  # compiled with a fixed key: the key does not change the map
         total, event = meas.map(1), meas.event(1)

@@ -1,9 +1,9 @@
 """Identify a data source without reading its rows: its resolved location and a fingerprint of
 its schema, for the curator's binding of a source to a ledger dataset
-(:mod:`dpcert.accounting.binding`).
+([`dpcert.accounting.binding`][dpcert.accounting.binding]).
 
 The fingerprint hashes the column names and types in file order, as dpcert's reader
-(:func:`dpcert.frame.io.to_lazy`) reads them with the curator's declared ``types``: the same
+(`dpcert.frame.io.to_lazy`) reads them with the curator's declared ``types``: the same
 file read the same way has the same fingerprint; a renamed, added, dropped or retyped column
 changes it.  No value of any row enters it.
 
@@ -50,7 +50,7 @@ def resolve_source(path: str | os.PathLike[str]) -> str:
 
 
 def polars_types(types: Mapping[str, str]) -> dict[str, object]:
-    """Declared CSV column types (names of :data:`TYPE_NAMES`) as Polars dtypes."""
+    """Declared CSV column types (names of `TYPE_NAMES`) as Polars dtypes."""
     bad = {k: v for k, v in types.items() if v not in TYPE_NAMES}
     if bad:
         raise InvalidParameter(f"types={bad!r}: each type must be one of {list(TYPE_NAMES)}")
@@ -85,7 +85,7 @@ def check_bound_source(ledger: Any, dataset: str, data: Any, lf: Any,
     --data``) must read that source: a ``.csv``/``.parquet`` path must resolve to the bound
     location and read to the bound schema fingerprint (as the session reads it), and the
     privacy unit must be the bound one.  A frame handed over directly has no location: the
-    curator who passes it vouches for it.  Raises :class:`~dpcert.errors.BindingMismatch`
+    curator who passes it vouches for it.  Raises `BindingMismatch`
     before anything is charged."""
     from dpcert.accounting.binding import binding_of, check_binding
     from dpcert.errors import BindingMismatch

@@ -1,4 +1,4 @@
-"""The SQL front end: a ``SELECT`` over the session's table becomes the same :class:`Query` the
+"""The SQL front end: a ``SELECT`` over the session's table becomes the same `Query` the
 Python API builds (same admission, compilation, charge and certificate; the SQL text is in the
 certificate's plan as ``plan.sql``).
 
@@ -7,10 +7,10 @@ The subset: ``COUNT(*)``, ``COUNT(DISTINCT <privacy unit>)``, ``SUM``, ``AVG``, 
 ``PERCENTILE_CONT``, ``APPROX_QUANTILES`` on plain columns; ``WHERE`` through the engine's
 row-local allow-list; ``GROUP BY`` columns with public keys (``keys=``) or private keys;
 ``HAVING``, ``ORDER BY`` and ``LIMIT`` on the released table (post-processing,
-:mod:`dpcert.frame.sql_post`); BigQuery's ``SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(...)`` and
-``contribution_bounds_per_group => (lo, hi)`` (:mod:`dpcert.frame.sql_text`).  Anything else
+`dpcert.frame.sql_post`); BigQuery's ``SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(...)`` and
+``contribution_bounds_per_group => (lo, hi)`` (`dpcert.frame.sql_text`).  Anything else
 (subqueries, joins, windows, set operations, unknown functions, comments, several statements,
-huge literals) raises :class:`~dpcert.errors.UnsupportedSQL` naming the clause, before any
+huge literals) raises `UnsupportedSQL` naming the clause, before any
 charge.
 
 Variances are population variances (``VAR_POP``); ``VARIANCE``/``VAR_SAMP`` release the same
@@ -98,7 +98,7 @@ def parse_sql(start: Query, sql: str, *, keys: Any = None,
               bounds: Mapping[str, tuple[Any, Any]] | None = None,
               dialect: str | None = None) -> Query:
     """The query of ``sql``, built on the empty query ``start`` of a session
-    (see :meth:`Session.sql`)."""
+    (see `Session.sql`)."""
     if dialect is None and isinstance(sql, str) and "DIFFERENTIAL_PRIVACY" in sql.upper():
         dialect = "bigquery"
     pre = prepass(sql, dialect)

@@ -3,12 +3,12 @@ differential-privacy syntax that sqlglot does not parse.
 
 BigQuery writes a DP query as ``SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1, ...)``
 and bounds an aggregate inside its call: ``SUM(x, contribution_bounds_per_group => (0, 10))``.
-:func:`prepass` cuts the options clause out (returning the options), and rewrites each bounded
+`prepass` cuts the options clause out (returning the options), and rewrites each bounded
 call ``F(args, contribution_bounds_per_... => (lo, hi))`` to ``DPCERT_BOUNDS(F(args), i)``, where
 ``i`` indexes the returned bounds, so that the rest is plain SQL for sqlglot.  Everything is done
 on sqlglot's tokens (never on raw text), so string literals and quoted identifiers cannot hide or
 fake any of it; a query that contains a comment, a second statement, a literal longer than
-:data:`MAX_LITERAL` characters or the name ``DPCERT_BOUNDS`` is refused.
+`MAX_LITERAL` characters or the name ``DPCERT_BOUNDS`` is refused.
 
 Examples
 --------

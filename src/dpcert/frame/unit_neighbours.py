@@ -2,8 +2,8 @@
 
 The added unit has rows in ``G + 1`` groups (public keys, or fresh keys when keys are private)
 with ``R + 1`` rows each and extreme values, so a release that failed to bound contributions or
-to hide a fresh key would be caught by :func:`dpcert.audit.audit`.  When the engine's adversarial
-neighbour harness (:mod:`dpcert.frame.neighbours`) is available its neighbours are used as well.
+to hide a fresh key would be caught by `dpcert.audit.audit`.  When the engine's adversarial
+neighbour harness (`dpcert.frame.neighbours`) is available its neighbours are used as well.
 
 Examples
 --------

@@ -1,16 +1,16 @@
 """What the Laplace and Gaussian mechanisms share: input spaces and lattice allowances.
 
 Float inputs are rounded to the lattice ``2^k·ℤ`` before exact integer noise is added
-(:mod:`dpcert.samplers.lattice`).  Rounding moves each *differing* coordinate of two neighbouring
+(`dpcert.samplers.lattice`).  Rounding moves each *differing* coordinate of two neighbouring
 inputs by at most ``a_k = 2^k + 2^(k−2)`` further apart (half a step each side, plus one float
 spacing when a correctly rounded input lands on a lattice midpoint and ties-to-even rounds away
 from the real value; coordinates that agree round identically), so a map over a vector of ``m``
 coordinates charges ``+ m·a_k`` in L1 and ``+ √m·a_k`` in L2 (``docs/proofs/lattice.md``).
-For float vectors of unknown size the mechanism refuses vectors longer than :data:`MAX_UNSIZED`
+For float vectors of unknown size the mechanism refuses vectors longer than `MAX_UNSIZED`
 and charges for that many coordinates; under L1/L2 output
 metrics neighbours have equal length, so the length check reveals nothing private.
 
-**Choice of k** (:func:`mechanism_exponent`).  The whole lattice allowance is kept at most
+**Choice of k** (`mechanism_exponent`).  The whole lattice allowance is kept at most
 ``(5/4)·2^-ALLOWANCE_BITS`` of the scale: ``2^k ≤ scale·2^-20 / m`` (L1) or ``/ √m`` (L2).
 The lattice samplers clamp inputs to ``±2^(k+51)`` — the range on which floats are spaced at most
 ``2^(k−2)``, so a correctly rounded real input (e.g. an exact sum rounded once to a float) lands
@@ -133,7 +133,7 @@ def noise_batch(input_domain: Domain, space: NoiseSpace,
                 integer_noise: Callable[[Fraction, int], np.ndarray[Any, Any]],
                 lattice_noise: Callable[..., Any], param: Fraction, k: int
                 ) -> Callable[[Any, int], Any]:
-    """``n`` independent releases of :func:`noise_function` on the same input, vectorised:
+    """``n`` independent releases of `noise_function` on the same input, vectorised:
     shape ``(n,)`` for scalars, ``(n, d)`` for vectors (every coordinate of every release gets
     its own independent noise, exactly as in ``n`` separate calls)."""
     if space.vector:

@@ -139,8 +139,8 @@ class StreamState:
     """The running state of one stream: ``d`` integer buffers (data side, units ``2^(−s)``),
     ``d`` float buffers (noise side) and the running total.
 
-    :meth:`encode` takes the next count and returns the integer ``y_t ≈ 2^s·(Ĉx)_t``;
-    :meth:`decode` takes the noisy ``y_t + z_t`` and returns the next running sum
+    `encode` takes the next count and returns the integer ``y_t ≈ 2^s·(Ĉx)_t``;
+    `decode` takes the noisy ``y_t + z_t`` and returns the next running sum
     (``A·Ĉ^(−1)`` applied online, post-processing only).
     """
 
@@ -181,7 +181,7 @@ def encode_all(factor: StreamFactor, bits: int, x: npt.NDArray[np.int64]) -> lis
 
 def decode_all(factor: StreamFactor, bits: int, noisy: npt.NDArray[Any]) -> FloatArray:
     """The noise side over whole streams, vectorised over the rows of ``noisy`` (``(n, T)``
-    integers): row ``i`` is what :meth:`StreamState.decode` returns step by step."""
+    integers): row ``i`` is what `StreamState.decode` returns step by step."""
     lam = np.array(factor.rates, dtype=np.float64) / 2.0**PARAM_BITS
     w = np.array(factor.weights, dtype=np.float64) / 2.0**PARAM_BITS
     wlam, wsum = w * lam, float(w.sum())

@@ -108,7 +108,7 @@ def smoothed_prefix(noisy: list[FloatArray], steps: int) -> FloatArray:
 
 @lru_cache(maxsize=8)
 def smoothed_variances(steps: int, chunk: int = 512) -> FloatArray:
-    """Expected squared error of each running sum of :func:`smoothed_prefix`, in units of one
+    """Expected squared error of each running sum of `smoothed_prefix`, in units of one
     node's noise variance: the squared norms of the rows of the (linear) estimator, computed by
     applying it to the unit vectors, ``chunk`` at a time."""
     levels = tree_levels(steps)

@@ -1,12 +1,12 @@
 """Rigorous enclosures of exp, log, sqrt and the normal CDF, in exact rational arithmetic.
 
-Each function returns ``(lo, hi)``, two :class:`~fractions.Fraction` with ``lo ≤ f(x) ≤ hi``.
+Each function returns ``(lo, hi)``, two `Fraction` with ``lo ≤ f(x) ≤ hi``.
 Intermediate results are rounded *outward* to ``PREC`` significant bits, so enclosures stay
 small (about ``2^-PREC`` relative) and cheap, and are never wrong.  Used wherever a privacy or
 accuracy statement involves a transcendental function: the decision is made on the enclosure's
 safe side (see ``docs/proofs/accuracy.md``).
 
-Methods: exp by :func:`dpcert.samplers._exact.exp_neg_bounds` (integer Taylor series with
+Methods: exp by `dpcert.samplers._exact.exp_neg_bounds` (integer Taylor series with
 counted rounding errors, binary powers of ``e^{−1}``); log by
 ``ln y = e·ln 2 + 2·atanh((m−1)/(m+1))`` with ``m ∈ [1, 2)``; Φ by the everywhere-convergent
 series ``Φ(x) = 1/2 + φ(x)·Σ x^{2n+1}/(2n+1)!!`` for ``x ≥ −12`` and the Mills-ratio bounds
@@ -79,7 +79,7 @@ def ru(x: Fraction) -> Fraction:
 def _exp_neg(x: Fraction) -> Interval:
     """Enclosure of ``e^{−x}`` for a PREC-bit dyadic ``0 ≤ x ≤ EXP_ARG_MAX``, relative width
     about ``2^-PREC``: integer bounds at absolute precision ``2^-P`` with ``P`` large enough
-    that ``e^{−x}·2^P ≥ 2^{PREC+16}`` (:func:`dpcert.samplers._exact.exp_neg_bounds`)."""
+    that ``e^{−x}·2^P ≥ 2^{PREC+16}`` (`dpcert.samplers._exact.exp_neg_bounds`)."""
     p = PREC + 16 + math.ceil(x * Fraction(3, 2))  # 3/2 > log2(e)
     lo, hi = exp_neg_bounds(x, p)
     return Fraction(lo, 1 << p), Fraction(hi, 1 << p)
@@ -94,8 +94,8 @@ def exp_bounds(x: Fraction) -> Interval:
     ``|x| = EXP_ARG_MAX`` whatever ``x``.  Below ``−EXP_ARG_MAX`` the enclosure saturates at
     ``(0, e^{−EXP_ARG_MAX})`` (still an enclosure: ``0 < e^x ≤ e^{−EXP_ARG_MAX}``), so no
     result has more than about 3000 bits; a caller that compares it with a target below that
-    floor must refuse the target (:func:`~dpcert.mechanisms.threshold.keyed_threshold` does).
-    Above ``EXP_ARG_MAX`` use :func:`exp_lower`: an upper bound would not fit in memory.
+    floor must refuse the target (`keyed_threshold` does).
+    Above ``EXP_ARG_MAX`` use `exp_lower`: an upper bound would not fit in memory.
     """
     x = Fraction(x)
     if x > EXP_ARG_MAX:
@@ -125,7 +125,7 @@ def _exp_floor() -> Fraction:
 
 
 def exp_floor() -> Fraction:
-    """The saturation value of :func:`exp_bounds`: an upper bound on ``e^x`` for every
+    """The saturation value of `exp_bounds`: an upper bound on ``e^x`` for every
     ``x ≤ −EXP_ARG_MAX`` (about ``2^-2954``)."""
     return _exp_floor()
 

@@ -2,14 +2,14 @@
 
 All three draw with rational arithmetic only (no float ``exp`` weights):
 
-* :func:`exponential_index` — P(i) ∝ exp(−γᵢ) exactly, by rejection: pick ``i`` uniformly and
+* `exponential_index` — P(i) ∝ exp(−γᵢ) exactly, by rejection: pick ``i`` uniformly and
   accept with a ``Bernoulli(exp(−γᵢ))`` coin (Canonne, Kamath & Steinke 2020, Alg. 1).  With
   ``min γ = 0`` each trial accepts w.p. ``≥ 1/k``; trials are drawn in vectorised batches.
-* :func:`permute_and_flip_index` — McKenna & Sheldon (NeurIPS 2020): visit candidates in a
+* `permute_and_flip_index` — McKenna & Sheldon (NeurIPS 2020): visit candidates in a
   uniformly random order and stop at the first whose ``Bernoulli(exp(−γᵢ))`` coin lands heads.
   The coins are independent of the order, so this equals: toss every coin, return a uniformly
   random head (the candidate with ``γ = 0`` always lands heads).
-* :func:`noisy_max_index` — report-noisy-max with discrete Laplace noise on integer scores,
+* `noisy_max_index` — report-noisy-max with discrete Laplace noise on integer scores,
   ties broken uniformly at random (``docs/proofs/exponential.md`` shows this is RNM with a
   continuous noise whose density ratio under integer shifts is that of the Laplace).
 
@@ -83,7 +83,7 @@ def exponential_indices(gammas: list[Fraction], n: int) -> np.ndarray[Any, Any]:
 
 
 def exponential_index(gammas: list[Fraction]) -> int:
-    """One draw of :func:`exponential_indices`."""
+    """One draw of `exponential_indices`."""
     return int(exponential_indices(gammas, 1)[0])
 
 
@@ -95,7 +95,7 @@ def permute_and_flip_indices(gammas: list[Fraction], n: int) -> np.ndarray[Any, 
 
 
 def permute_and_flip_index(gammas: list[Fraction]) -> int:
-    """One draw of :func:`permute_and_flip_indices`."""
+    """One draw of `permute_and_flip_indices`."""
     return int(permute_and_flip_indices(gammas, 1)[0])
 
 
@@ -112,5 +112,5 @@ def noisy_max_indices(scores: list[int], scale: Fraction, n: int) -> np.ndarray[
 
 
 def noisy_max_index(scores: list[int], scale: Fraction) -> int:
-    """One draw of :func:`noisy_max_indices`."""
+    """One draw of `noisy_max_indices`."""
     return int(noisy_max_indices(scores, scale, 1)[0])

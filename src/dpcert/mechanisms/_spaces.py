@@ -1,5 +1,5 @@
 """Checks on the dataset spaces central mechanisms accept (mechanisms do not import
-:mod:`dpcert.transformations`, which sits below them in the layering)."""
+[`dpcert.transformations`][dpcert.transformations], which sits below them in the layering)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 For noise ``X`` and a level ``alpha``, the *accuracy* is the half-width ``a`` with
 ``P(|X| > a) ≤ alpha``.  Every function here is on the safe side: accuracies are rounded **up**,
 scales for a target accuracy are rounded **down**, and transcendental quantities are decided with
-rigorous rational enclosures (:mod:`dpcert.mechanisms._exactmath`), never with a bare float.
+rigorous rational enclosures (`dpcert.mechanisms._exactmath`), never with a bare float.
 
 ==============================  =================================================================
 noise                           tail used

@@ -1,23 +1,23 @@
 """(ε, δ) for the Gaussian mechanism: calibrating σ, and an ApproxDP Gaussian measurement.
 
-* :func:`classic_gaussian_scale`: ``σ = Δ₂·√(2 ln(1.25/δ))/ε`` (Dwork & Roth 2014, Thm. A.1;
+* `classic_gaussian_scale`: ``σ = Δ₂·√(2 ln(1.25/δ))/ε`` (Dwork & Roth 2014, Thm. A.1;
   seeds 002 and 003).  The theorem only holds for ``ε < 1``, which is enforced.
-* :func:`analytic_gaussian_scale`: the smallest σ for which the Gaussian mechanism is exactly
+* `analytic_gaussian_scale`: the smallest σ for which the Gaussian mechanism is exactly
   (ε, δ)-DP, from its privacy profile (Balle & Wang, ICML 2018, Thm. 8)
   ``δ(σ) = Φ(Δ/2σ − εσ/Δ) − e^ε Φ(−Δ/2σ − εσ/Δ)``; valid for every ε > 0 and never larger
   than the classic σ.
-* :func:`zcdp_to_approx_epsilon`: ρ-zCDP ⇒ (ε, δ)-DP with
+* `zcdp_to_approx_epsilon`: ρ-zCDP ⇒ (ε, δ)-DP with
   ``ε = inf_{α>1} αρ + (ln(1/δ) + (α−1) ln(1−1/α) − ln α)/(α−1)`` (Canonne, Kamath & Steinke
   2020, Prop. 12; Asoodeh et al. 2021).
-* :func:`make_gaussian_approx`: dpcert's exact Gaussian (:func:`~dpcert.m.make_gaussian`,
-  discrete or lattice Gaussian noise, map in ZCDP) with a map in :class:`~dpcert.ApproxDP`:
+* `make_gaussian_approx`: dpcert's exact Gaussian (`make_gaussian`,
+  discrete or lattice Gaussian noise, map in ZCDP) with a map in [`ApproxDP`][dpcert.ApproxDP]:
   ``d_in ↦ (ε(ρ(d_in), δ), δ)``.  The conversion goes through zCDP because the discrete Gaussian's
   (ε, δ) profile is not the continuous one (CKS20 §4); it costs a little: the analytic σ is the
   right scale for *continuous* Gaussian noise, and ``gaussian_scale(..., method="zcdp")`` the right
-  one for :func:`make_gaussian_approx`.
+  one for [`make_gaussian_approx`][dpcert.mechanisms.calibration.make_gaussian_approx].
 
 All results are on the safe side: σ rounded up, ε rounded up, decided with rigorous enclosures
-(:mod:`dpcert.mechanisms._exactmath`).  Proof notes: ``docs/proofs/gaussian_approx.md``.
+(`dpcert.mechanisms._exactmath`).  Proof notes: ``docs/proofs/gaussian_approx.md``.
 
 Examples
 --------
@@ -174,7 +174,7 @@ def gaussian_scale(epsilon: Any, delta: Any, sensitivity: Any = 1, *,
     """σ for (ε, δ)-DP at L2 sensitivity ``sensitivity`` by the chosen ``method``.
 
     ``"classic"`` and ``"analytic"`` calibrate *continuous* Gaussian noise; ``"zcdp"`` returns the
-    smallest σ (rounded up, relative 1e-9) for which :func:`make_gaussian_approx` on integers
+    smallest σ (rounded up, relative 1e-9) for which `make_gaussian_approx` on integers
     satisfies (ε, δ) at ``d_in = sensitivity``.
     """
     if method == "classic":
@@ -207,15 +207,22 @@ def make_gaussian_approx(input_domain: Domain, input_metric: Metric, scale: Any,
 
     Parameters
     ----------
-    input_domain, input_metric, scale, k
-        As for :func:`dpcert.m.make_gaussian` (σ = ``scale``).
+    input_domain
+        The data's domain, as for `dpcert.m.make_gaussian`.
+    input_metric
+        Its metric, as for `dpcert.m.make_gaussian`.
+    scale
+        The noise's standard deviation σ.
+    k
+        The lattice exponent for float inputs, as for `dpcert.m.make_gaussian` (``None``: its
+        default).
     delta : float in (0, 1)
         The δ at which ε is reported.
 
     Returns
     -------
     Measurement
-        Under :class:`~dpcert.ApproxDP`: ``map(d_in) = (ε, δ)`` where ε is the CKS20 conversion
+        Under [`ApproxDP`][dpcert.ApproxDP]: ``map(d_in) = (ε, δ)`` where ε is the CKS20 conversion
         of the Gaussian's zCDP map at ``d_in`` (lattice allowance included).
     """
     from dpcert.mechanisms.gaussian import make_gaussian
@@ -247,5 +254,5 @@ def make_gaussian_approx(input_domain: Domain, input_metric: Metric, scale: Any,
 
 
 def then_gaussian_approx(scale: Any, delta: Any, *, k: int | None = None) -> PartialConstructor:
-    """Partial form of :func:`make_gaussian_approx`."""
+    """Partial form of `make_gaussian_approx`."""
     return partial(make_gaussian_approx, "gaussian_approx", scale, delta, k=k)

@@ -122,8 +122,8 @@ def _stream_bits(scale: Fraction) -> int:
 
 
 class ContinualPlan:
-    """What one :func:`make_continual_sum` call fixed: sensitivities, noise parameter, release
-    and error functions (also used by the engine, :mod:`dpcert.frame.continual`)."""
+    """What one `make_continual_sum` call fixed: sensitivities, noise parameter, release
+    and error functions (also used by the engine, `dpcert.frame.continual`)."""
 
     def __init__(self, steps: int, scale: Fraction, method: str, noise: str,
                  smooth: bool = False) -> None:
@@ -161,7 +161,7 @@ class ContinualPlan:
 
     def rho(self, d: Fraction, blocks: int = 1) -> Fraction:
         """zCDP loss ``Δ₂²/(2σ²)`` in integer units for ``d > 0`` (``blocks`` as in
-        :meth:`epsilon`: ``Σ_g (a·d_g + c)² ≤ (a·d + c)² + (blocks − 1)·c²``)."""
+        `epsilon`: ``Σ_g (a·d_g + c)² ≤ (a·d + c)² + (blocks − 1)·c²``)."""
         if self.method == "tree":
             sq = d * d * self.levels
         elif self.method == "factorization":
@@ -269,7 +269,7 @@ def _prefix_weights(steps: int) -> FloatArray:
 
 def continual_plan(input_domain: Domain, input_metric: Metric, scale: Any, method: Any,
                    noise: Any, smooth: bool = False) -> ContinualPlan:
-    """Check the arguments of :func:`make_continual_sum` and fix its plan (maps, noise,
+    """Check the arguments of `make_continual_sum` and fix its plan (maps, noise,
     read-out); raises typed errors naming the argument."""
     steps = _check_space(input_domain, input_metric)
     b = check_positive(scale, "scale")
@@ -311,8 +311,8 @@ def make_continual_sum(input_domain: Domain, input_metric: Metric, scale: Any, *
     Returns
     -------
     Measurement
-        Under :class:`~dpcert.PureDP` (laplace) or :class:`~dpcert.ZCDP` (gaussian); the output
-        is a float64 array of the ``T`` running sums.  :func:`continual_sum_errors` gives each
+        Under [`PureDP`][dpcert.PureDP] (laplace) or [`ZCDP`][dpcert.ZCDP] (gaussian); the output
+        is a float64 array of the ``T`` running sums.  `continual_sum_errors` gives each
         step's expected squared error.
 
     Examples
@@ -356,7 +356,7 @@ def make_continual_sum(input_domain: Domain, input_metric: Metric, scale: Any, *
 
 def then_continual_sum(scale: Any, *, method: Method = "tree", noise: Noise = "laplace",
                        smooth: bool = False) -> PartialConstructor:
-    """Partial form of :func:`make_continual_sum`."""
+    """Partial form of [`make_continual_sum`][dpcert.mechanisms.continual.make_continual_sum]."""
     return partial(make_continual_sum, "continual_sum", scale, method=method, noise=noise,
                    smooth=smooth)
 
@@ -383,12 +383,12 @@ def continual_sum_errors(steps: int, scale: Any, *, method: Method = "tree",
 class ContinualSumStream:
     """The online, small-memory form of ``make_continual_sum(..., method="streaming")``.
 
-    :meth:`step` takes the next step's integer count and returns the next running total,
+    `step` takes the next step's integer count and returns the next running total,
     keeping ``2·buffers + 1`` numbers between steps (``buffers ≈ 1.4·ln T + 9``) and drawing one
     noise value per step.  For a stream fixed in advance, the ``T`` outputs have exactly the
-    distribution of the measurement :attr:`measurement` on the whole vector, so the stream costs
+    distribution of the measurement `measurement` on the whole vector, so the stream costs
     ``measurement.map(d_in)``; charge it before the first step (as the engine's
-    :meth:`~dpcert.frame.continual.ContinualQuery.open` does for its streams).
+    `open` does for its streams).
 
     Examples
     --------
@@ -428,7 +428,7 @@ def open_continual_sum(steps: int, scale: Any, *, noise: Noise = "gaussian",
                        source: EntropySource | None = None) -> ContinualSumStream:
     """Start an online stream of ``steps`` running totals (``method="streaming"``).
 
-    ``source`` is for reproducible tests only (:class:`~dpcert.samplers.InsecureSeededSource`);
+    ``source`` is for reproducible tests only (`InsecureSeededSource`);
     by default the noise comes from the OS CSPRNG.
     """
     from dpcert._validate import check_int

@@ -57,9 +57,14 @@ class FrequencyEstimate:
         The categories, in the order of the arrays below.
     n : int
         Number of reports.
-    frequencies, variances, ci_low, ci_high : numpy.ndarray
-        Unbiased proportion estimates, their estimated variances and the two-sided
-        ``confidence`` normal interval.
+    frequencies : numpy.ndarray
+        Unbiased proportion estimates.
+    variances : numpy.ndarray
+        Their estimated variances.
+    ci_low : numpy.ndarray
+        Lower ends of the two-sided ``confidence`` normal intervals.
+    ci_high : numpy.ndarray
+        Upper ends of the two-sided ``confidence`` normal intervals.
     """
 
     categories: tuple[Any, ...]

@@ -3,7 +3,7 @@
 A *scorer* maps a dataset to one score per candidate; ``sensitivity`` is the most any score can
 change between neighbouring datasets (``d_in = 1`` under ``input_metric``).  The privacy of all
 three mechanisms rests on that bound, which is the caller's claim (dpcert's own scorers, e.g.
-:func:`~dpcert.m.make_quantile`, compute it).  With ``monotonic=True`` the caller also claims
+`make_quantile`, compute it).  With ``monotonic=True`` the caller also claims
 that between neighbours all scores move in the same direction, which halves the noise.
 
 =========================  ==================================================  ===============
@@ -19,12 +19,12 @@ constructor                output distribution                                 m
                            the exponential mechanism
 =========================  ==================================================  ===============
 
-(``monotonic=True`` replaces ``2Δ`` by ``Δ``.)  Sampling is exact (:mod:`._selection`).
+(``monotonic=True`` replaces ``2Δ`` by ``Δ``.)  Sampling is exact (`_selection`).
 
 **Under zCDP.** The exponential mechanism is ε-*bounded-range* (Durfee & Rogers 2019), hence
 ``ε²/8``-zCDP, not just the ``ε²/2`` of a generic ε-DP mechanism (Cesar & Rogers 2021, Lemma 3.2;
-Dong, Durfee & Rogers 2020).  Its event is a :class:`~dpcert.core.events.BoundedRangeEvent`, so
-:func:`dpcert.c.make_pureDP_to_zCDP` and the zCDP accountant charge ``(ε·d_in)²/8`` (``k`` times
+Dong, Durfee & Rogers 2020).  Its event is a `BoundedRangeEvent`, so
+`dpcert.c.make_pureDP_to_zCDP` and the zCDP accountant charge ``(ε·d_in)²/8`` (``k`` times
 that for top-``k``).  This covers ``make_exponential`` and ``make_report_noisy_max(noise=
 "exponential")`` (sampled as the exponential mechanism).  Permute-and-flip and report-noisy-max
 with Laplace noise are not known to be bounded-range and are charged ``ε²/2``.
@@ -176,8 +176,10 @@ def make_exponential(input_domain: Domain, input_metric: Metric, candidates: Seq
 
     Parameters
     ----------
-    input_domain, input_metric
-        The datasets the scorer reads and their neighbour relation.
+    input_domain
+        The datasets the scorer reads.
+    input_metric
+        Their neighbour relation.
     candidates : sequence
         The (public, non-empty) set to select from.
     scorer : callable
@@ -201,7 +203,7 @@ def make_permute_and_flip(input_domain: Domain, input_metric: Metric,
                           candidates: Sequence[Any], scorer: Scorer, sensitivity: Any,
                           epsilon: Any, *, monotonic: bool = False) -> Measurement:
     """Permute-and-flip (McKenna & Sheldon 2020), sampled exactly; parameters as
-    :func:`make_exponential`.  ``map(d_in) = ε·d_in``.
+    [`make_exponential`][dpcert.mechanisms.exponential.make_exponential].  ``map(d_in) = ε·d_in``.
 
     Examples
     --------
@@ -232,7 +234,7 @@ def make_report_noisy_max(input_domain: Domain, input_metric: Metric,
         ``2Δ/ε`` (``Δ/ε`` if monotonic) added to *integer* scores; ties broken uniformly.
     k : int ≥ 1
         Number of candidates to report (in order of selection); each round costs ε.
-    Other parameters as :func:`make_exponential`.
+    Other parameters as [`make_exponential`][dpcert.mechanisms.exponential.make_exponential].
 
     Returns
     -------
@@ -286,14 +288,14 @@ def make_report_noisy_max(input_domain: Domain, input_metric: Metric,
 
 def then_exponential(candidates: Sequence[Any], scorer: Scorer, sensitivity: Any, epsilon: Any,
                      *, monotonic: bool = False) -> PartialConstructor:
-    """Partial form of :func:`make_exponential`."""
+    """Partial form of [`make_exponential`][dpcert.mechanisms.exponential.make_exponential]."""
     return partial(make_exponential, "exponential", candidates, scorer, sensitivity, epsilon,
                    monotonic=monotonic)
 
 
 def then_permute_and_flip(candidates: Sequence[Any], scorer: Scorer, sensitivity: Any,
                           epsilon: Any, *, monotonic: bool = False) -> PartialConstructor:
-    """Partial form of :func:`make_permute_and_flip`."""
+    """Partial form of `make_permute_and_flip`."""
     return partial(make_permute_and_flip, "permute_and_flip", candidates, scorer, sensitivity,
                    epsilon, monotonic=monotonic)
 
@@ -301,6 +303,6 @@ def then_permute_and_flip(candidates: Sequence[Any], scorer: Scorer, sensitivity
 def then_report_noisy_max(candidates: Sequence[Any], scorer: Scorer, sensitivity: Any,
                           epsilon: Any, *, noise: Literal["exponential", "laplace"] = "exponential",
                           k: int = 1, monotonic: bool = False) -> PartialConstructor:
-    """Partial form of :func:`make_report_noisy_max`."""
+    """Partial form of `make_report_noisy_max`."""
     return partial(make_report_noisy_max, "report_noisy_max", candidates, scorer, sensitivity,
                    epsilon, noise=noise, k=k, monotonic=monotonic)

@@ -6,7 +6,7 @@
 * Float inputs are rounded to the lattice ``2^k·ℤ`` (by default ``2^k ≤ σ·2^-20/√m``) and get
   discrete Gaussian noise of scale ``σ/2^k`` on it; the map pays for the rounding:
   ``ρ = (d_in + √m·a_k)² / (2σ²)`` for ``m`` coordinates (√m rounded up to a rational;
-  ``a_k = 2^k + 2^(k−2)`` is :func:`~dpcert.samplers.rounding_allowance`).
+  ``a_k = 2^k + 2^(k−2)`` is [`rounding_allowance`][dpcert.samplers.rounding_allowance]).
 
 Proof: ``docs/proofs/gaussian.md``.
 
@@ -63,7 +63,7 @@ def make_gaussian(input_domain: Domain, input_metric: Metric, scale: Any, *,
     Returns
     -------
     Measurement
-        Under :class:`~dpcert.ZCDP`.
+        Under [`ZCDP`][dpcert.ZCDP].
     """
     sigma = check_positive(scale, "scale")
     space = noise_space("make_gaussian", input_domain, input_metric, L2Distance)
@@ -118,5 +118,5 @@ def make_gaussian(input_domain: Domain, input_metric: Metric, scale: Any, *,
 
 
 def then_gaussian(scale: Any, *, k: int | None = None) -> PartialConstructor:
-    """Partial form of :func:`make_gaussian`."""
+    """Partial form of [`make_gaussian`][dpcert.mechanisms.gaussian.make_gaussian]."""
     return partial(make_gaussian, "gaussian", scale, k=k)

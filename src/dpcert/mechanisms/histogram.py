@@ -6,7 +6,7 @@ ignored).  Adding or removing ``d`` records moves the count vector by ``d`` in L
 counts get integer noise, so the release is exact and the maps are those of the discrete Laplace
 (``PureDP``: ``Δ₁/scale``) and discrete Gaussian (``ZCDP``: ``Δ₂²/(2σ²)``) mechanisms
 (Canonne, Kamath & Steinke 2020).  For unknown categories use
-:func:`~dpcert.m.make_partition_selection`.  Proof: ``docs/proofs/histogram.md``.
+`make_partition_selection`.  Proof: ``docs/proofs/histogram.md``.
 
 Examples
 --------
@@ -134,5 +134,5 @@ def make_histogram(input_domain: Domain, input_metric: Metric, categories: Seque
 
 def then_histogram(categories: Sequence[Any], scale: Any, *,
                    noise: Literal["laplace", "gaussian"] = "laplace") -> PartialConstructor:
-    """Partial form of :func:`make_histogram`."""
+    """Partial form of [`make_histogram`][dpcert.mechanisms.histogram.make_histogram]."""
     return partial(make_histogram, "histogram", categories, scale, noise=noise)

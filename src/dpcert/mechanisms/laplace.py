@@ -3,7 +3,7 @@
 * Integer inputs get discrete Laplace noise, P(z) ∝ exp(−|z|/scale) on ℤ (Canonne, Kamath &
   Steinke 2020); the map is ``d_in / scale``.
 * Float inputs are rounded to the lattice ``2^k·ℤ`` (by default ``2^k ≤ scale·2^-20/m`` for
-  ``m`` coordinates, see :mod:`dpcert.mechanisms._additive`) and get discrete Laplace noise of
+  ``m`` coordinates, see `dpcert.mechanisms._additive`) and get discrete Laplace noise of
   scale ``scale/2^k`` on that lattice: outputs are exact floats on one lattice whatever the
   input (no Mironov 2012 leak).  The map pays for the rounding: ``(d_in + m·2^k) / scale`` for
   ``m`` coordinates.
@@ -64,7 +64,7 @@ def make_laplace(input_domain: Domain, input_metric: Metric, scale: Any, *,
     Returns
     -------
     Measurement
-        Under :class:`~dpcert.PureDP`; ``map(d_in) = (d_in + m·a_k)/scale`` for floats
+        Under [`PureDP`][dpcert.PureDP]; ``map(d_in) = (d_in + m·a_k)/scale`` for floats
         (``a_k = rounding_allowance(k) = 2^k + 2^(k−2)``),
         ``d_in/scale`` for integers.  ``accuracy(alpha)`` gives the exact half-width.
     """
@@ -116,5 +116,5 @@ def make_laplace(input_domain: Domain, input_metric: Metric, scale: Any, *,
 
 
 def then_laplace(scale: Any, *, k: int | None = None) -> PartialConstructor:
-    """Partial form of :func:`make_laplace`: ``... >> then_laplace(25.0)``."""
+    """Partial form of `make_laplace`: ``... >> then_laplace(25.0)``."""
     return partial(make_laplace, "laplace", scale, k=k)

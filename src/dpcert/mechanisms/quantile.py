@@ -143,7 +143,7 @@ def make_quantile(input_domain: Domain, input_metric: Metric, candidates: Sequen
 
 def make_quantiles(input_domain: Domain, input_metric: Metric, candidates: Sequence[Any],
                    alphas: Sequence[Any], epsilon: Any) -> Measurement:
-    """Several quantiles, each by :func:`make_quantile` with ``ε/len(alphas)``.
+    """Several quantiles, each by `make_quantile` with ``ε/len(alphas)``.
 
     Returns a list in the order of ``alphas``; ``map(d_in) = ε·d_in``.
     """
@@ -172,11 +172,11 @@ def make_quantiles(input_domain: Domain, input_metric: Metric, candidates: Seque
 
 
 def then_quantile(candidates: Sequence[Any], alpha: Any, epsilon: Any) -> PartialConstructor:
-    """Partial form of :func:`make_quantile`."""
+    """Partial form of [`make_quantile`][dpcert.mechanisms.quantile.make_quantile]."""
     return partial(make_quantile, "quantile", candidates, alpha, epsilon)
 
 
 def then_quantiles(candidates: Sequence[Any], alphas: Sequence[Any],
                    epsilon: Any) -> PartialConstructor:
-    """Partial form of :func:`make_quantiles`."""
+    """Partial form of [`make_quantiles`][dpcert.mechanisms.quantile.make_quantiles]."""
     return partial(make_quantiles, "quantiles", candidates, alphas, epsilon)

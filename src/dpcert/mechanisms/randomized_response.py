@@ -1,10 +1,10 @@
 """Local randomizers: binary randomized response, k-ary randomized response and basic RAPPOR.
 
-Each takes one record (input metric :class:`~dpcert.DiscreteDistance`: the value may change) or,
+Each takes one record (input metric `DiscreteDistance`: the value may change) or,
 with ``input_domain=VectorDomain(...)``, a vector of records each randomized independently
-(input metric :class:`~dpcert.HammingDistance`; the map is ``ε·d_in``).  All sampling is exact:
-rational probabilities drawn with :func:`dpcert.samplers.bernoulli` and
-:func:`dpcert.samplers.uniform_below`, no float ``random()`` comparisons.
+(input metric `HammingDistance`; the map is ``ε·d_in``).  All sampling is exact:
+rational probabilities drawn with [`dpcert.samplers.bernoulli`][dpcert.samplers.bernoulli] and
+[`dpcert.samplers.uniform_below`][dpcert.samplers.uniform_below], no float ``random()`` comparisons.
 
 Exact rationals, stated ε.  The ideal probabilities involve ``e^ε``.  dpcert states the map as
 the (rational) ε you asked for and samples with dyadic rationals (denominator ``2^48``) that are
@@ -124,7 +124,7 @@ def make_randomized_response_bool(epsilon: Any, *,
     Returns
     -------
     Measurement
-        ``bool → bool`` (or bool array) under :class:`~dpcert.PureDP` with ``map(d_in) = ε·d_in``.
+        ``bool → bool`` (or bool array) under [`PureDP`][dpcert.PureDP] with ``map(d_in) = ε·d_in``.
 
     Examples
     --------

@@ -109,8 +109,10 @@ class RapporBloomParams:
     f : number in (0, 1]
         Permanent randomized response: a bit flips w.p. ``f/2``.  ``f = 0`` would publish the
         Bloom filter itself (ε∞ = ∞) and is refused.
-    p, q : numbers in [0, 1] with ``p < q``
-        Instantaneous randomized response: ``P(S_i = 1 | B'_i = 0) = p``, ``… = 1) = q``.
+    p : number in [0, 1], ``p < q``
+        Instantaneous randomized response: ``P(S_i = 1 | B'_i = 0) = p``.
+    q : number in [0, 1], ``p < q``
+        Instantaneous randomized response: ``P(S_i = 1 | B'_i = 1) = q``.
     key : bytes
         Key of the BLAKE2b hash (public; it only separates this collection's hash functions
         from others').  At most 64 bytes.
@@ -261,7 +263,7 @@ class RapporReports:
 
     @staticmethod
     def concatenate(parts: Any) -> RapporReports:
-        """One :class:`RapporReports` from several (e.g. collected one client at a time)."""
+        """One `RapporReports` from several (e.g. collected one client at a time)."""
         items = list(parts)
         if not items:
             raise InvalidParameter("parts must hold at least one RapporReports")
@@ -374,7 +376,7 @@ def make_rappor_bloom_permanent(params: RapporBloomParams, *,
     """The permanent randomized response ``B'`` (memoize it per client and value).
 
     Reports for the same value must all come from one memoized ``B'`` through
-    :func:`instantaneous_report`; they are post-processing of ``B'``, so the total loss for
+    `instantaneous_report`; they are post-processing of ``B'``, so the total loss for
     that value is this measurement's ``ε∞``, however many reports are sent.
 
     Returns

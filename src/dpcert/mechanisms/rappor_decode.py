@@ -68,8 +68,10 @@ class BitCountEstimate:
     ----------
     reports : numpy.ndarray, shape (num_cohorts,)
         ``N_j``, reports per cohort.
-    counts, variances : numpy.ndarray, shape (num_cohorts, num_bits)
-        ``B̂_ij`` and its (conservative) estimated variance.
+    counts : numpy.ndarray, shape (num_cohorts, num_bits)
+        ``B̂_ij``, the estimated count of reports with bit ``i`` set in cohort ``j``.
+    variances : numpy.ndarray, shape (num_cohorts, num_bits)
+        The (conservative) estimated variance of ``counts``.
     """
 
     reports: npt.NDArray[np.int64]
@@ -234,7 +236,7 @@ def decode_rappor_bloom(reports: RapporReports, params: RapporBloomParams,
     Parameters
     ----------
     reports : RapporReports
-        Reports of :func:`~dpcert.mechanisms.make_rappor_bloom` (one per client) or fresh
+        Reports of `make_rappor_bloom` (one per client) or fresh
         instantaneous reports, one per client, of memoized PRRs.
     params : RapporBloomParams
         The parameters the reports were made with.

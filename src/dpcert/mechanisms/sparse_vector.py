@@ -73,8 +73,10 @@ def make_sparse_vector(input_domain: Domain, input_metric: Metric, queries: Sequ
 
     Parameters
     ----------
-    input_domain, input_metric
-        Datasets and their neighbour relation.
+    input_domain
+        The datasets the queries read.
+    input_metric
+        Their neighbour relation.
     queries : sequence of callables
         ``query(data)`` → an integer; each of sensitivity ≤ ``sensitivity`` at ``d_in = 1``.
     threshold : int
@@ -179,7 +181,7 @@ def then_sparse_vector(queries: Sequence[Query], threshold: Any, epsilon: Any, *
                        sensitivity: Any = 1, monotonic: bool = False,
                        numeric_epsilon: Any = None,
                        threshold_fraction: Any = None) -> PartialConstructor:
-    """Partial form of :func:`make_sparse_vector`."""
+    """Partial form of `make_sparse_vector`."""
     return partial(make_sparse_vector, "sparse_vector", queries, threshold, epsilon, c=c,
                    sensitivity=sensitivity, monotonic=monotonic, numeric_epsilon=numeric_epsilon,
                    threshold_fraction=threshold_fraction)

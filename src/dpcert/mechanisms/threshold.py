@@ -85,7 +85,7 @@ def laplace_tail(scale: Any, m: int) -> Fraction:
 def keyed_threshold(scale: Any, per_group: int, groups: int, delta: Any) -> int:
     """Smallest τ with ``groups · P(Z ≥ τ − per_group) ≤ delta``, ``Z ~ DLap(scale)``.
 
-    Starts from the rigorous :func:`partition_threshold` and checks with :func:`laplace_tail`,
+    Starts from the rigorous `partition_threshold` and checks with `laplace_tail`,
     so the privacy map of a keyed release (which evaluates the same tail) meets ``delta``
     exactly at the calibration point.
 
@@ -177,5 +177,5 @@ def make_partition_selection(input_domain: Domain, input_metric: Metric, epsilon
 
 
 def then_partition_selection(epsilon: Any, delta: Any) -> PartialConstructor:
-    """Partial form of :func:`make_partition_selection`."""
+    """Partial form of `make_partition_selection`."""
     return partial(make_partition_selection, "partition_selection", epsilon, delta)

@@ -45,7 +45,7 @@ def use_rich(file: TextIO | None = None) -> bool:
 
 def print_table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]], *,
                 file: TextIO | None = None, plain: bool | None = None) -> None:
-    """Print a table of already formatted cells (see :mod:`dpcert.report.format`)."""
+    """Print a table of already formatted cells (see `dpcert.report.format`)."""
     f = sys.stdout if file is None else file
     if not (use_rich(f) if plain is None else not plain):
         widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)

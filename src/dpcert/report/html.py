@@ -2,7 +2,7 @@
 and the certificate, in one self-contained file (Jinja2 template, plots embedded as PNG).
 
 Plots need matplotlib (``pip install "dpcert[report]"``); without it the report says so where
-the plots would be.  Numbers use :mod:`dpcert.report.format` throughout.
+the plots would be.  Numbers use [`dpcert.report.format`][dpcert.report.format] throughout.
 
 Examples
 --------

@@ -1,6 +1,6 @@
 """Markdown report of a release: tidy tables with intervals, what was spent, and plots (PNG,
 with matplotlib; otherwise the report says they are absent).  Numbers use
-:mod:`dpcert.report.format`, as the HTML report does."""
+[`dpcert.report.format`][dpcert.report.format], as the HTML report does."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
 """Exact, vectorised noise samplers fed only by the OS CSPRNG (issue 3).
 
-* :mod:`~dpcert.samplers.entropy` is the single door to randomness (:class:`SystemSource`;
-  :class:`InsecureSeededSource` for reproducible tests only).
+* `entropy` is the single door to randomness ([`SystemSource`][dpcert.samplers.SystemSource];
+  [`InsecureSeededSource`][dpcert.samplers.InsecureSeededSource] for reproducible tests only).
 * Integer samplers return ``int64`` arrays, Bernoulli samplers ``bool`` arrays; every one takes
   ``(parameter, size, *, source=None)`` and samples the stated distribution *exactly* (no float
   ``exp``/``log`` decides any output; see docs/proofs/samplers.md).
-* :mod:`~dpcert.samplers.lattice` adds such integer noise to floats on a lattice ``2**k ℤ`` so the
+* `lattice` adds such integer noise to floats on a lattice ``2**k ℤ`` so the
   set of possible outputs does not depend on the input (Mironov 2012).
 
 Examples

@@ -9,7 +9,7 @@ Method (rejection from a piecewise-constant envelope, see docs/proofs/samplers.m
   ``e = max(0, floor(log2 scale) - 6)`` so that ``scale / t`` lies in [64, 128) (``t = 1``, no
   rejection at all, when ``scale < 128``).  ``m_v`` is the smallest ``|x|`` in cell ``v``.
 * Draw ``V`` with ``P(V = v) ∝ exp(-f(m_v))`` by exact inversion
-  (:class:`~dpcert.samplers._inversion.ThresholdTable`, 32 random bits per draw); cells beyond the
+  (`ThresholdTable`, 32 random bits per draw); cells beyond the
   table (total mass < 2**-40) come from an exact scalar tail sampler.
 * Draw ``R`` uniform below ``t`` (``e`` random bits); ``X = t V + R``.
 * Accept with probability ``exp(-(f(|X|) - f(m_V)))`` (at least ``exp(-1/64)`` for Laplace,

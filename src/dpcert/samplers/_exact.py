@@ -1,9 +1,9 @@
 """Exact reals for the rare paths: rigorous bounds on exp(-x) and a lazily refined uniform.
 
 A real ``c`` is handled through *bounds at precision P*: integers ``lo <= c * 2**P <= hi``.
-:func:`exp_neg_bounds` gives them for ``exp(-x)`` with ``x`` a non-negative Fraction, using only
-integer arithmetic (alternating Taylor series with directed rounding).  :class:`LazyUniform` is a
-uniform real ``U`` in [0, 1) of which only a binary prefix has been drawn; :func:`lazy_less`
+`exp_neg_bounds` gives them for ``exp(-x)`` with ``x`` a non-negative Fraction, using only
+integer arithmetic (alternating Taylor series with directed rounding).  `LazyUniform` is a
+uniform real ``U`` in [0, 1) of which only a binary prefix has been drawn; `lazy_less`
 decides ``U < c`` exactly, drawing more bits while the bounds on ``c`` do not separate it from
 the prefix.
 """

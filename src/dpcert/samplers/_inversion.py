@@ -7,7 +7,7 @@ compare them with ``A_j``, a 32-bit floor of ``c_j``: ``h < A_j`` proves ``U < c
 ``h >= A_j + 2`` proves ``U >= c_j``.  Only when ``h`` is ``A_j`` or ``A_j + 1`` for some ``j``
 (probability at most ``2n / 2**32``) is the element *ambiguous*; it is then resolved exactly,
 one element at a time, by drawing more bits of the same ``U``
-(:func:`~dpcert.samplers._exact.lazy_less`).
+(`lazy_less`).
 The result is exactly ``I``: the 32-bit test is a filter whose undecided cases are decided exactly.
 """
 

@@ -17,7 +17,7 @@ MAX_SCALE = Fraction(2**52)
 
 
 def check_scale(value: object, name: str) -> Fraction:
-    """A positive rational scale no larger than :data:`MAX_SCALE`.
+    """A positive rational scale no larger than `MAX_SCALE`.
 
     Examples
     --------

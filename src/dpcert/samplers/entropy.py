@@ -1,9 +1,9 @@
 """The single door to randomness: uniform 64-bit words from the operating system's CSPRNG.
 
-Every random bit dpcert uses comes through an :class:`EntropySource`.  The default,
-:class:`SystemSource`, reads ``os.getrandom`` (or ``os.urandom``) in large blocks and hands the
+Every random bit dpcert uses comes through an `EntropySource`.  The default,
+`SystemSource`, reads ``os.getrandom`` (or ``os.urandom``) in large blocks and hands the
 bytes out as NumPy ``uint64`` words; it never falls back to a weaker generator and raises
-:class:`~dpcert.errors.EntropyError` when the OS cannot deliver.  :class:`InsecureSeededSource`
+`EntropyError` when the OS cannot deliver.  `InsecureSeededSource`
 is a deterministic generator for reproducible *tests only*; its name says so.
 
 Examples
@@ -131,7 +131,7 @@ _default_lock = threading.Lock()
 
 
 def default_source() -> SystemSource:
-    """The process-wide :class:`SystemSource` (re-created in a child after ``os.fork``)."""
+    """The process-wide `SystemSource` (re-created in a child after ``os.fork``)."""
     global _default, _default_pid
     pid = os.getpid()
     with _default_lock:

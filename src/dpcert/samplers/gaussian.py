@@ -2,7 +2,7 @@
 
 Canonne, Kamath & Steinke, "The Discrete Gaussian for Differential Privacy" (NeurIPS 2020),
 define the distribution and a scalar rejection sampler; dpcert uses the vectorised exact engine
-of :mod:`dpcert.samplers._cells` (inversion for ``sigma < 128``; for larger sigma, rejection from a
+of `dpcert.samplers._cells` (inversion for ``sigma < 128``; for larger sigma, rejection from a
 piecewise-constant envelope on cells of width ``2**e``, so the work per draw does not grow with
 sigma).
 """

@@ -1,6 +1,6 @@
 """Exact geometric sampler, parametrised by the decay rate γ: ``P(X = k) = (1 - e^-γ) e^(-γk)``.
 
-This is the one-sided discrete Laplace: the engine is :mod:`dpcert.samplers._cells` with
+This is the one-sided discrete Laplace: the engine is `dpcert.samplers._cells` with
 ``f(k) = γ k`` on ℕ.
 """
 

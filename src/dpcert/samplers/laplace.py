@@ -2,7 +2,7 @@
 
 Canonne, Kamath & Steinke, "The Discrete Gaussian for Differential Privacy" (NeurIPS 2020) give
 the reference scalar algorithm; dpcert samples the same distribution with the vectorised exact
-engine of :mod:`dpcert.samplers._cells` (inversion for ``scale < 128``; for larger scales a
+engine of `dpcert.samplers._cells` (inversion for ``scale < 128``; for larger scales a
 rejection step from a piecewise-constant envelope whose cells have width ``2**e``, so the work per
 draw does not grow with the scale).
 """

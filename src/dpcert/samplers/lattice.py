@@ -11,7 +11,7 @@ depend on the input.  The privacy map must charge the rounding: sensitivity
 ``2**(k-2)`` pays for a correctly rounded input landing exactly on a lattice midpoint; see
 docs/proofs/lattice.md).
 
-``k`` defaults to :func:`lattice_exponent`: ``floor(log2(scale)) - 40``, so the lattice spacing is
+``k`` defaults to `lattice_exponent`: ``floor(log2(scale)) - 40``, so the lattice spacing is
 about ``2**-40`` of the noise scale: rounding is far below the noise, and the integer noise has
 scale in ``[2**40, 2**41)``.
 
@@ -177,7 +177,7 @@ def lattice_laplace(values: object, scale: object, *, k: int | None = None,
     scale : Fraction, int or float
         Noise scale ``b``: the integer noise is discrete Laplace with scale ``b / 2**k``.
     k : int, optional
-        Lattice exponent; defaults to :func:`lattice_exponent` of ``scale``.
+        Lattice exponent; defaults to `lattice_exponent` of ``scale``.
     source : EntropySource, optional
         Randomness (defaults to the OS CSPRNG).
 
@@ -201,7 +201,7 @@ def lattice_gaussian(values: object, sigma: object, *, k: int | None = None,
                      source: EntropySource | None = None) -> Any:
     """Add exact Gaussian noise of standard deviation ``sigma`` to floats, on ``2**k ℤ``.
 
-    Same contract as :func:`lattice_laplace`; the integer noise is the discrete Gaussian with
+    Same contract as `lattice_laplace`; the integer noise is the discrete Gaussian with
     parameter ``sigma / 2**k`` (Canonne, Kamath & Steinke 2020).
 
     Examples

@@ -114,5 +114,5 @@ def make_cast(input_domain: Domain, input_metric: Metric, to: type, *,
 
 
 def then_cast(to: type, *, default: Any = None) -> PartialConstructor:
-    """Partial form of :func:`make_cast`."""
+    """Partial form of [`make_cast`][dpcert.transformations.cast.make_cast]."""
     return partial(make_cast, "cast", to, default=default)

@@ -79,5 +79,5 @@ def make_clamp(input_domain: Domain, input_metric: Metric, lower: Any, upper: An
 
 
 def then_clamp(lower: Any, upper: Any) -> PartialConstructor:
-    """Partial form of :func:`make_clamp`: ``space >> then_clamp(0.0, 12.0)``."""
+    """Partial form of `make_clamp`: ``space >> then_clamp(0.0, 12.0)``."""
     return partial(make_clamp, "clamp", lower, upper)

@@ -26,7 +26,7 @@ __all__ = ["make_count", "then_count"]
 
 
 def make_count(input_domain: Domain, input_metric: Metric) -> Transformation:
-    """The number of records, an ``int`` under :class:`~dpcert.AbsoluteDistance`."""
+    """The number of records, an ``int`` under [`AbsoluteDistance`][dpcert.AbsoluteDistance]."""
     vector_space("make_count", input_domain, input_metric, types=(bool, int, float, str))
     bounded = isinstance(input_metric, BOUNDED_METRICS)
 
@@ -43,5 +43,5 @@ def make_count(input_domain: Domain, input_metric: Metric) -> Transformation:
 
 
 def then_count() -> PartialConstructor:
-    """Partial form of :func:`make_count`."""
+    """Partial form of [`make_count`][dpcert.transformations.count.make_count]."""
     return partial(make_count, "count")

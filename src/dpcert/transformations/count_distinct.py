@@ -52,5 +52,5 @@ def make_count_distinct(input_domain: Domain, input_metric: Metric) -> Transform
 
 
 def then_count_distinct() -> PartialConstructor:
-    """Partial form of :func:`make_count_distinct`."""
+    """Partial form of `make_count_distinct`."""
     return partial(make_count_distinct, "count_distinct")

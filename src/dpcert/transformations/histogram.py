@@ -67,6 +67,6 @@ def make_count_by_categories(input_domain: Domain, input_metric: Metric,
 
 def then_count_by_categories(categories: Sequence[Any], *,
                              output_metric: Metric | None = None) -> PartialConstructor:
-    """Partial form of :func:`make_count_by_categories`."""
+    """Partial form of `make_count_by_categories`."""
     return partial(make_count_by_categories, "count_by_categories", categories,
                    output_metric=output_metric)

@@ -75,5 +75,5 @@ def make_mean(input_domain: Domain, input_metric: Metric) -> Transformation:
 
 
 def then_mean() -> PartialConstructor:
-    """Partial form of :func:`make_mean`."""
+    """Partial form of [`make_mean`][dpcert.transformations.mean.make_mean]."""
     return partial(make_mean, "mean")

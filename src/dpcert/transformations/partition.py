@@ -7,7 +7,7 @@ data-independent (McSherry 2009, parallel composition).
 
 Stability (``docs/proofs/composition.md``): adding or removing one record changes exactly one part
 by one record (or none).  For inputs d_in apart under ``SymmetricDistance`` the outputs are
-``(l0, l1, l∞) = (min(d_in, parts), d_in, d_in)`` apart under :class:`PartitionDistance`: at most
+``(l0, l1, l∞) = (min(d_in, parts), d_in, d_in)`` apart under `PartitionDistance`: at most
 l0 parts change, by l1 records in total and by at most l∞ in any one part.
 
 Examples
@@ -145,5 +145,5 @@ def make_partition(input_domain: Domain, input_metric: Metric,
 
 def then_partition(by: Callable[[np.ndarray[Any, Any]], Any],
                    keys: Sequence[Any]) -> PartialConstructor:
-    """Partial form of :func:`make_partition`."""
+    """Partial form of [`make_partition`][dpcert.transformations.partition.make_partition]."""
     return partial(make_partition, "partition", by=by, keys=keys)

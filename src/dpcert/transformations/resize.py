@@ -1,7 +1,7 @@
 """Resize a vector to a known size: keep a uniformly random subset, or pad with a constant.
 
 Stability (``docs/proofs/resize.md``).  The output has the public size ``size`` and is measured
-under :class:`~dpcert.ChangeOneDistance`.  If the input has ``n ≥ size`` records, a uniformly
+under `ChangeOneDistance`.  If the input has ``n ≥ size`` records, a uniformly
 random ``size``-subset is kept (never "the first rows", which would bias the result); if
 ``n < size``, ``size − n`` copies of ``constant`` are added.  For inputs one record apart (added,
 removed or changed) the outputs can be *coupled* so that they differ in one record, so
@@ -10,7 +10,7 @@ stability holds for that coupling, which is what the privacy proof of any measur
 after it needs (the measurement's output distribution is a mixture over coupled pairs).
 
 The random subset is drawn exactly: the records are ordered by independent uniform 62-bit keys
-from :func:`dpcert.samplers.uniform_below`, redrawn on the (probability < n²·2⁻⁶²) event of a tie,
+from `dpcert.samplers.uniform_below`, redrawn on the (probability < n²·2⁻⁶²) event of a tie,
 which makes the order a uniformly random permutation.
 
 Examples
@@ -96,5 +96,5 @@ def make_resize(input_domain: Domain, input_metric: Metric, size: int,
 
 
 def then_resize(size: int, constant: Any) -> PartialConstructor:
-    """Partial form of :func:`make_resize`."""
+    """Partial form of [`make_resize`][dpcert.transformations.resize.make_resize]."""
     return partial(make_resize, "resize", size, constant)

@@ -57,5 +57,5 @@ def make_select_column(input_domain: Domain, input_metric: Metric, column: str
 
 
 def then_select_column(column: str) -> PartialConstructor:
-    """Partial form of :func:`make_select_column`."""
+    """Partial form of [`make_select_column`][dpcert.transformations.select.make_select_column]."""
     return partial(make_select_column, "select_column", column)

@@ -5,7 +5,7 @@ Sensitivity (``docs/proofs/sum.md``), elements in ``[L, U]``:
 * add/remove neighbours (``SymmetricDistance``, ``InsertDeleteDistance``): ``d_in · max(|L|, |U|)``;
 * change-one neighbours (``ChangeOneDistance``, ``HammingDistance``): ``d_in · (U − L)``.
 
-Float sums are exact: the true real sum is computed without rounding (:mod:`dpcert._exact`) and
+Float sums are exact: the true real sum is computed without rounding (`dpcert._exact`) and
 rounded once, correctly, to the nearest float.  dpcert's float mechanisms (the lattice samplers)
 accept such correctly-rounded values at no extra cost beyond their lattice allowance
 (``docs/proofs/lattice.md``), so the float-summation attacks on DP libraries do not apply.
@@ -58,7 +58,7 @@ def make_sum(input_domain: Domain, input_metric: Metric) -> Transformation:
     input_domain : VectorDomain
         Elements must carry bounds (clamp first). Under change-one metrics the size is public.
     input_metric : Metric
-        A dataset metric; the output metric is :class:`~dpcert.AbsoluteDistance`.
+        A dataset metric; the output metric is [`AbsoluteDistance`][dpcert.AbsoluteDistance].
 
     Returns
     -------
@@ -102,5 +102,5 @@ def make_sum(input_domain: Domain, input_metric: Metric) -> Transformation:
 
 
 def then_sum() -> PartialConstructor:
-    """Partial form of :func:`make_sum`."""
+    """Partial form of [`make_sum`][dpcert.transformations.sum.make_sum]."""
     return partial(make_sum, "sum")

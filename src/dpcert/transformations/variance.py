@@ -54,5 +54,5 @@ def make_variance(input_domain: Domain, input_metric: Metric, *, ddof: int = 1) 
 
 
 def then_variance(*, ddof: int = 1) -> PartialConstructor:
-    """Partial form of :func:`make_variance`."""
+    """Partial form of [`make_variance`][dpcert.transformations.variance.make_variance]."""
     return partial(make_variance, "variance", ddof=ddof)

@@ -7,7 +7,7 @@ either
   pointwise rule; LightDP, Zhang & Kifer POPL 2017; ShadowDP, Wang et al. PLDI 2019; CheckDP,
   Wang et al. CCS 2020): shifts of the noise, checked with z3 over exact rationals, that make
   the two runs agree while the summed cost stays within the claim -- for *every* size by an
-  inductive loop invariant (:mod:`dpcert.verify.induction`), or for sizes 1..n by unrolling;
+  inductive loop invariant (`dpcert.verify.induction`), or for sizes 1..n by unrolling;
 * **REFUTED** with a concrete neighbouring pair, an output event and the exact privacy loss; or
 * **UNKNOWN** with the reason.
 

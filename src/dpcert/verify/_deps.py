@@ -1,4 +1,4 @@
-"""Import the optional extras of :mod:`dpcert.verify` (z3, lark) with a clear error."""
+"""Import the optional extras of [`dpcert.verify`][dpcert.verify] (z3, lark) with a clear error."""
 
 from __future__ import annotations
 
@@ -25,10 +25,10 @@ def _require(module: str, dist: str) -> ModuleType:
 
 
 def require_z3() -> ModuleType:
-    """The :mod:`z3` module, or :class:`MissingExtra` telling how to install it."""
+    """The `z3` module, or `MissingExtra` telling how to install it."""
     return _require("z3", "z3-solver")
 
 
 def require_lark() -> ModuleType:
-    """The :mod:`lark` module, or :class:`MissingExtra` telling how to install it."""
+    """The `lark` module, or `MissingExtra` telling how to install it."""
     return _require("lark", "lark")

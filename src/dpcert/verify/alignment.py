@@ -1,11 +1,11 @@
 """The relational model of an all-sizes proof: both runs of every block, once, symbolically.
 
-:class:`Prover` runs ``pre``, the loop body (per phase of the symbolic index p) and ``post`` of
-both runs once, symbolically (:mod:`dpcert.verify.relexec`): run 1 on x with noise η, run 2 on
+`Prover` runs ``pre``, the loop body (per phase of the symbolic index p) and ``post`` of
+both runs once, symbolically (`dpcert.verify.relexec`): run 1 on x with noise η, run 2 on
 the neighbour with noise η + S, and groups run-1 paths into classes that the output or the
 noise-free guards tell apart (a shift may differ only between such classes, which keeps the
 coupling injective).  The shift slots and invariant candidates are in
-:mod:`dpcert.verify.slots`.
+`dpcert.verify.slots`.
 """
 
 from __future__ import annotations

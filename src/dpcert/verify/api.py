@@ -241,7 +241,7 @@ def _sized(prog: Program, n: int, t0: float, timeout: float,
     return _timed(dataclasses.replace(res, reason=f"{res.reason}; all sizes: {proof}"), t0)
 
 def _gaussian(prog: Program, n: int, claim_text: str) -> VerificationResult:
-    """Gaussian programs: the shift argument of :mod:`dpcert.verify.gaussian` per size."""
+    """Gaussian programs: the shift argument of `dpcert.verify.gaussian` per size."""
     sized = bool(prog.size_names)
     sizes = list(range(n, 0, -1)) if sized else [1]
     text = None

@@ -1,10 +1,10 @@
-"""Pieces shared by the two symbolic executors (:mod:`~dpcert.verify.symexec` over exact linear
-forms at a fixed size, :mod:`~dpcert.verify.relexec` over z3 terms for all sizes).
+"""Pieces shared by the two symbolic executors (`symexec` over exact linear
+forms at a fixed size, `relexec` over z3 terms for all sizes).
 
-* :func:`outcomes` -- the disjoint outcomes of a condition built with ``!``, ``&&``, ``||``
+* `outcomes` -- the disjoint outcomes of a condition built with ``!``, ``&&``, ``||``
   (short-circuit: the right operand is evaluated only on the left's non-deciding outcomes);
-* :func:`as_less` -- a comparison ``a op b`` as ``d op' 0`` with ``op'`` in ``< <= == !=``;
-* :func:`z3_numeral`, :func:`z3_names` -- the rational value and the free constants of a z3 term.
+* `as_less` -- a comparison ``a op b`` as ``d op' 0`` with ``op'`` in ``< <= == !=``;
+* `z3_numeral`, `z3_names` -- the rational value and the free constants of a z3 term.
 
 Examples
 --------

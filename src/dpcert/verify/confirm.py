@@ -4,13 +4,13 @@ The refuter's witness is exact arithmetic on the program's semantics; the confir
 independent, statistical check of the same violation on the program as dpcert executes it:
 
 1. the event is chosen *before* sampling, from exact probabilities, to maximise the bound the
-   draw budget can confirm (:mod:`dpcert.verify.confirm_events`: a larger event with a smaller
+   draw budget can confirm (`dpcert.verify.confirm_events`: a larger event with a smaller
    loss beats a rare one with a large loss), so the samples carry no selection bias;
 2. the program, unrolled at the witness's size, is run ``draws`` times on each input in batches
    through NumPy: every noise instance the event reads is drawn eagerly with
-   :func:`dpcert.samplers.lattice_laplace`, :func:`~dpcert.samplers.discrete_laplace`,
-   :func:`~dpcert.samplers.lattice_gaussian` or a lattice exponential built on
-   :func:`~dpcert.samplers.geometric`, and a run is in the event when the guards of one of the
+   [`dpcert.samplers.lattice_laplace`][dpcert.samplers.lattice_laplace], `discrete_laplace`,
+   [`lattice_gaussian`][dpcert.samplers.lattice_gaussian] or a lattice exponential built on
+   [`geometric`][dpcert.samplers.geometric], and a run is in the event when the guards of one of the
    event's paths (and its output thresholds) hold;
 3. with counts k on the first input and k' on the second, the one-sided exact Clopper–Pearson
    bounds at α/2 each (``dpcert.audit``) give, with probability ≥ 1 − α,
@@ -18,7 +18,7 @@ independent, statistical check of the same violation on the program as dpcert ex
    for pure DP: an (ε, δ)-DP mechanism has P ≤ e^ε·P' + δ on every event).  The refutation is
    *confirmed* when this bound exceeds the claimed ε.
 
-When no event can be confirmed with the budget, :class:`Confirmation` says so and gives about how
+When no event can be confirmed with the budget, `Confirmation` says so and gives about how
 many draws per input would suffice (at the expected counts).
 
 Real-valued noise is on the lattice ``2**k ℤ`` (Mironov 2012) as in dpcert's mechanisms, so the
@@ -242,7 +242,7 @@ def confirm(prog: Program, witness: Witness, samples: int = 2_000_000,
         The parsed program (as refuted).
     witness
         The refutation: its size, parameters and pair are used; the event measured is the one,
-        among the candidates of :mod:`dpcert.verify.confirm_events` that violate the claim
+        among the candidates of `dpcert.verify.confirm_events` that violate the claim
         exactly, with the best bound expected at this budget.
     samples
         The draw budget: at most this many runs of the program on each input (in batches of
@@ -312,7 +312,7 @@ def measure(u: Unrolled, event: Candidate, witness: Witness, draws: int, alpha: 
     """Counts of ``event`` in ``draws`` runs on each input of the pair, and the lower bound.
 
     The runs go in batches of ``BATCH`` through the vectorised interpreter
-    (:mod:`dpcert.verify.runner`), or, for constructs it does not run, through the unrolled
+    (`dpcert.verify.runner`), or, for constructs it does not run, through the unrolled
     paths evaluated on sampled noise (the third value says which); the bound is
     ``ln((CP_lower(k, N, α/2) − δ) / CP_upper(k', N, α/2))`` (−∞ when the numerator is ≤ 0).
     """

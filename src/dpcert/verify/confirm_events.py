@@ -4,7 +4,7 @@ The refuter's witness event maximises the privacy loss; it may be far too rare t
 feasible number of runs (BadGapSVT's tail event has probability 4·10⁻⁷).  A larger event with a
 smaller loss that is still above the claim can be confirmed where the witness cannot.  For the
 witness's pair (both orders) this module lists candidate events and their *exact* probabilities
-(:mod:`dpcert.verify.semantics`, :mod:`dpcert.verify.gauss_refute`):
+(`dpcert.verify.semantics`, `dpcert.verify.gauss_refute`):
 
 * level sets of the likelihood ratio over the discrete output classes (Neyman–Pearson: the
   classes sorted by ``P/P'``, every prefix a union event);
@@ -19,7 +19,7 @@ witness's pair (both orders) this module lists candidate events and their *exact
   noise: a threshold one input's outputs cannot cross);
 * for Gaussian programs, ``Σ w_j·out_j ≥ t`` along the privacy-loss direction for a grid of t.
 
-:func:`expected_bound` is the lower bound the sampled confirmation would report if the counts
+`expected_bound` is the lower bound the sampled confirmation would report if the counts
 equalled their expectations; the event maximising it at the draw budget is measured.  The choice
 uses exact probabilities only — never the samples — so the measured bound needs no correction
 for the selection.

@@ -2,7 +2,7 @@ r"""Proven enclosures of ``exp``, ``sqrt`` and the normal CDF Φ, in exact ratio
 
 A refutation of an (ε, δ) claim for a Gaussian program rests on normal probabilities; a float
 from ``math.erfc`` is accurate but not *proven*. Here every quantity is an interval
-``[lo, hi]`` of :class:`~fractions.Fraction` that provably contains the real value:
+``[lo, hi]`` of `Fraction` that provably contains the real value:
 
 * ``exp(x)``: the Taylor polynomial plus a geometric bound on its remainder
   (``x^K/K! · 1/(1 − x/(K+1))`` for ``0 ≤ x < K+1``), and ``exp(−x) = 1/exp(x)``;

@@ -1,6 +1,6 @@
 r"""Refuting (ε, δ) claims of Gaussian programs with a pair, an event and a proven enclosure.
 
-Fragment (as :mod:`dpcert.verify.gaussian`): Gaussian noise only, one execution path, numeric
+Fragment (as `dpcert.verify.gaussian`): Gaussian noise only, one execution path, numeric
 σ, ε and δ, every released value ``out_j = D_j(x) + a_j·η_j`` with its own sample
 ``η_j ~ N(0, σ_j²)`` (or a data-free constant).
 
@@ -13,7 +13,7 @@ Neyman–Pearson optimal event at ε (Balle & Wang 2018, Thm. 8):
     P[M(x) ∈ S] − e^ε·P[M(x') ∈ S] = Φ(μ/2 − ε/μ) − e^ε·Φ(−μ/2 − ε/μ) = δ_μ(ε).
 
 The pair is the vertex of the adjacency box (inside the input ranges) with the largest μ².
-Both probabilities are enclosed with :mod:`dpcert.verify.enclosure` (exact rationals), so a
+Both probabilities are enclosed with `dpcert.verify.enclosure` (exact rationals), so a
 reported violation ``P − e^ε·P' > δ`` is proven, not a float comparison.
 """
 

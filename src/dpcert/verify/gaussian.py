@@ -10,7 +10,7 @@ outputs on x and x' are one post-processing of N(0, Σ) and N(s, Σ): a pair tha
 under N(0, σ²) costs ρ = Δ²/(2σ²)).  μ² is maximised over the adjacency (a convex quadratic on
 a box: at a vertex), and the claim holds when the exact privacy profile of the Gaussian
 δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Balle & Wang 2018; rounded up by
-:func:`dpcert.accounting.gdp.gdp_delta`) is at most δ.
+`dpcert.accounting.gdp.gdp_delta`) is at most δ.
 """
 
 from __future__ import annotations

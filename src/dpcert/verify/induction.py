@@ -3,7 +3,7 @@ r"""All-sizes proofs: randomness alignment closed by an inductive loop invariant
 A program of the form ``pre; while (i < n [&& g]) { body; i := i + 1; } post; return ...`` is
 proved ε-DP for *every* size n (LightDP, Zhang & Kifer POPL 2017; ShadowDP, Wang et al. PLDI
 2019; CheckDP, Wang et al. CCS 2020).  Each block is executed once symbolically
-(:mod:`dpcert.verify.relexec`) in two runs: run 1 on x with noise η, run 2 on the neighbour x'
+(`dpcert.verify.relexec`) in two runs: run 1 on x with noise η, run 2 on the neighbour x'
 with noise η + S, where the *shift* S of a sample is chosen per sampling site and per class of
 run-1 paths (a constant, or the "exact" difference that makes a guard or an output of run 2
 equal to run 1's).  A loop invariant Inv over the loop-head state of both runs is found by
@@ -134,7 +134,7 @@ def prove_free_gap(prog: Program, deadline: float) -> AllSizesProof | None:
     Raises
     ------
     TimeoutError
-        When ``deadline`` (a :func:`time.monotonic` value) passes.
+        When ``deadline`` (a `time.monotonic` value) passes.
     """
     if not prog.size_names:
         return None
@@ -153,7 +153,7 @@ def prove_all_sizes(prog: Program, deadline: float) -> AllSizesProof | str:
     Raises
     ------
     TimeoutError
-        When ``deadline`` (a :func:`time.monotonic` value) passes.
+        When ``deadline`` (a `time.monotonic` value) passes.
     """
     if not prog.size_names:
         return "the program has no input of unknown size"

@@ -2,7 +2,7 @@
 
 Every node is a frozen dataclass carrying the source ``line`` it came from, so that errors found
 after parsing (an undeclared name, a data-dependent noise scale, ...) still point at the program
-text.  :mod:`dpcert.verify.syntax` builds these nodes; :mod:`dpcert.verify.symexec` executes them.
+text.  `dpcert.verify.syntax` builds these nodes; `dpcert.verify.symexec` executes them.
 """
 
 from __future__ import annotations

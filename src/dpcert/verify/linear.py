@@ -1,8 +1,8 @@
 """Exact linear forms and public monomials, the value domain of symbolic execution.
 
-A :class:`LinForm` is ``c + Σ aᵥ·v`` with ``Fraction`` coefficients over named variables: data
+A `LinForm` is ``c + Σ aᵥ·v`` with ``Fraction`` coefficients over named variables: data
 atoms (``q[0]``, ``clamp#1``), noise samples (``η…``) and public real parameters (``T``).
-A :class:`PublicPoly` is a Laurent polynomial in the positive public parameters (``2/eps``), the
+A `PublicPoly` is a Laurent polynomial in the positive public parameters (``2/eps``), the
 domain of noise scales and claims.
 
 Examples

@@ -71,7 +71,7 @@ def assignments_to(stmts: tuple[Stmt, ...], name: str) -> list[Assign]:
 
 
 def loop_shape(prog: Program) -> LoopShape:
-    """The program cut at its single top-level loop; :class:`Unsupported` otherwise."""
+    """The program cut at its single top-level loop; `Unsupported` otherwise."""
     body = flatten_blocks(prog.body)
     loops = [k for k, s in enumerate(body) if isinstance(s, While)]
     if len(loops) != 1:

@@ -281,7 +281,7 @@ def _maximize(se: Search, hyps: list[Any], e: Any) -> Fraction:
 
 
 def cost_bound(se: Search, pairs: list[Any], inv: list[tuple[str, Any]]) -> str:
-    """The aligned cost bound as text; :class:`Fail` when it may exceed the claim."""
+    """The aligned cost bound as text; `Fail` when it may exceed the claim."""
     pv, z3 = se.pv, se.z3
     invp = [p for _, p in inv]
     mons: set[Monomial] = set(split_monomials(pv.claim, pv.prog.size_names))
@@ -322,7 +322,7 @@ def _one_counter(se: Search, pairs: list[Any], invp: list[Any], alpha: dict[Mono
                  incs: list[tuple[str, dict[Monomial, Fraction], RPath]],
                  ctrs: list[tuple[str, Any, Any]], mons: set[Monomial],
                  claim: dict[Monomial, Any]) -> str:
-    """``cost ≤ α + β·(v − v₀)`` for one counter v per monomial, or :class:`Fail`."""
+    """``cost ≤ α + β·(v − v₀)`` for one counter v per monomial, or `Fail`."""
     pv, z3 = se.pv, se.z3
     beta: dict[Monomial, tuple[str, Any, Fraction, Fraction]] = {}
     for m in mons:

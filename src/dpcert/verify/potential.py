@@ -1,6 +1,6 @@
 r"""Cost invariants with a potential: ``cost ≤ α + Φ(state) − Φ(state₀)``, Φ found by z3.
 
-The simple template of :func:`dpcert.verify.obligations.cost_bound` pays each iteration's
+The simple template of `dpcert.verify.obligations.cost_bound` pays each iteration's
 aligned cost from the increment of *one* counter.  Some programs need more: Lyu et al.'s
 Algorithm 2 draws a fresh threshold after every positive answer *but the last* (the cost of a
 positive answer depends on whether it ends the run), and SmartSum pays the block noise of the
@@ -112,7 +112,7 @@ def _constant_under(se: Search, invp: list[Any], d: Any) -> bool:
 def potential_bound(se: Search, pairs: list[Any], inv: list[tuple[str, Any]],
                     alpha: dict[Monomial, Fraction], mons: set[Monomial],
                     claim: dict[Monomial, Any]) -> str:
-    """The cost bound ``α + Σ βₖ·(tₖ − tₖ₀)`` per monomial, as text; :class:`NoPotential`."""
+    """The cost bound ``α + Σ βₖ·(tₖ − tₖ₀)`` per monomial, as text; `NoPotential`."""
     pv, z3 = se.pv, se.z3
     invp = [p for _, p in inv]
     terms = _terms(se, pairs, invp)
@@ -152,7 +152,7 @@ def _rel(text: str, t0: Fraction) -> str:
 
 def _solve(se: Search, m: Monomial, terms: list[Any], steps: list[Any], exits: list[Any],
            a: Fraction, claim: dict[Monomial, Any]) -> list[Fraction]:
-    """β for one monomial by CEGIS; :class:`NoPotential` when none exists."""
+    """β for one monomial by CEGIS; `NoPotential` when none exists."""
     pv, z3 = se.pv, se.z3
     B = [z3.Real(f"β!{k}") for k in range(len(terms))]
     # the smallest Σ|β| (an LP): keeps the candidates from wandering between rounds

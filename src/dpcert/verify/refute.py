@@ -6,7 +6,7 @@ inside the declared adjacency) and a few events per output class (the class itse
 outputs; all continuous outputs below / above a threshold in the tails; outputs with discrete
 noise only at a lattice point; every output in a small box around its centre, or beyond the
 midpoint of its two centres), the loss ``ln P[M(x) ∈ S] / P[M(x') ∈ S]`` is computed exactly
-with :mod:`dpcert.verify.semantics` (no sampling).
+with `dpcert.verify.semantics` (no sampling).
 """
 
 from __future__ import annotations
@@ -252,7 +252,7 @@ def refute(prog: Program, max_n: int, deadline: float, first: int | None = None,
     """Search a witness for sizes 1..max_n (``first`` first); returns it (or None) and a note.
 
     Every size is first tried at the default parameter values; then, when ``vary_params``,
-    every size again at the other values of :func:`param_grid`.
+    every size again at the other values of `param_grid`.
     """
     grid = param_grid(prog)
     rounds = [grid[:1], grid[1:]] if vary_params else [grid[:1]]

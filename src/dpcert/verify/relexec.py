@@ -1,6 +1,6 @@
 """Symbolic execution of loop-free statement blocks over z3 terms, for all-sizes proofs.
 
-:mod:`dpcert.verify.induction` cuts a program into ``pre; while (i < n ...) body; post`` and runs
+`dpcert.verify.induction` cuts a program into ``pre; while (i < n ...) body; post`` and runs
 each block *once*, with the loop-head state as fresh symbols, the size ``n`` as a z3 integer and
 the current element ``q[i]`` as a fresh symbol; the loop itself is then closed by an inductive
 invariant.  This module executes one block in one run: every branch on a non-constant condition

@@ -1,13 +1,13 @@
 """A vectorised interpreter of DP programs: many runs at once, with dpcert's exact samplers.
 
 ``--confirm`` measures an event by *running* the program, independently of the symbolic
-execution that the refuter's exact probabilities come from.  :func:`run_batch` executes the
+execution that the refuter's exact probabilities come from.  `run_batch` executes the
 program's statements on ``size`` runs at once: every value is a NumPy array with one entry per
 run, a branch executes both arms under complementary masks, a ``while`` loop repeats its body
 while any run is still inside, and every sampling call draws ``size`` fresh values
-(:func:`~dpcert.samplers.lattice_laplace`, :func:`~dpcert.samplers.lattice_gaussian`,
-:func:`~dpcert.samplers.discrete_laplace`, a lattice exponential from
-:func:`~dpcert.samplers.geometric`).  A list is a sequence of items, each present in some runs
+([`lattice_laplace`][dpcert.samplers.lattice_laplace], `lattice_gaussian`,
+[`discrete_laplace`][dpcert.samplers.discrete_laplace], a lattice exponential from
+[`geometric`][dpcert.samplers.geometric]).  A list is a sequence of items, each present in some runs
 (a masked append adds an item present where the mask holds); a run's output is the flattened
 sequence of the items present in it.  Arithmetic is in floats on lattice-valued noise, as in
 dpcert's mechanisms.

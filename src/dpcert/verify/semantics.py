@@ -1,6 +1,6 @@
 """Concrete semantics for refutation: exact output probabilities of a run on a given input.
 
-With the input and the public parameters fixed, each path of :mod:`dpcert.verify.symexec` is a
+With the input and the public parameters fixed, each path of `dpcert.verify.symexec` is a
 conjunction of linear constraints on the noise.  The probability of such a region is computed
 when, for some *hub* noise variable h (or none), every constraint involves at most one noise
 variable besides h: conditioned on h the other variables are independent and each must lie in an

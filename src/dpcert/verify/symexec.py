@@ -3,7 +3,7 @@
 All loops are unrolled (the size is concrete), every branch on a non-constant condition splits the
 run, and every sampling instruction becomes a named noise variable ``η…`` (one per static
 instance: call site plus loop iteration numbers, so each is drawn at most once per run and the
-run can be read as if all noise were drawn up front).  A :class:`Path` is a conjunction of linear
+run can be read as if all noise were drawn up front).  A `Path` is a conjunction of linear
 constraints over the data atoms, public parameters and noise, with its outputs as linear forms.
 """
 
@@ -435,7 +435,7 @@ def _flatten(v: Value, out: list[Scalar]) -> None:
 
 
 class TooManyPaths(ProgramError):
-    """Symbolic execution produced more than :data:`MAX_PATHS` paths."""
+    """Symbolic execution produced more than `MAX_PATHS` paths."""
 
 
 def unroll(prog: Program, n: int, deadline: float | None = None) -> Unrolled:
@@ -444,9 +444,9 @@ def unroll(prog: Program, n: int, deadline: float | None = None) -> Unrolled:
     Raises
     ------
     ProgramError
-        For semantic errors (with their line) and :class:`TooManyPaths` beyond ``MAX_PATHS``.
+        For semantic errors (with their line) and `TooManyPaths` beyond ``MAX_PATHS``.
     TimeoutError
-        When ``deadline`` (a :func:`time.monotonic` value) passes.
+        When ``deadline`` (a `time.monotonic` value) passes.
     """
     ex = _Executor(prog, n, deadline)
     claim = ex.scale_expr(prog.claim)
@@ -475,5 +475,5 @@ def describe_value(v: Scalar) -> str:
 
 
 def substitute(form: LinForm, mapping: Mapping[str, LinForm]) -> LinForm:
-    """Alias of :meth:`LinForm.subst` for readability at call sites."""
+    """Alias of `LinForm.subst` for readability at call sites."""
     return form.subst(mapping)

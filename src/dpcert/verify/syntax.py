@@ -1,4 +1,4 @@
-r"""Parser of dpcert's DP language (a lark grammar) into the typed IR of :mod:`dpcert.verify.ir`.
+r"""Parser of dpcert's DP language (a lark grammar) into the typed IR of `dpcert.verify.ir`.
 
 The language follows the pseudocode of seed 001 (apRHL lecture notes)::
 
@@ -225,7 +225,7 @@ class _Builder:
 
 
 def parse_program(text: str, name: str = "program") -> Program:
-    """Parse the text of a DP program into a :class:`~dpcert.verify.ir.Program`.
+    """Parse the text of a DP program into a [`Program`][dpcert.verify.ir.Program].
 
     Parameters
     ----------

@@ -5,7 +5,7 @@ differentially private sparse vector and noisy max mechanisms", VLDB 2019, Alg. 
 the index w of the largest noisy answer vⱼ = qⱼ + ηⱼ and the gap g = v_w − M to the runner-up
 M = max_{j≠w} vⱼ.  Its alignment shifts the winner's noise by (q_w − q'_w) + (M' − M), with
 M' = max_{j≠w} (q'ⱼ + ηⱼ) computed from *all other* samples, later ones included, so it is
-outside the per-iteration shifts of :mod:`dpcert.verify.induction` (past samples plus one
+outside the per-iteration shifts of `dpcert.verify.induction` (past samples plus one
 prophecy index).  This module proves such programs for every size n with a rule of its own:
 
 1. **Simulation invariant** (checked by z3, one iteration with the loop-head state symbolic):
@@ -172,9 +172,9 @@ def prove_top_gap(prog: Program, sh: LoopShape, deadline: float) -> TopGapProof 
     Parameters
     ----------
     prog, sh
-        The program and its loop shape (:func:`dpcert.verify.loopshape.loop_shape`).
+        The program and its loop shape (`dpcert.verify.loopshape.loop_shape`).
     deadline
-        A :func:`time.monotonic` value.
+        A `time.monotonic` value.
 
     Returns
     -------

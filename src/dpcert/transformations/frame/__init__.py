@@ -1,6 +1,6 @@
 """Frame transformations of the data engine: row-local filter, contribution bounding, one-pass
 grouped statistics and statistic selection.  Each works through a backend
-(:class:`dpcert.backends.base.FrameOps`) and has a proof note ``docs/proofs/frame_*.md``.
+(`dpcert.backends.base.FrameOps`) and has a proof note ``docs/proofs/frame_*.md``.
 """
 
 from dpcert.transformations.frame.bound import make_bound_contributions, then_bound_contributions

@@ -119,7 +119,7 @@ def then_bound_contributions(by: Sequence[str], max_groups: int, max_rows_per_gr
                              backend: FrameOps | None, key: bytes | None = None,
                              value_columns: Sequence[str] = (),
                              source: EntropySource | None = None) -> PartialConstructor:
-    """Partial form of :func:`make_bound_contributions`."""
+    """Partial form of `make_bound_contributions`."""
     return partial(make_bound_contributions, "bound_contributions", by, max_groups,
                    max_rows_per_group, backend=backend, key=key, value_columns=value_columns,
                    source=source)

@@ -1,7 +1,7 @@
 """Row-local filtering of a frame: ``d ↦ d`` units (proof: ``docs/proofs/frame_filter.md``).
 
 The predicates are checked against the backend's expression allow-list when the transformation
-is built (:meth:`dpcert.backends.base.FrameOps.check_predicates`: functions of one row that
+is built (`dpcert.backends.base.FrameOps.check_predicates`: functions of one row that
 cannot fail on any value of the schema; SQL strings are parsed and walked the same way), so an
 aggregation, a window, a sort or a UDF is refused before anything is charged.
 
@@ -46,7 +46,7 @@ def make_frame_filter(input_domain: Domain, input_metric: Metric, predicates: Se
     input_metric : UnitDistance
     predicates
         Backend expressions or SQL strings; each must pass ``backend.check_predicates`` (raises
-        :class:`~dpcert.errors.UnsafeExpression` naming the sub-expression otherwise).
+        `UnsafeExpression` naming the sub-expression otherwise).
     backend : FrameOps
 
     Returns
@@ -72,5 +72,5 @@ def make_frame_filter(input_domain: Domain, input_metric: Metric, predicates: Se
 
 
 def then_frame_filter(predicates: Sequence[Any], *, backend: FrameOps) -> PartialConstructor:
-    """Partial form of :func:`make_frame_filter`."""
+    """Partial form of `make_frame_filter`."""
     return partial(make_frame_filter, "frame_filter", predicates, backend=backend)

@@ -5,7 +5,7 @@ Public keys are cast *strictly* to the key columns' types (a value that does not
 is refused, never silently turned into null) and must be distinct after the cast; a public key
 absent from the data gets 0 in every statistic.  Private keys (``keys=None``) give the groups
 present in the data, in an order that depends on the key values only; only a private-keys
-combinator (:mod:`dpcert.combinators.keyed`) may release them.
+combinator (`dpcert.combinators.keyed`) may release them.
 
 Examples
 --------
@@ -90,7 +90,7 @@ def make_group_by(input_domain: Domain, input_metric: Metric, by: Sequence[str],
 
     Parameters
     ----------
-    input_domain : FrameDomain bounded by :func:`make_bound_contributions` with the same ``by``
+    input_domain : FrameDomain bounded by `make_bound_contributions` with the same ``by``
     input_metric : GroupDistance
     by : key columns (``()``: one global group, whose key is ``()``)
     keys : public keys (tuples), or None for private keys
@@ -155,5 +155,5 @@ def make_group_by(input_domain: Domain, input_metric: Metric, by: Sequence[str],
 
 def then_group_by(by: Sequence[str], keys: Sequence[Sequence[Any]] | None,
                   stats: Sequence[StatSpec], *, backend: FrameOps | None) -> PartialConstructor:
-    """Partial form of :func:`make_group_by`."""
+    """Partial form of `make_group_by`."""
     return partial(make_group_by, "group_by", by, keys, stats, backend=backend)

@@ -180,7 +180,7 @@ def stat_sensitivity(spec: StatSpec, d: tuple[int, ...], norm: Norm,
 def make_select_stat(input_domain: Domain, input_metric: Metric, spec: StatSpec,
                      norm: Norm = "L1", centre_with: str | None = None) -> Transformation:
     """The vector of statistic ``spec.name`` over the groups (in the groups' order), or, with
-    ``centre_with``, of the centred sum ``spec.name − C·centre_with`` (:func:`centre_of`).
+    ``centre_with``, of the centred sum ``spec.name − C·centre_with`` (`centre_of`).
 
     Parameters
     ----------
@@ -234,5 +234,5 @@ def make_select_stat(input_domain: Domain, input_metric: Metric, spec: StatSpec,
 
 def then_select_stat(spec: StatSpec, norm: Norm = "L1",
                      centre_with: str | None = None) -> PartialConstructor:
-    """Partial form of :func:`make_select_stat`."""
+    """Partial form of `make_select_stat`."""
     return partial(make_select_stat, "select_stat", spec, norm, centre_with)
