@@ -33,6 +33,7 @@ from dpcert._validate import check_int
 from dpcert.accounting.accountant import Accountant
 from dpcert.accounting.gdp import gdp_delta
 from dpcert.core.events import Event
+from dpcert.core.search import bisect, geometric, halfway, int_halfway
 from dpcert.errors import InvalidParameter
 
 __all__ = ["calibrate", "gaussian_sigma", "max_count"]
@@ -59,12 +60,8 @@ def gaussian_sigma(epsilon: Any, delta: Any, count: int = 1, sensitivity: Any = 
     lo, hi = 0.0, 1.0
     while gdp_delta(hi, eps) <= dlt:
         lo, hi = hi, hi * 2.0
-    for _ in range(100):  # largest μ with δ_μ(ε) ≤ δ (δ_μ increases with μ)
-        mid = (lo + hi) / 2.0
-        if gdp_delta(mid, eps) <= dlt:
-            lo = mid
-        else:
-            hi = mid
+    # largest μ with δ_μ(ε) ≤ δ (δ_μ increases with μ)
+    lo = bisect(lambda m: gdp_delta(m, eps) <= dlt, lo, hi, midpoint=halfway, steps=100)
     if lo == 0.0:
         raise InvalidParameter(f"no σ meets epsilon={epsilon!r}, delta={delta!r}")
     sigma = math.sqrt(k) * sens / lo
@@ -104,13 +101,8 @@ def calibrate(make_event: Callable[[float], Event], epsilon: Any, delta: Any,
         raise InvalidParameter(f"even {good} does not meet (ε={eps}, δ={dlt})")
     if ok(bad):
         return bad
-    while abs(good - bad) > rel_tol * abs(good):
-        mid = math.sqrt(good * bad)
-        if ok(mid):
-            good = mid
-        else:
-            bad = mid
-    return good
+    return bisect(ok, good, bad, midpoint=geometric,
+                  close=lambda g, b: abs(g - b) <= rel_tol * abs(g))
 
 
 def max_count(event: Event, epsilon: Any, delta: Any, *,
@@ -130,10 +122,4 @@ def max_count(event: Event, epsilon: Any, delta: Any, *,
         good, bad = bad, bad * 2
         if bad > limit:
             raise InvalidParameter(f"more than limit={limit} runs fit; raise the limit")
-    while bad - good > 1:
-        mid = (good + bad) // 2
-        if ok(mid):
-            good = mid
-        else:
-            bad = mid
-    return good
+    return bisect(ok, good, bad, midpoint=int_halfway)

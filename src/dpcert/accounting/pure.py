@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from dpcert._directed import exp_down, exp_up, log_up
 from dpcert._numbers import round_up
-from dpcert.accounting._directed import exp_down, exp_up, log_up
 from dpcert.accounting.accountant import (
     Accountant,
     _check_delta_arg,

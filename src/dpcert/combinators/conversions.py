@@ -39,14 +39,16 @@ from typing import Any
 
 import numpy as np
 
+from dpcert._directed import exp_up, log_up, up
 from dpcert._numbers import as_fraction
 from dpcert._validate import check_delta, check_int, check_nonnegative
-from dpcert.accounting._convert import rdp_to_epsilon, widen, zcdp_to_epsilon
-from dpcert.accounting._directed import exp_up, log_up, up
+from dpcert.accounting._convert import rdp_to_epsilon, widen
 from dpcert.core.events import BoundedRangeEvent, SelfComposedEvent
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import ZCDP, ApproxDP, PureDP, RenyiDP
+from dpcert.core.search import bisect
 from dpcert.errors import InvalidParameter, MeasureMismatch
+from dpcert.mechanisms.calibration import zcdp_to_approx_epsilon
 
 __all__ = [
     "advanced_composition",
@@ -131,10 +133,9 @@ def make_pureDP_to_approxDP(measurement: Measurement) -> Measurement:
 
 
 def zcdp_epsilon(rho: Fraction, delta: Fraction) -> Fraction:
-    """An exact upper bound on ε for ρ-zCDP at δ (CKS20 Cor. 13)."""
-    if rho == 0:
-        return Fraction(0)
-    return up(zcdp_to_epsilon(float(up(float(rho))), float(delta)))
+    """An exact upper bound on ε for ρ-zCDP at δ (CKS20 Cor. 13): the one conversion,
+    :func:`~dpcert.mechanisms.calibration.zcdp_to_approx_epsilon`."""
+    return zcdp_to_approx_epsilon(rho, delta)
 
 
 def make_zCDP_to_approxDP(measurement: Measurement, delta: Any) -> Measurement:
@@ -244,14 +245,8 @@ def optimal_composition_epsilon(epsilon: Any, delta: Any, k: Any,
     lo, hi = Fraction(0), n * e
     if optimal_composition_delta(e, d, n, lo) <= dt:
         return lo
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        mid = Fraction(float(mid))
-        if optimal_composition_delta(e, d, n, mid) <= dt:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return bisect(lambda x: optimal_composition_delta(e, d, n, x) <= dt, hi, lo,
+                  midpoint=lambda a, b: Fraction(float((a + b) / 2)), steps=60)
 
 
 def _homogeneous(measurement: Measurement, k: Any, delta_prime: Any, name: str,

@@ -24,8 +24,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+from dpcert._directed import exp_up
 from dpcert._validate import check_int
-from dpcert.accounting._directed import exp_up
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
 from dpcert.errors import InvalidParameter, MeasureMismatch

@@ -21,7 +21,6 @@ there.  That is a signal-to-noise ratio above two billion; pass a smaller ``k`` 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -41,7 +40,6 @@ __all__ = [
     "noise_batch",
     "noise_function",
     "noise_space",
-    "sqrt_up",
 ]
 
 #: Longest float vector accepted when the domain does not fix the size.
@@ -152,12 +150,6 @@ def noise_batch(input_domain: Domain, space: NoiseSpace,
     if space.integer:
         return lambda x, n: int(x) + integer_noise(param, n)
     return lambda x, n: lattice_noise(np.full(n, float(x)), param, k=k)
-
-
-def sqrt_up(m: int) -> Fraction:
-    """A rational upper bound on √m (exact when m is a perfect square)."""
-    r = math.isqrt(m)
-    return Fraction(r) if r * r == m else Fraction(r + 1)
 
 
 def check_length(n: int, space: NoiseSpace) -> None:

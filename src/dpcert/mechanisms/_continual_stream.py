@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from dpcert.mechanisms._exactmath import sqrt_bounds
+from dpcert._directed import sqrt_bounds
 
 __all__ = ["StreamFactor", "StreamState", "decode_all", "encode_all"]
 

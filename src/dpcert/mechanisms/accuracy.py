@@ -3,7 +3,7 @@
 For noise ``X`` and a level ``alpha``, the *accuracy* is the half-width ``a`` with
 ``P(|X| > a) ≤ alpha``.  Every function here is on the safe side: accuracies are rounded **up**,
 scales for a target accuracy are rounded **down**, and transcendental quantities are decided with
-rigorous rational enclosures (:mod:`dpcert.mechanisms._exactmath`), never with a bare float.
+rigorous rational enclosures (:mod:`dpcert._directed`), never with a bare float.
 
 ==============================  =================================================================
 noise                           tail used
@@ -41,9 +41,10 @@ from fractions import Fraction
 from statistics import NormalDist
 from typing import Any
 
+from dpcert._directed import exp_bounds, log_bounds, normal_cdf_bounds
 from dpcert._numbers import round_down, round_up
 from dpcert._validate import check_nonnegative, check_positive, check_probability
-from dpcert.mechanisms._exactmath import exp_bounds, log_bounds, normal_cdf_bounds
+from dpcert.core.search import bisect, halfway, int_halfway
 
 __all__ = [
     "discrete_gaussian_accuracy",
@@ -120,11 +121,7 @@ def discrete_laplace_scale_for_accuracy(accuracy: Any, alpha: Any) -> float:
         lo /= 2
     while ok(hi):
         hi *= 2
-    while True:
-        mid = lo / 2 + hi / 2
-        if mid in (lo, hi):
-            return lo
-        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+    return bisect(ok, lo, hi, midpoint=halfway)
 
 
 def discrete_laplace_variance(scale: Any) -> float:
@@ -211,10 +208,7 @@ def _first_true(ok: Any, guess: int) -> int:
         while not ok(hi):
             lo, step = hi, 2 * step
             hi = lo + step
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
-    return hi
+    return bisect(ok, hi, lo, midpoint=int_halfway)
 
 
 def discrete_gaussian_variance(sigma: Any) -> Fraction:

@@ -17,7 +17,7 @@
   one for :func:`make_gaussian_approx`.
 
 All results are on the safe side: σ rounded up, ε rounded up, decided with rigorous enclosures
-(:mod:`dpcert.mechanisms._exactmath`).  Proof notes: ``docs/proofs/gaussian_approx.md``.
+(:mod:`dpcert._directed`).  Proof notes: ``docs/proofs/gaussian_approx.md``.
 
 Examples
 --------
@@ -38,6 +38,7 @@ import math
 from fractions import Fraction
 from typing import Any, Literal
 
+from dpcert._directed import exp_lower, log_bounds, normal_cdf_bounds, sqrt_bounds
 from dpcert._numbers import round_up
 from dpcert._validate import check_nonnegative, check_positive, check_probability
 from dpcert.core.chaining import PartialConstructor, partial
@@ -45,8 +46,8 @@ from dpcert.core.domains import Domain
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import ApproxDP
 from dpcert.core.metrics import Metric
+from dpcert.core.search import bisect, geometric
 from dpcert.errors import InvalidParameter
-from dpcert.mechanisms._exactmath import exp_lower, log_bounds, normal_cdf_bounds, sqrt_bounds
 
 __all__ = [
     "analytic_gaussian_delta",
@@ -110,14 +111,8 @@ def analytic_gaussian_scale(epsilon: Any, delta: Any, sensitivity: Any = 1) -> f
     lo, hi = 1e-12 * fs, fs
     while _delta_float(fe, hi, fs) > fd:
         hi *= 2
-    for _ in range(200):
-        mid = math.sqrt(lo * hi)
-        if mid in (lo, hi):
-            break
-        if _delta_float(fe, mid, fs) > fd:
-            lo = mid
-        else:
-            hi = mid
+    hi = bisect(lambda s: not _delta_float(fe, s, fs) > fd, hi, lo, midpoint=geometric,
+                steps=200)
     sigma = hi * (1 + 1e-9)
     while analytic_gaussian_delta(eps, Fraction(sigma), sens) > dl:
         sigma *= 1 + 1e-6
@@ -195,9 +190,7 @@ def gaussian_scale(epsilon: Any, delta: Any, sensitivity: Any = 1, *,
         lo /= 2
     while not ok(hi):
         hi *= 2
-    for _ in range(40):
-        mid = math.sqrt(lo * hi)
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    hi = bisect(ok, hi, lo, midpoint=geometric, steps=40)
     return hi
 
 

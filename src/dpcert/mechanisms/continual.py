@@ -45,6 +45,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from dpcert._directed import ceil_sqrt
 from dpcert._validate import check_positive
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import AtomDomain, Domain, VectorDomain
@@ -54,7 +55,6 @@ from dpcert.core.metrics import L1Distance, Metric
 from dpcert.errors import DomainMismatch, InvalidParameter, MetricMismatch
 from dpcert.mechanisms import _continual_factor as fac
 from dpcert.mechanisms import _continual_tree as tree
-from dpcert.mechanisms._additive import sqrt_up
 from dpcert.mechanisms._continual_stream import (
     StreamFactor,
     StreamState,
@@ -168,7 +168,7 @@ class ContinualPlan:
             sq = d * d * self.col2_sq
         else:
             _, col2, e = self.stream_bounds
-            c = 2 * sqrt_up(self.steps) * e
+            c = 2 * Fraction(ceil_sqrt(self.steps)) * e
             sq = (d * col2 * (1 << self.unit_bits) + c) ** 2 + (blocks - 1) * c * c
         return sq / (2 * self.param**2)
 

@@ -27,6 +27,7 @@ import math
 from fractions import Fraction
 from typing import Any
 
+from dpcert._directed import ceil_sqrt
 from dpcert._validate import check_int, check_positive
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import Domain
@@ -38,7 +39,6 @@ from dpcert.mechanisms._additive import (
     noise_batch,
     noise_function,
     noise_space,
-    sqrt_up,
 )
 from dpcert.samplers import discrete_gaussian, lattice_gaussian, rounding_allowance
 
@@ -72,7 +72,7 @@ def make_gaussian(input_domain: Domain, input_metric: Metric, scale: Any, *,
         allowance = Fraction(0)
     else:
         kk = mechanism_exponent(sigma, space, l2=True) if k is None else check_int(k, "k")
-        allowance = sqrt_up(space.coordinates) * rounding_allowance(kk)
+        allowance = ceil_sqrt(space.coordinates) * rounding_allowance(kk)
 
     def privacy_map(d_in: Any) -> Fraction:
         d = Fraction(d_in)

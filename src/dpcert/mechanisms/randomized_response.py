@@ -40,13 +40,13 @@ from typing import Any
 
 import numpy as np
 
+from dpcert._directed import exp_bounds, exp_lower
 from dpcert._validate import check_int, check_positive
 from dpcert.core.domains import AtomDomain, Domain, VectorDomain
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import PureDP
 from dpcert.core.metrics import DiscreteDistance, HammingDistance, Metric
 from dpcert.errors import DomainMismatch, InvalidParameter, OutOfDomain
-from dpcert.mechanisms._exactmath import exp_bounds, exp_lower
 from dpcert.samplers import bernoulli, uniform_below
 
 __all__ = [

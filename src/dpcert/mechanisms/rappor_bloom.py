@@ -53,12 +53,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from dpcert._directed import log_bounds
 from dpcert._validate import check_int, check_probability
 from dpcert.core.domains import AtomDomain, Domain, VectorDomain
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import PureDP
 from dpcert.errors import InvalidParameter, OutOfDomain
-from dpcert.mechanisms._exactmath import log_bounds
 from dpcert.mechanisms.randomized_response import _linear_map, _local_space
 from dpcert.samplers import EntropySource, bernoulli, uniform_below
 

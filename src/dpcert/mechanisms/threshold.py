@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcert._directed import EXP_ARG_MAX, exp_bounds, exp_floor, log_bounds, ru
 from dpcert._validate import check_positive, check_probability
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import Domain, VectorDomain
@@ -38,7 +39,6 @@ from dpcert.core.measurement import Measurement
 from dpcert.core.measures import ApproxDP
 from dpcert.core.metrics import InsertDeleteDistance, Metric, SymmetricDistance
 from dpcert.errors import InvalidParameter, MetricMismatch
-from dpcert.mechanisms._exactmath import EXP_ARG_MAX, exp_bounds, exp_floor, log_bounds, ru
 from dpcert.mechanisms._spaces import check_dataset_space
 from dpcert.samplers import discrete_laplace
 
