@@ -173,7 +173,7 @@ def make_renyiDP_to_approxDP(measurement: Measurement, delta: Any) -> Measuremen
         function=measurement.function,
         privacy_map=privacy_map,
         name=f"approxDP({measurement.name})",
-        params={"inner": measurement.describe(), "delta": str(dl)},
+        params={"inner": measurement.describe(), "delta": str(dl)}, proof="conversions.md",
     )
 
 
@@ -266,6 +266,7 @@ def _homogeneous(measurement: Measurement, k: Any, delta_prime: Any, name: str,
         privacy_map=lambda d: rule(*_pair(measurement, d), n, dp_),
         name=f"{name}[{n}]({measurement.name})",
         params={"inner": measurement.describe(), "k": n, "delta_prime": str(dp_)},
+        proof="conversions.md",
     )
 
 

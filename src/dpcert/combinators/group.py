@@ -72,5 +72,5 @@ def make_group_privacy(measurement: Measurement) -> Measurement:
         function=measurement.function,
         privacy_map=privacy_map,
         name=f"group({measurement.name})",
-        params={"inner": measurement.describe()},
+        params={"inner": measurement.describe()}, proof="composition.md",
     )

@@ -88,5 +88,5 @@ def make_parallel_composition(input_domain: Domain, input_metric: Metric,
         function=function,
         privacy_map=privacy_map,
         name=f"parallel[{len(ms)}]",
-        params={"parts": [m.describe() for m in ms]},
+        params={"parts": [m.describe() for m in ms]}, proof="composition.md",
     )

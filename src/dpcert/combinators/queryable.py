@@ -188,7 +188,7 @@ def make_filter(input_domain: Domain, input_metric: Metric, budget: Measure,
         function=function,
         privacy_map=privacy_map,
         name="filter",
-        params={"budget": repr(budget), "d_in": d_in0},
+        params={"budget": repr(budget), "d_in": d_in0}, proof="composition.md",
     )
 
 

@@ -266,7 +266,7 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
                                        for n in noises},
                             "exponents": {n: specs[n].exponent for n in noises},
                             "half_widths": {n: half[n][1] for n in noises},
-                            "threshold": inner.params.get("threshold")})
+                            "threshold": inner.params.get("threshold")}, proof="engine.md")
     spent = m.map(1)
     if not budget.compare(spent, budget.require_value("budget")):
         raise BudgetExceeded(  # pragma: no cover - a compiler bug, never expected

@@ -235,7 +235,7 @@ def make_gaussian_approx(input_domain: Domain, input_metric: Metric, scale: Any,
         params={**dict(inner.params), "delta": dl},
         event_map=event_map if inner.event_map is not None else None,
         accuracy_map=inner.accuracy_map,
-        batch_map=inner.batch_map,
+        batch_map=inner.batch_map, proof="gaussian_approx.md",
     )
 
 

@@ -165,7 +165,7 @@ def _gamma_selection(input_domain: Domain, input_metric: Metric, candidates: Seq
         input_domain, input_metric, PureDP(), function=lambda x: batch(x, 1)[0],
         privacy_map=_linear(eps), batch_map=batch, name=name,
         params={"epsilon": eps, "sensitivity": sens, "candidates": k, "monotonic": monotonic},
-        event_map=_bounded_range_events(eps, 1) if bounded_range else None,
+        event_map=_bounded_range_events(eps, 1) if bounded_range else None, proof="exponential.md",
     )
 
 
@@ -281,6 +281,7 @@ def make_report_noisy_max(input_domain: Domain, input_metric: Metric,
                 "candidates": n, "monotonic": monotonic,
                 "noise_scale": scale if noise == "laplace" else None},
         event_map=_bounded_range_events(eps, kk) if noise == "exponential" else None,
+        proof="exponential.md",
     )
 
 

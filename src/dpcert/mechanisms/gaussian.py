@@ -113,7 +113,7 @@ def make_gaussian(input_domain: Domain, input_metric: Metric, scale: Any, *,
                 "sampler": "discrete_gaussian" if space.integer else "lattice_gaussian"},
         event_map=event_map,
         accuracy_map=accuracy_map,
-        batch_map=batch,
+        batch_map=batch, proof="gaussian.md",
     )
 
 

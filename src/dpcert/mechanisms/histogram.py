@@ -128,7 +128,7 @@ def make_histogram(input_domain: Domain, input_metric: Metric, categories: Seque
         input_domain, input_metric, measure, function=function, privacy_map=privacy_map,
         name="histogram",
         params={"categories": list(cats), "scale": s, "noise": noise},
-        accuracy_map=accuracy_map,
+        accuracy_map=accuracy_map, proof="histogram.md",
     )
 
 

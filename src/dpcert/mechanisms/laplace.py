@@ -111,7 +111,7 @@ def make_laplace(input_domain: Domain, input_metric: Metric, scale: Any, *,
                 "sampler": "discrete_laplace" if space.integer else "lattice_laplace"},
         event_map=event_map,
         accuracy_map=accuracy_map,
-        batch_map=batch,
+        batch_map=batch, proof="laplace.md",
     )
 
 

@@ -158,7 +158,7 @@ def make_randomized_response_bool(epsilon: Any, *,
         domain, metric, PureDP(), function=function, privacy_map=_linear_map(eps),
         name="randomized_response_bool",
         params={"epsilon": eps, "p_truth": p_truth},
-        event_map=_rr_event_map(eps),
+        event_map=_rr_event_map(eps), proof="randomized_response.md",
     )
 
 
@@ -268,7 +268,7 @@ def make_randomized_response(categories: Sequence[Any], epsilon: Any, *,
         domain, metric, PureDP(), function=function, privacy_map=_linear_map(eps),
         name="randomized_response",
         params={"epsilon": eps, "categories": list(cats), "p_truth": p_truth, "p_other": q},
-        event_map=_rr_event_map(eps),
+        event_map=_rr_event_map(eps), proof="randomized_response.md",
     )
 
 
@@ -334,5 +334,5 @@ def make_rappor(domain_size: Any, epsilon: Any, *,
         domain, metric, PureDP(), function=function, privacy_map=_linear_map(eps),
         name="rappor",
         params={"epsilon": eps, "domain_size": k, "p_flip": r},
-        event_map=_rr_event_map(eps / 2, per_record=2),
+        event_map=_rr_event_map(eps / 2, per_record=2), proof="randomized_response.md",
     )

@@ -365,6 +365,7 @@ def make_rappor_bloom(params: RapporBloomParams, *, input_domain: Domain | None 
     return Measurement(
         domain, metric, PureDP(), function=function, privacy_map=_linear_map(eps),
         name="rappor_bloom", params=_describe(params, eps, "one report"), batch_map=batch,
+        proof="rappor_bloom.md",
     )
 
 
@@ -399,7 +400,7 @@ def make_rappor_bloom_permanent(params: RapporBloomParams, *,
     return Measurement(
         domain, metric, PureDP(), function=function, privacy_map=_linear_map(eps),
         name="rappor_bloom_permanent", params=_describe(params, eps, "permanent"),
-        batch_map=batch,
+        batch_map=batch, proof="rappor_bloom.md",
     )
 
 

@@ -171,7 +171,7 @@ def make_sparse_vector(input_domain: Domain, input_metric: Metric, queries: Sequ
         params={"threshold": t, "epsilon": eps, "epsilon_threshold": e1, "epsilon_queries": e2,
                 "numeric_epsilon": eps3, "c": cc, "sensitivity": sens, "monotonic": monotonic,
                 "queries": len(qs), "scale_threshold": scale_rho, "scale_queries": scale_nu,
-                "scale_numeric": scale_num},
+                "scale_numeric": scale_num}, proof="sparse_vector.md",
     )
 
 

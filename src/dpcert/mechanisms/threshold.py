@@ -173,6 +173,7 @@ def make_partition_selection(input_domain: Domain, input_metric: Metric, epsilon
         batch_map=batch,
         name="partition_selection",
         params={"epsilon": eps, "delta": dl, "threshold": tau, "scale": scale},
+        proof="threshold.md",
     )
 
 

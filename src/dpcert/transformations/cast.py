@@ -109,7 +109,7 @@ def make_cast(input_domain: Domain, input_metric: Metric, to: type, *,
     return Transformation(
         input_domain, input_metric, VectorDomain(out_element, size=input_domain.size),
         input_metric, function=function, stability_map=lambda d_in: d_in,
-        name="cast", params={"to": to.__name__, "default": default},
+        name="cast", params={"to": to.__name__, "default": default}, proof="row_maps.md",
     )
 
 

@@ -74,7 +74,7 @@ def make_clamp(input_domain: Domain, input_metric: Metric, lower: Any, upper: An
         function=function,
         stability_map=lambda d_in: d_in,
         name="clamp",
-        params={"lower": lo_c, "upper": hi_c},
+        params={"lower": lo_c, "upper": hi_c}, proof="clamp.md",
     )
 
 

@@ -38,7 +38,7 @@ def make_count(input_domain: Domain, input_metric: Metric) -> Transformation:
         function=len,
         stability_map=stability,
         name="count",
-        params={},
+        params={}, proof="count.md",
     )
 
 

@@ -61,7 +61,7 @@ def make_count_by_categories(input_domain: Domain, input_metric: Metric,
     return Transformation(
         input_domain, input_metric, VectorDomain(AtomDomain(int), size=len(cats)), out_metric,
         function=function, stability_map=lambda d_in: factor * Fraction(d_in),
-        name="count_by_categories", params={"categories": cats},
+        name="count_by_categories", params={"categories": cats}, proof="histogram.md",
     )
 
 

@@ -51,6 +51,7 @@ def make_impute_constant(input_domain: Domain, input_metric: Metric,
     return Transformation(
         input_domain, input_metric, out, input_metric, function=function,
         stability_map=lambda d_in: d_in, name="impute_constant", params={"constant": c},
+        proof="row_maps.md",
     )
 
 

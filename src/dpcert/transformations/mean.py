@@ -70,7 +70,7 @@ def make_mean(input_domain: Domain, input_metric: Metric) -> Transformation:
         input_domain, input_metric, AtomDomain(float), AbsoluteDistance(),
         function=function,
         stability_map=lambda d_in: changes_for(input_metric, d_in) * sens,
-        name="mean", params={"size": n, "sensitivity": sens},
+        name="mean", params={"size": n, "sensitivity": sens}, proof="mean.md",
     )
 
 

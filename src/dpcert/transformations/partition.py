@@ -139,7 +139,7 @@ def make_partition(input_domain: Domain, input_metric: Metric,
         function=function,
         stability_map=stability,
         name="partition",
-        params={"keys": [repr(k) for k in ks]},
+        params={"keys": [repr(k) for k in ks]}, proof="composition.md",
     )
 
 

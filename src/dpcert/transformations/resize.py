@@ -91,7 +91,7 @@ def make_resize(input_domain: Domain, input_metric: Metric, size: int,
     return Transformation(
         input_domain, input_metric, VectorDomain(element, size=m), ChangeOneDistance(),
         function=function, stability_map=lambda d_in: int(d_in),
-        name="resize", params={"size": m, "constant": constant},
+        name="resize", params={"size": m, "constant": constant}, proof="resize.md",
     )
 
 

@@ -97,7 +97,7 @@ def make_sum(input_domain: Domain, input_metric: Metric) -> Transformation:
         function=function,
         stability_map=stability,
         name="sum",
-        params={"lower": lo, "upper": hi, "sensitivity": sens},
+        params={"lower": lo, "upper": hi, "sensitivity": sens}, proof="sum.md",
     )
 
 
