@@ -70,8 +70,8 @@ def _query(agg: str, measure: str, bounds: tuple[float, float]) -> Any:
 
 def _clear_caches() -> None:
     """Forget memoised enclosures, so that every repetition computes them (a cold quote)."""
-    from dpcert.accounting import filters, pld
     from dpcert import _directed as _exactmath
+    from dpcert.accounting import filters, pld
 
     for mod, name in ((_exactmath, "exp_bounds"), (_exactmath, "log_bounds"),
                       (_exactmath, "normal_cdf_bounds"), (filters, "_pld_epsilon"),

@@ -4,8 +4,9 @@
   ``proof="<note>.md"``, a file of ``docs/proofs/`` (the one link from code to proof: the
   component carries it, and certificates read it through :func:`dpcert.core.trace.proof_note`);
 * every public ``make_*`` constructor that returns a Measurement or Transformation (exported by
-  ``dpcert``, ``dpcert.t``/``m``/``c`` or a public module of those packages and ``frame``) builds its result through such a construction, directly or through other
-  public constructors or ``>>``;
+  ``dpcert``, ``dpcert.t``/``m``/``c`` or a public module of those packages and ``frame``)
+  builds its result through such a construction, directly or through other public
+  constructors or ``>>``;
 * every note in ``docs/proofs/`` names code, and all the code it names exists: source paths
   (``frame/admit.py``), dotted names (``dpcert.core.chaining.chain``) and constructors
   (``make_laplace``).

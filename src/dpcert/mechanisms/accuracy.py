@@ -19,7 +19,7 @@ The discrete Gaussian bound: the tail sum ``Σ_{x>a} e^{−x²/2σ²}`` is at mo
 (Poisson summation) is at least ``√(2π)σ``; see ``docs/proofs/accuracy.md`` and Canonne, Kamath &
 Steinke, *The Discrete Gaussian for Differential Privacy* (NeurIPS 2020).
 
-Seed 002 calls ``E[noise²]`` the *risk*; the ``*_variance`` functions return it.
+The Lecture 18 notes call ``E[noise²]`` the *risk*; the ``*_variance`` functions return it.
 
 Examples
 --------

@@ -1,7 +1,7 @@
 """(ε, δ) for the Gaussian mechanism: calibrating σ, and an ApproxDP Gaussian measurement.
 
 * :func:`classic_gaussian_scale`: ``σ = Δ₂·√(2 ln(1.25/δ))/ε`` (Dwork & Roth 2014, Thm. A.1;
-  seeds 002 and 003).  The theorem only holds for ``ε < 1``, which is enforced.
+  the Lecture 18 notes and the DP primer).  The theorem only holds for ``ε < 1``, which is enforced.
 * :func:`analytic_gaussian_scale`: the smallest σ for which the Gaussian mechanism is exactly
   (ε, δ)-DP, from its privacy profile (Balle & Wang, ICML 2018, Thm. 8)
   ``δ(σ) = Φ(Δ/2σ − εσ/Δ) − e^ε Φ(−Δ/2σ − εσ/Δ)``; valid for every ε > 0 and never larger

@@ -8,7 +8,7 @@
   input (no Mironov 2012 leak).  The map pays for the rounding: ``(d_in + m·2^k) / scale`` for
   ``m`` coordinates.
 
-Proof: ``docs/proofs/laplace.md``.  Seed 004's example:
+Proof: ``docs/proofs/laplace.md``.  The OpenDP framework example:
 
 Examples
 --------

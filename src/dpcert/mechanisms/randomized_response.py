@@ -14,9 +14,9 @@ the (rational) ε you asked for and samples with dyadic rationals (denominator `
 likelihood ratios are then at most ``e^ε`` exactly (``docs/proofs/randomized_response.md``), and
 the distributions differ from the ideal by at most ``2^-47`` per probability.
 
-Seed 002's "Random Mechanism 1" (toss a coin: heads → the truth; tails → toss again, report the
-second coin) reports the truth with probability 3/4, so its ε is ``ln(3/4 / 1/4) = ln 3``; it is
-``make_randomized_response_bool(ln 3)``:
+The Lecture 18 notes' "Random Mechanism 1" (toss a coin: heads → the truth; tails → toss
+again, report the second coin) reports the truth with probability 3/4, so its ε is
+``ln(3/4 / 1/4) = ln 3``; it is ``make_randomized_response_bool(ln 3)``:
 
 >>> import math
 >>> import dpcert as dp
@@ -112,7 +112,7 @@ def make_randomized_response_bool(epsilon: Any, *,
                                   input_domain: Domain | None = None) -> Measurement:
     """Binary randomized response: report the truth w.p. ``e^ε/(1+e^ε)``, else its negation.
 
-    Warner (1965); seed 002's "Random Mechanism 2".
+    Warner (1965); the Lecture 18 notes' "Random Mechanism 2".
 
     Parameters
     ----------
@@ -200,15 +200,15 @@ def _index_of(values: np.ndarray[Any, Any], lookup: dict[Any, int],
 
 def make_randomized_response(categories: Sequence[Any], epsilon: Any, *,
                              input_domain: Domain | None = None) -> Measurement:
-    """k-ary randomized response over known ``categories`` (seed 000, corrected).
+    """k-ary randomized response over known ``categories`` (the DP-proofs post's, corrected).
 
     With ``k = len(categories)``: report the true category w.p. ``e^ε/(e^ε+k−1)`` and each other
     category w.p. ``1/(e^ε+k−1)`` (Kairouz, Oh & Viswanath 2014; Wang et al. 2017 "direct
-    encoding").  Sampled as seed 000 intended: with probability ``k·q`` replace the value by a
-    uniform category (which may be the truth), else keep it.  Seed 000's sketch used an
-    undefined ``k`` and ``random.choice`` on a set (a ``TypeError``; sets are unordered) and a float
-    ``random()``; here ``k = len(categories)``, categories are an ordered list, and both draws are
-    exact.
+    encoding").  Sampled as the "Introduction to differential privacy proofs" post intended:
+    with probability ``k·q`` replace the value by a uniform category (which may be the truth),
+    else keep it.  The post's sketch used an undefined ``k`` and ``random.choice`` on a set (a
+    ``TypeError``; sets are unordered) and a float ``random()``; here ``k = len(categories)``,
+    categories are an ordered list, and both draws are exact.
 
     Parameters
     ----------
@@ -280,7 +280,7 @@ def rappor_flip_probability(epsilon: Fraction) -> Fraction:
 
 def make_rappor(domain_size: Any, epsilon: Any, *,
                 input_domain: Domain | None = None) -> Measurement:
-    """Basic one-hot RAPPOR (Erlingsson, Pihur & Korolova 2014; seed 000).
+    """Basic one-hot RAPPOR (Erlingsson, Pihur & Korolova 2014; the DP-proofs post).
 
     Encode index ``v`` as the one-hot vector of length ``domain_size`` and flip every bit
     independently w.p. ``f/2 = 1/(1+e^{ε/2})``.  Neighbouring values differ in two bits, each a
