@@ -184,13 +184,6 @@ def _sub(a: Amount, b: Amount) -> Amount:
     return a - b
 
 
-def _le(a: Amount, b: Amount) -> bool:
-    if isinstance(a, tuple) and isinstance(b, tuple):
-        return a[0] <= b[0] and a[1] <= b[1]
-    assert isinstance(a, Fraction) and isinstance(b, Fraction)
-    return a <= b
-
-
 def _zero(kind: str) -> Amount:
     return (Fraction(0), Fraction(0)) if kind == "ApproxDP" else Fraction(0)
 

@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from dpcert._numbers import is_real_number
 from dpcert._validate import check_bounds, check_int
 from dpcert.errors import InvalidParameter, OutOfDomain
 
@@ -278,7 +277,3 @@ class TableDomain(Domain):
         cols = ", ".join(f"{n}: {d!r}" for n, d in self.columns)
         return f"TableDomain({{{cols}}})"
 
-
-def scalar_is_number(x: Any) -> bool:
-    """Whether ``x`` is a real number (helper for metrics)."""
-    return is_real_number(x)

@@ -571,10 +571,6 @@ class Query:
         return result
 
 
-def _fraction(x: Any) -> Fraction:  # pragma: no cover - helper for callers
-    return Fraction(x)
-
-
 def _schema(m: Measurement) -> dict[str, str]:
     """The schema the measurement was compiled for (its ``FrameDomain``)."""
     from dpcert.core.frames import FrameDomain
