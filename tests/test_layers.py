@@ -19,7 +19,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "dpcert"
 #: (``backends`` holds the data work of the engine; the frame transformations in
 #: ``transformations/frame`` call it, so it sits below ``mechanisms`` and ``transformations``.)
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "operator", "_numbers", "_validate", "_exact", "_directed", "_version"),
+    ("errors", "operator", "_numbers", "_types", "_validate", "_exact", "_directed", "_version"),
     ("core",),
     ("samplers",),
     ("backends",),

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
+
+from dpcert._types import Array
 
 __all__ = [
     "rdp_to_delta",
@@ -27,7 +28,7 @@ __all__ = [
     "zcdp_to_delta",
 ]
 
-Array = np.ndarray[Any, Any]
+Array = Array
 
 
 def widen(x: float) -> float:

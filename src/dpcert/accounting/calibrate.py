@@ -26,9 +26,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
 
-from dpcert._numbers import as_fraction
+from dpcert._numbers import Number, as_fraction
 from dpcert._validate import check_int
 from dpcert.accounting.accountant import Accountant
 from dpcert.accounting.gdp import gdp_delta
@@ -39,7 +38,7 @@ from dpcert.errors import InvalidParameter
 __all__ = ["calibrate", "gaussian_sigma", "max_count"]
 
 
-def _target(epsilon: Any, delta: Any) -> tuple[float, float]:
+def _target(epsilon: Number, delta: Number) -> tuple[float, float]:
     e = as_fraction(epsilon, "epsilon")
     d = as_fraction(delta, "delta")
     if e <= 0:
@@ -49,7 +48,8 @@ def _target(epsilon: Any, delta: Any) -> tuple[float, float]:
     return float(e), float(d)
 
 
-def gaussian_sigma(epsilon: Any, delta: Any, count: int = 1, sensitivity: Any = 1) -> float:
+def gaussian_sigma(epsilon: Number, delta: Number, count: int = 1,
+                   sensitivity: Number = 1) -> float:
     """The smallest σ (rounded up) such that ``count`` Gaussians of L2 ``sensitivity`` are
     (ε, δ)-DP together."""
     eps, dlt = _target(epsilon, delta)
@@ -76,7 +76,7 @@ def _pld() -> Accountant:
     return PLDAccountant()
 
 
-def calibrate(make_event: Callable[[float], Event], epsilon: Any, delta: Any,
+def calibrate(make_event: Callable[[float], Event], epsilon: Number, delta: Number,
               bounds: tuple[float, float], *, count: int = 1,
               accountant: Accountant | None = None, increasing: bool = True,
               rel_tol: float = 1e-4) -> float:
@@ -105,7 +105,7 @@ def calibrate(make_event: Callable[[float], Event], epsilon: Any, delta: Any,
                   close=lambda g, b: abs(g - b) <= rel_tol * abs(g))
 
 
-def max_count(event: Event, epsilon: Any, delta: Any, *,
+def max_count(event: Event, epsilon: Number, delta: Number, *,
               accountant: Accountant | None = None, limit: int = 10**7) -> int:
     """The largest number of runs of ``event`` whose composition is within (ε, δ) (0 if none).
     """

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from dpcert._directed import exp_up, log_up, up
-from dpcert._numbers import as_fraction
+from dpcert._numbers import Number, as_fraction
 from dpcert._validate import check_delta, check_int, check_nonnegative
 from dpcert.accounting._convert import rdp_to_epsilon, widen
 from dpcert.core.events import BoundedRangeEvent, SelfComposedEvent
@@ -72,7 +72,7 @@ def _need(m: Measurement, kind: type, who: str) -> None:
         )
 
 
-def _check_delta_open(delta: Any) -> Fraction:
+def _check_delta_open(delta: Number) -> Fraction:
     d = check_delta(delta)
     if d == 0:
         raise InvalidParameter(f"delta={delta!r} must be > 0")
@@ -138,7 +138,7 @@ def zcdp_epsilon(rho: Fraction, delta: Fraction) -> Fraction:
     return zcdp_to_approx_epsilon(rho, delta)
 
 
-def make_zCDP_to_approxDP(measurement: Measurement, delta: Any) -> Measurement:
+def make_zCDP_to_approxDP(measurement: Measurement, delta: Number) -> Measurement:
     """View a ρ-zCDP measurement as (ε, δ)-DP at the given ``delta``."""
     _need(measurement, ZCDP, "make_zCDP_to_approxDP")
     dl = _check_delta_open(delta)
@@ -155,7 +155,7 @@ def make_zCDP_to_approxDP(measurement: Measurement, delta: Any) -> Measurement:
     )
 
 
-def make_renyiDP_to_approxDP(measurement: Measurement, delta: Any) -> Measurement:
+def make_renyiDP_to_approxDP(measurement: Measurement, delta: Number) -> Measurement:
     """View a Rényi-DP measurement as (ε, δ)-DP at ``delta`` (orders of its measure)."""
     _need(measurement, RenyiDP, "make_renyiDP_to_approxDP")
     dl = _check_delta_open(delta)
@@ -184,8 +184,8 @@ def _pair(measurement: Measurement, d: Any) -> tuple[Fraction, Fraction]:
     return out  # type: ignore[no-any-return]
 
 
-def advanced_composition(epsilon: Any, delta: Any, k: Any,
-                         delta_prime: Any) -> tuple[Fraction, Fraction]:
+def advanced_composition(epsilon: Number, delta: Number, k: Any,
+                         delta_prime: Number) -> tuple[Fraction, Fraction]:
     """(ε', δ_total) for k-fold adaptive composition of (ε, δ)-DP (Dwork, Rothblum & Vadhan 2010).
 
     ε' = √(2k ln(1/δ')) ε + k ε (e^ε − 1), δ_total = kδ + δ' (both exact upper bounds).
@@ -216,7 +216,8 @@ def _log_delta_pure(eps: float, k: int, eps_prime: float) -> float:
     return m + math.log(float(np.exp(terms - m).sum()))
 
 
-def optimal_composition_delta(epsilon: Any, delta: Any, k: Any, epsilon_prime: Any) -> Fraction:
+def optimal_composition_delta(epsilon: Number, delta: Number, k: Any,
+                              epsilon_prime: Any) -> Fraction:
     """δ_total for k-fold (ε, δ)-DP at ε' (Kairouz, Oh & Viswanath 2015), an upper bound."""
     e = float(check_nonnegative(epsilon, "epsilon"))
     d = check_delta(delta)
@@ -230,8 +231,8 @@ def optimal_composition_delta(epsilon: Any, delta: Any, k: Any, epsilon_prime: A
     return min(Fraction(1), 1 - (1 - d) ** n * (1 - dprime))
 
 
-def optimal_composition_epsilon(epsilon: Any, delta: Any, k: Any,
-                                delta_total: Any) -> Fraction:
+def optimal_composition_epsilon(epsilon: Number, delta: Number, k: Any,
+                                delta_total: Number) -> Fraction:
     """Smallest ε' (upper bound, by bisection returning the safe end) such that k-fold (ε, δ)-DP
     is (ε', delta_total)-DP by the optimal composition theorem."""
     e = check_nonnegative(epsilon, "epsilon")
@@ -249,7 +250,7 @@ def optimal_composition_epsilon(epsilon: Any, delta: Any, k: Any,
                   midpoint=lambda a, b: Fraction(float((a + b) / 2)), steps=60)
 
 
-def _homogeneous(measurement: Measurement, k: Any, delta_prime: Any, name: str,
+def _homogeneous(measurement: Measurement, k: Any, delta_prime: Number, name: str,
                  rule: Any) -> Measurement:
     if not isinstance(measurement.output_measure, (PureDP, ApproxDP)):
         raise MeasureMismatch(
@@ -270,12 +271,12 @@ def _homogeneous(measurement: Measurement, k: Any, delta_prime: Any, name: str,
     )
 
 
-def make_advanced_composition(measurement: Measurement, k: Any, delta_prime: Any) -> Measurement:
+def make_advanced_composition(measurement: Measurement, k: Any, delta_prime: Number) -> Measurement:
     """Run ``measurement`` k times; privacy by advanced composition (DRV10)."""
     return _homogeneous(measurement, k, delta_prime, "advanced", advanced_composition)
 
 
-def make_optimal_composition(measurement: Measurement, k: Any, delta_prime: Any) -> Measurement:
+def make_optimal_composition(measurement: Measurement, k: Any, delta_prime: Number) -> Measurement:
     """Run ``measurement`` k times; privacy by optimal homogeneous composition (KOV15):
     δ_total = 1 − (1 − δ)^k (1 − δ') and the smallest ε' it allows."""
 

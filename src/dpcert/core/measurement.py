@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from dpcert._numbers import Number
 from dpcert.core._describe import Wiring, frozen_params, jsonable
 from dpcert.core.domains import Domain
 from dpcert.core.measures import Measure
@@ -127,7 +128,7 @@ class Measurement:
             return self.batch_map(data, count)
         return [self.function(data) for _ in range(count)]
 
-    def accuracy(self, alpha: Any) -> Any:
+    def accuracy(self, alpha: Number) -> Any:
         """Half-width ``a`` with ``P(|noise| > a) ≤ alpha`` (additive-noise measurements only)."""
         from dpcert._validate import check_probability
 

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcert._types import Array
 from dpcert.core.domains import AtomDomain, Domain, VectorDomain
 from dpcert.core.metrics import AbsoluteDistance, Metric
 from dpcert.errors import DomainMismatch, InvalidParameter, MetricMismatch
@@ -99,7 +100,7 @@ def mechanism_exponent(scale: Fraction, space: NoiseSpace, l2: bool) -> int:
 
 
 def noise_function(input_domain: Domain, space: NoiseSpace,
-                   integer_noise: Callable[[Fraction, int], np.ndarray[Any, Any]],
+                   integer_noise: Callable[[Fraction, int], Array],
                    lattice_noise: Callable[..., Any], param: Fraction, k: int
                    ) -> Callable[[Any], Any]:
     """The release function of an additive-noise mechanism.
@@ -128,7 +129,7 @@ def noise_function(input_domain: Domain, space: NoiseSpace,
 
 
 def noise_batch(input_domain: Domain, space: NoiseSpace,
-                integer_noise: Callable[[Fraction, int], np.ndarray[Any, Any]],
+                integer_noise: Callable[[Fraction, int], Array],
                 lattice_noise: Callable[..., Any], param: Fraction, k: int
                 ) -> Callable[[Any, int], Any]:
     """``n`` independent releases of :func:`noise_function` on the same input, vectorised:

@@ -39,7 +39,7 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from dpcert._directed import exp_lower, log_bounds, normal_cdf_bounds, sqrt_bounds
-from dpcert._numbers import round_up
+from dpcert._numbers import Number, round_up
 from dpcert._validate import check_nonnegative, check_positive, check_probability
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import Domain
@@ -60,12 +60,12 @@ __all__ = [
 ]
 
 
-def _eps_delta(epsilon: Any, delta: Any) -> tuple[Fraction, Fraction]:
+def _eps_delta(epsilon: Number, delta: Number) -> tuple[Fraction, Fraction]:
     return (check_positive(epsilon, "epsilon"),
             check_probability(delta, "delta", open_low=True, open_high=True))
 
 
-def classic_gaussian_scale(epsilon: Any, delta: Any, sensitivity: Any = 1) -> float:
+def classic_gaussian_scale(epsilon: Number, delta: Number, sensitivity: Number = 1) -> float:
     """``σ = Δ₂√(2 ln(1.25/δ))/ε`` rounded up; requires ``0 < ε < 1`` and ``0 < δ < 1``.
 
     Examples
@@ -86,7 +86,7 @@ def classic_gaussian_scale(epsilon: Any, delta: Any, sensitivity: Any = 1) -> fl
     return round_up(sens * sqrt_bounds(2 * ln_hi)[1] / eps)
 
 
-def analytic_gaussian_delta(epsilon: Any, sigma: Any, sensitivity: Any = 1) -> Fraction:
+def analytic_gaussian_delta(epsilon: Number, sigma: Number, sensitivity: Number = 1) -> Fraction:
     """A rigorous upper bound on the δ of the Gaussian mechanism at ``epsilon`` (Balle & Wang)."""
     eps = check_positive(epsilon, "epsilon")
     s = check_positive(sigma, "sigma")
@@ -103,7 +103,7 @@ def _delta_float(eps: float, s: float, d: float) -> float:
     return 0.5 * math.erfc(-a / math.sqrt(2)) - math.exp(eps) * 0.5 * math.erfc(-b / math.sqrt(2))
 
 
-def analytic_gaussian_scale(epsilon: Any, delta: Any, sensitivity: Any = 1) -> float:
+def analytic_gaussian_scale(epsilon: Number, delta: Number, sensitivity: Number = 1) -> float:
     """The smallest σ (rounded up, within a relative 1e-9) making N(0, σ²) (ε, δ)-DP."""
     eps, dl = _eps_delta(epsilon, delta)
     sens = check_positive(sensitivity, "sensitivity")
@@ -126,7 +126,7 @@ def _cks_epsilon(rho: Fraction, ln_inv_delta: Fraction, alpha: Fraction) -> Frac
     return alpha * rho + term
 
 
-def zcdp_to_approx_epsilon(rho: Any, delta: Any) -> Fraction:
+def zcdp_to_approx_epsilon(rho: Number, delta: Number) -> Fraction:
     """The ε (an exact upper bound) at which a ρ-zCDP mechanism is (ε, δ)-DP (CKS20 Prop. 12).
 
     Examples
@@ -159,12 +159,12 @@ def zcdp_to_approx_epsilon(rho: Any, delta: Any) -> Fraction:
     return max(Fraction(round_up(eps)), Fraction(0))
 
 
-def as_rho(rho: Any) -> Fraction:
+def as_rho(rho: Number) -> Fraction:
     """Validate a zCDP ρ (≥ 0)."""
     return check_nonnegative(rho, "rho")
 
 
-def gaussian_scale(epsilon: Any, delta: Any, sensitivity: Any = 1, *,
+def gaussian_scale(epsilon: Number, delta: Number, sensitivity: Number = 1, *,
                    method: Literal["analytic", "classic", "zcdp"] = "analytic") -> float:
     """σ for (ε, δ)-DP at L2 sensitivity ``sensitivity`` by the chosen ``method``.
 
@@ -194,7 +194,8 @@ def gaussian_scale(epsilon: Any, delta: Any, sensitivity: Any = 1, *,
     return hi
 
 
-def make_gaussian_approx(input_domain: Domain, input_metric: Metric, scale: Any, delta: Any, *,
+def make_gaussian_approx(input_domain: Domain, input_metric: Metric, scale: Number, delta: Number,
+                         *,
                          k: int | None = None) -> Measurement:
     """dpcert's exact Gaussian mechanism with its privacy stated in (ε, δ) at a fixed ``delta``.
 
@@ -239,6 +240,7 @@ def make_gaussian_approx(input_domain: Domain, input_metric: Metric, scale: Any,
     )
 
 
-def then_gaussian_approx(scale: Any, delta: Any, *, k: int | None = None) -> PartialConstructor:
+def then_gaussian_approx(scale: Number, delta: Number, *,
+                         k: int | None = None) -> PartialConstructor:
     """Partial form of :func:`make_gaussian_approx`."""
     return partial(make_gaussian_approx, "gaussian_approx", scale, delta, k=k)

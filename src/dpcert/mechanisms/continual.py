@@ -46,6 +46,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dpcert._directed import ceil_sqrt
+from dpcert._numbers import Number
 from dpcert._validate import check_positive
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import AtomDomain, Domain, VectorDomain
@@ -267,7 +268,7 @@ def _prefix_weights(steps: int) -> FloatArray:
     return g
 
 
-def continual_plan(input_domain: Domain, input_metric: Metric, scale: Any, method: Any,
+def continual_plan(input_domain: Domain, input_metric: Metric, scale: Number, method: Any,
                    noise: Any, smooth: bool = False) -> ContinualPlan:
     """Check the arguments of :func:`make_continual_sum` and fix its plan (maps, noise,
     read-out); raises typed errors naming the argument."""
@@ -286,7 +287,7 @@ def continual_plan(input_domain: Domain, input_metric: Metric, scale: Any, metho
     return plan
 
 
-def make_continual_sum(input_domain: Domain, input_metric: Metric, scale: Any, *,
+def make_continual_sum(input_domain: Domain, input_metric: Metric, scale: Number, *,
                        method: Method = "tree", noise: Noise = "laplace",
                        smooth: bool = False) -> Measurement:
     """Release the ``T`` running sums of a stream of per-step integer counts.
@@ -354,14 +355,14 @@ def make_continual_sum(input_domain: Domain, input_metric: Metric, scale: Any, *
     )
 
 
-def then_continual_sum(scale: Any, *, method: Method = "tree", noise: Noise = "laplace",
+def then_continual_sum(scale: Number, *, method: Method = "tree", noise: Noise = "laplace",
                        smooth: bool = False) -> PartialConstructor:
     """Partial form of :func:`make_continual_sum`."""
     return partial(make_continual_sum, "continual_sum", scale, method=method, noise=noise,
                    smooth=smooth)
 
 
-def continual_sum_errors(steps: int, scale: Any, *, method: Method = "tree",
+def continual_sum_errors(steps: int, scale: Number, *, method: Method = "tree",
                          noise: Noise = "laplace", smooth: bool = False) -> FloatArray:
     """Expected squared error of each of the ``steps`` released running sums.
 
@@ -424,7 +425,7 @@ class ContinualSumStream:
         return out
 
 
-def open_continual_sum(steps: int, scale: Any, *, noise: Noise = "gaussian",
+def open_continual_sum(steps: int, scale: Number, *, noise: Noise = "gaussian",
                        source: EntropySource | None = None) -> ContinualSumStream:
     """Start an online stream of ``steps`` running totals (``method="streaming"``).
 

@@ -28,6 +28,7 @@ from fractions import Fraction
 from typing import Any
 
 from dpcert._directed import ceil_sqrt
+from dpcert._numbers import Number
 from dpcert._validate import check_int, check_positive
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import Domain
@@ -45,7 +46,7 @@ from dpcert.samplers import discrete_gaussian, lattice_gaussian, rounding_allowa
 __all__ = ["make_gaussian", "then_gaussian"]
 
 
-def make_gaussian(input_domain: Domain, input_metric: Metric, scale: Any, *,
+def make_gaussian(input_domain: Domain, input_metric: Metric, scale: Number, *,
                   k: int | None = None) -> Measurement:
     """Add exact Gaussian noise of standard deviation parameter ``scale`` (σ).
 
@@ -117,6 +118,6 @@ def make_gaussian(input_domain: Domain, input_metric: Metric, scale: Any, *,
     )
 
 
-def then_gaussian(scale: Any, *, k: int | None = None) -> PartialConstructor:
+def then_gaussian(scale: Number, *, k: int | None = None) -> PartialConstructor:
     """Partial form of :func:`make_gaussian`."""
     return partial(make_gaussian, "gaussian", scale, k=k)

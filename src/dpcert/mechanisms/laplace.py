@@ -29,6 +29,7 @@ import math
 from fractions import Fraction
 from typing import Any
 
+from dpcert._numbers import Number
 from dpcert._validate import check_int, check_positive
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import Domain
@@ -46,7 +47,7 @@ from dpcert.samplers import discrete_laplace, lattice_laplace, rounding_allowanc
 __all__ = ["make_laplace", "then_laplace"]
 
 
-def make_laplace(input_domain: Domain, input_metric: Metric, scale: Any, *,
+def make_laplace(input_domain: Domain, input_metric: Metric, scale: Number, *,
                  k: int | None = None) -> Measurement:
     """Add exact Laplace noise of the given ``scale`` to a scalar or vector.
 
@@ -115,6 +116,6 @@ def make_laplace(input_domain: Domain, input_metric: Metric, scale: Any, *,
     )
 
 
-def then_laplace(scale: Any, *, k: int | None = None) -> PartialConstructor:
+def then_laplace(scale: Number, *, k: int | None = None) -> PartialConstructor:
     """Partial form of :func:`make_laplace`: ``... >> then_laplace(25.0)``."""
     return partial(make_laplace, "laplace", scale, k=k)

@@ -41,6 +41,8 @@ from typing import Any
 import numpy as np
 
 from dpcert._directed import exp_bounds, exp_lower
+from dpcert._numbers import Number
+from dpcert._types import Array
 from dpcert._validate import check_int, check_positive
 from dpcert.core.domains import AtomDomain, Domain, VectorDomain
 from dpcert.core.measurement import Measurement
@@ -108,7 +110,7 @@ def rr_truth_probability(epsilon: Fraction) -> Fraction:
     return _floor_dyadic(1 / (1 + e_neg_hi))
 
 
-def make_randomized_response_bool(epsilon: Any, *,
+def make_randomized_response_bool(epsilon: Number, *,
                                   input_domain: Domain | None = None) -> Measurement:
     """Binary randomized response: report the truth w.p. ``e^ε/(1+e^ε)``, else its negation.
 
@@ -186,8 +188,8 @@ def _categories(categories: Sequence[Any]) -> tuple[list[Any], AtomDomain]:
     return cats, AtomDomain(next(iter(types)))
 
 
-def _index_of(values: np.ndarray[Any, Any], lookup: dict[Any, int],
-              cats: list[Any]) -> np.ndarray[Any, Any]:
+def _index_of(values: Array, lookup: dict[Any, int],
+              cats: list[Any]) -> Array:
     """Vectorised category → index (OutOfDomain naming a value outside ``categories``)."""
     uniq, inverse = np.unique(values, return_inverse=True)
     idx = np.empty(len(uniq), dtype=np.int64)
@@ -198,7 +200,7 @@ def _index_of(values: np.ndarray[Any, Any], lookup: dict[Any, int],
     return idx[inverse.reshape(-1)]
 
 
-def make_randomized_response(categories: Sequence[Any], epsilon: Any, *,
+def make_randomized_response(categories: Sequence[Any], epsilon: Number, *,
                              input_domain: Domain | None = None) -> Measurement:
     """k-ary randomized response over known ``categories`` (the DP-proofs post's, corrected).
 
@@ -278,7 +280,7 @@ def rappor_flip_probability(epsilon: Fraction) -> Fraction:
     return min(_ceil_dyadic(1 / (1 + e_lo)), Fraction(1, 2))
 
 
-def make_rappor(domain_size: Any, epsilon: Any, *,
+def make_rappor(domain_size: Any, epsilon: Number, *,
                 input_domain: Domain | None = None) -> Measurement:
     """Basic one-hot RAPPOR (Erlingsson, Pihur & Korolova 2014; the DP-proofs post).
 

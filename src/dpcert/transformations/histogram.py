@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcert._types import Array
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import AtomDomain, Domain, VectorDomain
 from dpcert.core.metrics import L1Distance, L2Distance, Metric
@@ -55,7 +56,7 @@ def make_count_by_categories(input_domain: Domain, input_metric: Metric,
         Fraction(2) if isinstance(out_metric, L1Distance) else SQRT2_UP)
     to_array = input_domain.to_array
 
-    def function(x: Any) -> np.ndarray[Any, Any]:
+    def function(x: Any) -> Array:
         return count_categories(np.asarray(to_array(x)), cats)
 
     return Transformation(

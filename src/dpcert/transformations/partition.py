@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcert._types import Array
 from dpcert._validate import check_int
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import Domain, VectorDomain
@@ -97,7 +98,7 @@ class PartitionDistance(Metric):
 
 
 def make_partition(input_domain: Domain, input_metric: Metric,
-                   by: Callable[[np.ndarray[Any, Any]], Any],
+                   by: Callable[[Array], Any],
                    keys: Sequence[Any]) -> Transformation:
     """Partition a vector by the public ``keys`` of a vectorised key function ``by``.
 
@@ -121,7 +122,7 @@ def make_partition(input_domain: Domain, input_metric: Metric,
     inner = VectorDomain(input_domain.element)
     n = len(ks)
 
-    def function(data: Any) -> list[np.ndarray[Any, Any]]:
+    def function(data: Any) -> list[Array]:
         arr = input_domain.to_array(data)
         labels = np.asarray(by(arr))
         if labels.shape != arr.shape:
@@ -143,7 +144,7 @@ def make_partition(input_domain: Domain, input_metric: Metric,
     )
 
 
-def then_partition(by: Callable[[np.ndarray[Any, Any]], Any],
+def then_partition(by: Callable[[Array], Any],
                    keys: Sequence[Any]) -> PartialConstructor:
     """Partial form of :func:`make_partition`."""
     return partial(make_partition, "partition", by=by, keys=keys)

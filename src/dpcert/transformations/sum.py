@@ -42,7 +42,7 @@ from dpcert.transformations._spaces import BOUNDED_METRICS, vector_space
 __all__ = ["make_sum", "sum_sensitivity", "then_sum"]
 
 
-def sum_sensitivity(lower: Any, upper: Any, input_metric: Metric) -> Fraction:
+def sum_sensitivity(lower: float, upper: float, input_metric: Metric) -> Fraction:
     """Per-unit-distance sensitivity of a sum of elements in ``[lower, upper]``."""
     lo, hi = float_exact(lower), float_exact(upper)
     if isinstance(input_metric, BOUNDED_METRICS):

@@ -47,6 +47,7 @@ from typing import Any, Literal
 import numpy as np
 
 from dpcert._directed import sqrt_up
+from dpcert._types import Array
 from dpcert.backends._fixed import fixed_bounds
 from dpcert.backends.base import StatSpec
 from dpcert.core.domains import AtomDomain, Domain, VectorDomain
@@ -102,12 +103,12 @@ def centre_of(spec: StatSpec) -> int:
     return (rl + rh) // 2
 
 
-def centred_values(values: Any, counts: Any, centre: int) -> np.ndarray[Any, Any]:
+def centred_values(values: Any, counts: Any, centre: int) -> Array:
     """``values − centre·counts`` exactly (int64 when it fits, else Python ints)."""
-    big: np.ndarray[Any, Any] = (np.asarray(values).astype(object)
+    big: Array = (np.asarray(values).astype(object)
                                  - centre * np.asarray(counts).astype(object))
     if all(abs(int(v)) < 1 << 62 for v in big.tolist()):
-        out: np.ndarray[Any, Any] = big.astype(np.int64)
+        out: Array = big.astype(np.int64)
         return out
     return big
 

@@ -1,0 +1,31 @@
+"""Named types for arrays, used in signatures instead of spelling ``np.ndarray[...]`` each time.
+
+``FloatArray`` / ``IntArray`` / ``BoolArray`` say the dtype; ``Array`` is an array whose dtype is
+the caller's (a column of a frame, the input of a generic post-processing step).  Real privacy
+parameters are :data:`dpcert._numbers.Number`.
+
+Examples
+--------
+>>> import numpy as np
+>>> x: FloatArray = np.zeros(3)
+>>> x.dtype
+dtype('float64')
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["Array", "BoolArray", "FloatArray", "IntArray"]
+
+#: An array of binary64 floats.
+FloatArray: TypeAlias = npt.NDArray[np.float64]
+#: An array of 64-bit integers.
+IntArray: TypeAlias = npt.NDArray[np.int64]
+#: An array of booleans.
+BoolArray: TypeAlias = npt.NDArray[np.bool_]
+#: An array of any shape whose dtype the caller chooses.
+Array: TypeAlias = np.ndarray[Any, Any]
