@@ -19,7 +19,9 @@ from typing import Any, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Array", "BoolArray", "FloatArray", "IntArray"]
+from dpcert._numbers import Number
+
+__all__ = ["Array", "BoolArray", "Distance", "FloatArray", "IntArray"]
 
 #: An array of binary64 floats.
 FloatArray: TypeAlias = npt.NDArray[np.float64]
@@ -29,3 +31,6 @@ IntArray: TypeAlias = npt.NDArray[np.int64]
 BoolArray: TypeAlias = npt.NDArray[np.bool_]
 #: An array of any shape whose dtype the caller chooses.
 Array: TypeAlias = np.ndarray[Any, Any]
+#: A distance between inputs or a privacy amount as users give it: a number (ε, ρ, a count of
+#: changed records) or a tuple of them ((ε, δ); a group distance's (l0, l∞, l1)).
+Distance: TypeAlias = "Number | tuple[Number, ...]"

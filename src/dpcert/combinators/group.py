@@ -62,7 +62,7 @@ def make_group_privacy(measurement: Measurement) -> Measurement:
     group_privacy_map(measure, measure.zero(), 1)  # refuse unsupported measures now
     at_one = measurement.map(1)
 
-    def privacy_map(d_in: Any) -> Any:
+    def privacy_map(d_in: int | Fraction) -> Any:
         if isinstance(d_in, Fraction) and d_in.denominator != 1:
             raise InvalidParameter(f"d_in={d_in!r} must be an integer group size")
         return group_privacy_map(measure, at_one, int(d_in))

@@ -36,6 +36,7 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from dpcert._numbers import Number
+from dpcert._types import Distance
 from dpcert._validate import check_delta, check_int, check_positive, check_probability
 from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP, RenyiDP
 from dpcert.errors import InvalidParameter, UnsupportedEvent
@@ -408,7 +409,7 @@ def relation_of(event: Event) -> Relation | None:
     return event.neighbours
 
 
-def relation_for_metric(metric: object, d_in: Any) -> Relation | None:
+def relation_for_metric(metric: object, d_in: Distance) -> Relation | None:
     """The relation an event at ``d_in`` under ``metric`` is a neighbour statement for.
 
     ``SymmetricDistance`` / ``InsertDeleteDistance`` / the engine's ``UnitDistance`` (one

@@ -328,7 +328,7 @@ def make_continual_sum(input_domain: Domain, input_metric: Metric, scale: Number
     assert isinstance(input_domain, VectorDomain)
     to_array = input_domain.to_array
 
-    def privacy_map(d_in: Any) -> Fraction:
+    def privacy_map(d_in: int | Fraction) -> Fraction:
         d = Fraction(d_in)
         if d == 0:
             return Fraction(0)

@@ -139,7 +139,7 @@ def _bounded_range_events(eps: Fraction, rounds: int) -> Callable[[Any], Any]:
     most ``Δ·d_in``, so each round is ``ε·d_in``-bounded-range; ``docs/proofs/exponential.md``)."""
     from dpcert.core.events import BoundedRangeEvent, ComposedEvent, SelfComposedEvent
 
-    def event_map(d_in: Any) -> Any:
+    def event_map(d_in: int | Fraction) -> Any:
         d = Fraction(d_in)
         if d == 0:
             return ComposedEvent(())

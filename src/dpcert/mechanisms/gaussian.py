@@ -75,14 +75,14 @@ def make_gaussian(input_domain: Domain, input_metric: Metric, scale: Number, *,
         kk = mechanism_exponent(sigma, space, l2=True) if k is None else check_int(k, "k")
         allowance = ceil_sqrt(space.coordinates) * rounding_allowance(kk)
 
-    def privacy_map(d_in: Any) -> Fraction:
+    def privacy_map(d_in: int | Fraction) -> Fraction:
         d = Fraction(d_in)
         return Fraction(0) if d == 0 else (d + allowance) ** 2 / (2 * sigma**2)
 
     function = noise_function(input_domain, space, discrete_gaussian, lattice_gaussian, sigma, kk)
     batch = noise_batch(input_domain, space, discrete_gaussian, lattice_gaussian, sigma, kk)
 
-    def event_map(d_in: Any) -> Any:
+    def event_map(d_in: int | Fraction) -> Any:
         # Scalars: integer inputs (or lattice points) differ by an integer number of units, at
         # most floor((d_in + allowance) / unit).  Vectors: the L2 distance is not an integer, so
         # the event is the zCDP guarantee itself.

@@ -95,7 +95,7 @@ def make_histogram(input_domain: Domain, input_metric: Metric, categories: Seque
     bounded = isinstance(input_metric, BOUNDED)
     to_array = input_domain.to_array
     if noise == "laplace":
-        def privacy_map(d_in: Any) -> Fraction:
+        def privacy_map(d_in: int | Fraction) -> Fraction:
             return (2 if bounded else 1) * Fraction(d_in) / s
 
         def sample(n: int) -> Any:
@@ -103,7 +103,7 @@ def make_histogram(input_domain: Domain, input_metric: Metric, categories: Seque
 
         measure: PureDP | ZCDP = PureDP()
     elif noise == "gaussian":
-        def privacy_map(d_in: Any) -> Fraction:
+        def privacy_map(d_in: int | Fraction) -> Fraction:
             return (2 if bounded else 1) * Fraction(d_in) ** 2 / (2 * s * s)
 
         def sample(n: int) -> Any:

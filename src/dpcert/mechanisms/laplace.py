@@ -78,14 +78,14 @@ def make_laplace(input_domain: Domain, input_metric: Metric, scale: Number, *,
         kk = mechanism_exponent(b, space, l2=False) if k is None else check_int(k, "k")
         allowance = space.coordinates * rounding_allowance(kk)
 
-    def privacy_map(d_in: Any) -> Fraction:
+    def privacy_map(d_in: int | Fraction) -> Fraction:
         d = Fraction(d_in)
         return Fraction(0) if d == 0 else (d + allowance) / b
 
     function = noise_function(input_domain, space, discrete_laplace, lattice_laplace, b, kk)
     batch = noise_batch(input_domain, space, discrete_laplace, lattice_laplace, b, kk)
 
-    def event_map(d_in: Any) -> Any:
+    def event_map(d_in: int | Fraction) -> Any:
         # In lattice units the two noisy inputs are integers whose distance is an integer at
         # most (d_in + allowance) / unit, hence at most its floor.
         from dpcert.core.events import ComposedEvent, DiscreteLaplaceEvent

@@ -88,14 +88,14 @@ def _local_space(input_domain: Domain | None, atom: AtomDomain,
 
 
 def _linear_map(epsilon: Fraction) -> Any:
-    def privacy_map(d_in: Any) -> Fraction:
+    def privacy_map(d_in: int | Fraction) -> Fraction:
         return epsilon * Fraction(d_in)
     return privacy_map
 
 
 def _rr_event_map(epsilon: Fraction, per_record: int = 1) -> Any:
     """Accounting event: ``per_record·d_in`` randomized-response steps of level ``epsilon``."""
-    def event_map(d_in: Any) -> Any:
+    def event_map(d_in: int | Fraction) -> Any:
         from dpcert.core.events import RandomizedResponseEvent, SelfComposedEvent
 
         count = int(d_in) * per_record

@@ -158,7 +158,7 @@ def make_partition_selection(input_domain: Domain, input_metric: Metric, epsilon
     def function(x: Any) -> dict[Any, int]:
         return batch(x, 1)[0]
 
-    def privacy_map(d_in: Any) -> tuple[Fraction, Fraction]:
+    def privacy_map(d_in: int | Fraction) -> tuple[Fraction, Fraction]:
         d = int(d_in)
         if d == 0:
             return Fraction(0), Fraction(0)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -131,7 +132,7 @@ def make_partition(input_domain: Domain, input_metric: Metric,
             )
         return [arr[labels == k] for k in ks]
 
-    def stability(d_in: Any) -> tuple[int, int, int]:
+    def stability(d_in: int | Fraction) -> tuple[int, int, int]:
         d = int(d_in)
         return min(d, n), d, d
 

@@ -81,7 +81,7 @@ def make_sum(input_domain: Domain, input_metric: Metric) -> Transformation:
         def function(x: Any) -> Any:
             return exact_int_sum(to_array(x), bound)
 
-        def stability(d_in: Any) -> Any:
+        def stability(d_in: int | Fraction) -> Any:
             return int(d_in) * int(sens)
         out = AtomDomain(int)
     else:
@@ -89,7 +89,7 @@ def make_sum(input_domain: Domain, input_metric: Metric) -> Transformation:
         def function(x: Any) -> Any:
             return float(exact_float_sum(np.asarray(to_array(x), dtype=np.float64)))
 
-        def stability(d_in: Any) -> Any:
+        def stability(d_in: int | Fraction) -> Any:
             return Fraction(d_in) * sens
         out = AtomDomain(float)
     return Transformation(
