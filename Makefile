@@ -25,7 +25,7 @@ demo: $(BIN)/python
 	$(BIN)/python -m pip install -q -e ".[frame,report]"
 	test -f $(DEMO_DATA) || $(BIN)/python examples/generate_people.py $(DEMO_DATA)
 	rm -f $(DEMO_LEDGER)*
-	$(BIN)/dpcert example seed004
+	$(BIN)/dpcert example framework
 	$(BIN)/dpcert budget init $(DEMO_LEDGER) people-example --data $(DEMO_DATA) \
 		--privacy-unit person_id --epsilon 2 --delta 1e-6
 	$(BIN)/dpcert release examples/people_release.toml --ledger $(DEMO_LEDGER) \

@@ -7,7 +7,7 @@ For each aggregate (count, count distinct, sum, mean, variance, quantile) × bud
 after one warm-up.  Operations run in a worker process; one that outlives ``--timeout`` seconds
 is killed (a stall inside one big-integer operation cannot be interrupted by a signal) and
 prints ``>T``, and the later operations of that cell are skipped.
-The memoised enclosures of ``mechanisms/_exactmath.py`` and the filters' PLD caches are
+The memoised enclosures of ``_directed.py`` and the filters' PLD caches are
 cleared before every run, so the figures are those of a first quote.  A refusal before the
 charge (e.g. the samplers' scale limit at tiny ε) prints ``refused``: that is the expected
 answer, and its time is the time to refuse.
@@ -70,8 +70,8 @@ def _query(agg: str, measure: str, bounds: tuple[float, float]) -> Any:
 
 def _clear_caches() -> None:
     """Forget memoised enclosures, so that every repetition computes them (a cold quote)."""
+    from dpcert import _directed as _exactmath
     from dpcert.accounting import filters, pld
-    from dpcert.mechanisms import _exactmath
 
     for mod, name in ((_exactmath, "exp_bounds"), (_exactmath, "log_bounds"),
                       (_exactmath, "normal_cdf_bounds"), (filters, "_pld_epsilon"),

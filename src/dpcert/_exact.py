@@ -17,16 +17,17 @@ Fraction(1, 36028797018963968)
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
+
+from dpcert._types import Array
 
 __all__ = ["exact_float_sum", "exact_int_sum"]
 
 _CHUNK = 1 << 25  # per chunk, sums of 27-bit halves stay below 2^53 in float64 (exact)
 
 
-def exact_float_sum(values: np.ndarray[Any, Any]) -> Fraction:
+def exact_float_sum(values: Array) -> Fraction:
     """The exact sum of a float64 array of finite values, as a Fraction (vectorised)."""
     arr = np.ascontiguousarray(values, dtype=np.float64).ravel()
     total = Fraction(0)
@@ -35,7 +36,7 @@ def exact_float_sum(values: np.ndarray[Any, Any]) -> Fraction:
     return total
 
 
-def _chunk_sum(arr: np.ndarray[Any, Any]) -> Fraction:
+def _chunk_sum(arr: Array) -> Fraction:
     if arr.size == 0:
         return Fraction(0)
     mant, expo = np.frexp(arr)  # arr = mant·2^expo, 0.5 <= |mant| < 1 (exact)
@@ -55,7 +56,7 @@ def _chunk_sum(arr: np.ndarray[Any, Any]) -> Fraction:
     return total
 
 
-def exact_int_sum(values: np.ndarray[Any, Any], bound: int) -> int:
+def exact_int_sum(values: Array, bound: int) -> int:
     """The exact sum of an integer array whose elements satisfy ``|v| <= bound``.
 
     Sums in int64 chunks small enough never to overflow, then adds the chunk sums as Python ints.

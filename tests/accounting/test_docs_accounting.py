@@ -23,15 +23,3 @@ def test_accounting_guide_snippets_run_and_print_what_they_claim() -> None:
         claimed = [m.group(1).strip() for m in re.finditer(r"print\(.*\)\s+#\s*([^—(\n]+)", block)]
         for got, want in zip(printed, claimed, strict=True):
             assert got.split() == want.split(), (got, want)
-
-
-def test_architecture_names_only_classes_that_exist() -> None:
-    """docs/architecture.md once named classes that did not exist (issue 15.7)."""
-    root = DOC.parents[2]
-    arch = (root / "docs" / "architecture.md").read_text(encoding="utf-8")
-    names = set(re.findall(r"`([A-Z][A-Za-z]+)(?:\(|`)", arch))
-    source = "\n".join(p.read_text(encoding="utf-8")
-                       for p in (root / "src" / "dpcert").rglob("*.py"))
-    names -= {"Fraction"}  # the standard library's
-    missing = sorted(n for n in names if not re.search(rf"^\s*class {n}\b", source, re.M))
-    assert names and not missing, missing

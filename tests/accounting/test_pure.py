@@ -36,9 +36,15 @@ def test_unsampled_replace_one_is_twice_epsilon(eps: Fraction) -> None:
 
 @pytest.mark.parametrize(("eps", "q"), [(1.0, 0.1), (0.5, 0.01), (3.0, 0.5), (1.0, 0.999999)])
 def test_replace_one_matches_the_closed_form_rounded_up(eps: float, q: float) -> None:
-    got = float(poisson_replace_one_epsilon(PoissonSampledEvent(PureEvent(eps), q)))
-    ref = ref_replace_one(eps, q)
-    assert ref <= got <= ref * (1 + 1e-9) + 1e-15
+    event = PoissonSampledEvent(PureEvent(eps), q)
+    exact = poisson_replace_one_epsilon(event)
+    with mpmath.workdps(150):  # the bound is rigorous to ~2^-200: compare at 500 bits
+        e = mpmath.mpf(eps)
+        r = mpmath.mpf(event.rate.numerator) / event.rate.denominator  # the decimal rate, exact
+        true = mpmath.log((1 - r + r * mpmath.exp(e)) / (1 - r + r * mpmath.exp(-e)))
+        assert true <= mpmath.mpf(exact.numerator) / exact.denominator
+    got, ref = float(exact), ref_replace_one(eps, q)
+    assert got <= ref * (1 + 1e-9) + 1e-15
     assert got <= 2 * eps  # never worse than the unsampled group bound
 
 

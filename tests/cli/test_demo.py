@@ -37,7 +37,7 @@ def test_the_demo_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     subs = {"$(DEMO_LEDGER)": "examples/data/people.budget.sqlite",
             "$(DEMO_DATA)": "examples/data/people.csv"}
     commands = [[subs.get(a, a) for a in c] for c in demo_commands()]
-    assert [c[:2] for c in commands] == [["example", "seed004"], ["budget", "init"],
+    assert [c[:2] for c in commands] == [["example", "framework"], ["budget", "init"],
                                          ["release", "examples/people_release.toml"]]
     for command in commands[1:]:
         assert main(command) == 0, command

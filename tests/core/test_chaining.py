@@ -1,4 +1,4 @@
-"""The seed-004 acceptance example, chaining rules and the contracts of the first components."""
+"""The OpenDP framework example (acceptance), chaining rules, the first components' contracts."""
 
 from __future__ import annotations
 
@@ -14,14 +14,14 @@ from dpcert.testing import check_measurement_contract, check_transformation_cont
 FLOATS = (dp.VectorDomain(dp.AtomDomain(float)), dp.SymmetricDistance())
 
 
-def seed004() -> dp.Measurement:
+def framework_example() -> dp.Measurement:
     m = FLOATS >> dp.t.then_clamp(0.0, 12.0) >> dp.t.then_sum() >> dp.m.then_laplace(25.0)
     assert isinstance(m, dp.Measurement)
     return m
 
 
-def test_seed004_acceptance() -> None:
-    m = seed004()
+def test_framework_example_acceptance() -> None:
+    m = framework_example()
     assert 0.48 <= float(m.map(1)) <= 0.4801
     assert m.check(1, 0.49) and not m.check(1, 0.47)
     release = m([12.0, 10.0, 8.0, 7.0])
@@ -34,11 +34,11 @@ def test_bad_inputs_raise_the_right_errors() -> None:
         dp.m.make_laplace(dp.AtomDomain(float), dp.AbsoluteDistance(), scale=-1.0)
     assert isinstance(e.value, ValueError)
     with pytest.raises(dp.errors.OutOfDomain):
-        seed004()([float("nan")])
+        framework_example()([float("nan")])
     with pytest.raises(dp.errors.OutOfDomain):
-        seed004()([float("inf")])
+        framework_example()([float("inf")])
     with pytest.raises(dp.errors.OutOfDomain):
-        seed004()("not a vector")
+        framework_example()("not a vector")
     ints = (dp.VectorDomain(dp.AtomDomain(int)), dp.SymmetricDistance())
     with pytest.raises(dp.errors.DPCertError) as e2:
         _ = ints >> dp.t.then_clamp(0, 12) >> dp.t.then_sum() >> dp.m.then_laplace(1.0) \
@@ -66,7 +66,7 @@ def test_mismatched_spaces_name_both_sides() -> None:
 
 
 def test_postprocessing_keeps_map() -> None:
-    m = seed004()
+    m = framework_example()
     rounded = m >> round
     assert rounded.map(1) == m.map(1)
     assert isinstance(rounded([1.0]), int)
@@ -82,7 +82,7 @@ def test_contracts_of_first_components() -> None:
         check_transformation_contract(dp.t.make_clamp(*space, lo, hi), ds)
         check_transformation_contract(space >> dp.t.then_clamp(lo, hi) >> dp.t.then_sum(), ds)
         check_transformation_contract(dp.t.make_count(*space), ds)
-    check_measurement_contract(seed004(), ds)
+    check_measurement_contract(framework_example(), ds)
     for dom in (dp.AtomDomain(float), dp.AtomDomain(int)):
         for scale in (0.5, 3, Fraction(1, 3), 1e6):
             check_measurement_contract(

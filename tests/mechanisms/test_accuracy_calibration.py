@@ -10,10 +10,10 @@ import pytest
 from scipy.optimize import minimize_scalar
 
 import dpcert as dp
+from dpcert._directed import exp_bounds, log_bounds, normal_cdf_bounds, sqrt_bounds
 from dpcert.errors import InvalidParameter
 from dpcert.mechanisms import accuracy as acc
 from dpcert.mechanisms import calibration as cal
-from dpcert.mechanisms._exactmath import exp_bounds, log_bounds, normal_cdf_bounds, sqrt_bounds
 
 mpmath.mp.dps = 80  # above the 200-bit enclosures
 

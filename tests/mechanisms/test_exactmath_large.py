@@ -16,8 +16,8 @@ import polars as pl
 import pytest
 
 import dpcert as dp
+from dpcert import _directed as em
 from dpcert.errors import InvalidParameter
-from dpcert.mechanisms import _exactmath as em
 from dpcert.mechanisms import accuracy as acc
 from dpcert.mechanisms import threshold as th
 

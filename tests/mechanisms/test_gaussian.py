@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 import dpcert as dp
+from dpcert._directed import ceil_sqrt
 from dpcert.core.events import DiscreteGaussianEvent, ZCDPEvent
 from dpcert.errors import InvalidParameter
-from dpcert.mechanisms._additive import MAX_UNSIZED, sqrt_up
+from dpcert.mechanisms._additive import MAX_UNSIZED
 from dpcert.samplers import InsecureSeededSource, rounding_allowance
 
 FV = dp.VectorDomain(dp.AtomDomain(float))
@@ -19,9 +20,9 @@ FV = dp.VectorDomain(dp.AtomDomain(float))
 
 @pytest.mark.parametrize(("m", "root"), [(1, 1), (2, 2), (4, 2), (10, 4), (16, 4), (17, 5),
                                          (1024, 32), (1025, 33)])
-def test_sqrt_up_is_the_ceiling_of_the_root(m: int, root: int) -> None:
-    assert sqrt_up(m) == root
-    assert sqrt_up(m) ** 2 >= m > (sqrt_up(m) - 1) ** 2
+def test_ceil_sqrt_is_the_ceiling_of_the_root(m: int, root: int) -> None:
+    assert ceil_sqrt(m) == root
+    assert ceil_sqrt(m) ** 2 >= m > (ceil_sqrt(m) - 1) ** 2
 
 
 @pytest.mark.parametrize("d_in", [1, 3, Fraction(5, 2)])

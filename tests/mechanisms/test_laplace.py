@@ -46,7 +46,7 @@ def test_float_vector_maps_charge_m_allowances(size: int | None, m: int) -> None
     assert m * rounding_allowance(k) <= 2 * Fraction(5, 4) / 2**20
 
 
-def test_seed004_lattice_allowance() -> None:
+def test_framework_example_lattice_allowance() -> None:
     space = (dp.VectorDomain(dp.AtomDomain(float)), dp.SymmetricDistance())
     m = space >> dp.t.then_clamp(0.0, 12.0) >> dp.t.then_sum() >> dp.m.then_laplace(25.0)
     assert m.map(1) == Fraction(12, 25) + Fraction(5, 2**18) / 25

@@ -8,9 +8,10 @@ import mpmath
 import numpy as np
 import pytest
 
+from dpcert._directed import exp_neg_bounds
 from dpcert.samplers import InsecureSeededSource
 from dpcert.samplers._cells import cell_sampler
-from dpcert.samplers._exact import LazyUniform, exp_neg_bounds, lazy_less
+from dpcert.samplers._exact import LazyUniform, lazy_less
 
 
 @pytest.mark.parametrize("x", [Fraction(0), Fraction(1, 3), Fraction(1), Fraction(7, 2),

@@ -16,19 +16,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
+
+from dpcert._types import Array
 
 __all__ = [
     "rdp_to_delta",
     "rdp_to_epsilon",
     "widen",
     "zcdp_to_delta",
-    "zcdp_to_epsilon",
 ]
 
-Array = np.ndarray[Any, Any]
+Array = Array
 
 
 def widen(x: float) -> float:
@@ -83,25 +83,6 @@ def _golden_min(fn: Callable[[float], float], lo: float, hi: float, iters: int =
             d = a + g * (b - a)
             fd = fn(d)
     return (a + b) / 2.0
-
-
-def zcdp_to_epsilon(rho: float, delta: float) -> float:
-    """ε for ρ-zCDP at ``delta`` (Canonne, Kamath & Steinke 2020, Cor. 13), widened upwards."""
-    if rho == 0:
-        return 0.0
-    ld = math.log(1.0 / delta)
-
-    def f(t: float) -> float:  # α = 1 + e^t
-        a = 1.0 + math.exp(t)
-        return a * rho + (ld + (a - 1.0) * math.log1p(-1.0 / a) - math.log(a)) / (a - 1.0)
-
-    grid = np.linspace(-20.0, 20.0, 401)
-    vals = [f(float(t)) for t in grid]
-    i = int(np.argmin(vals))
-    t_best = _golden_min(f, float(grid[max(i - 1, 0)]), float(grid[min(i + 1, 400)]))
-    best = min(f(t_best), vals[i])
-    classic = rho + 2.0 * math.sqrt(rho * ld)
-    return max(0.0, widen(min(best, classic)))
 
 
 def zcdp_to_delta(rho: float, epsilon: float) -> float:

@@ -12,10 +12,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
+from dpcert._types import Array
 from dpcert.core.events import (
     ApproxEvent,
     DiscreteGaussianEvent,
@@ -31,7 +31,7 @@ from dpcert.errors import UnsupportedEvent
 
 __all__ = ["Direction", "Grid", "discretise", "pair_of"]
 
-Array = np.ndarray[Any, Any]
+Array = Array
 Density = Callable[[Array], Array]
 
 #: Gauss–Legendre nodes/weights on [0, 1] (5 points: exact for polynomials of degree 9).

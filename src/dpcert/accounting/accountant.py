@@ -16,9 +16,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from dpcert._numbers import as_fraction
+from dpcert._numbers import Number, as_fraction
 from dpcert._validate import check_int
 from dpcert.core.events import ComposedEvent, Event, SelfComposedEvent
 from dpcert.errors import InvalidParameter, UnsupportedEvent
@@ -43,14 +43,14 @@ def leaves(event: Event, count: int = 1) -> Iterator[tuple[Event, int]]:
         raise InvalidParameter(f"event={event!r} is not an accounting Event")
 
 
-def _check_delta_arg(delta: Any) -> float:
+def _check_delta_arg(delta: Number) -> float:
     d = as_fraction(delta, "delta")
     if not 0 < d < 1:
         raise InvalidParameter(f"delta={delta!r} must be in (0, 1)")
     return float(d)
 
 
-def _check_eps_arg(epsilon: Any) -> float:
+def _check_eps_arg(epsilon: Number) -> float:
     e = as_fraction(epsilon, "epsilon")
     if e < 0:
         raise InvalidParameter(f"epsilon={epsilon!r} must be >= 0")
@@ -92,11 +92,11 @@ class Accountant:
             out[e] = out.get(e, 0) + k
         return out
 
-    def epsilon(self, delta: Any) -> float:
+    def epsilon(self, delta: Number) -> float:
         """An upper bound on ε at ``delta`` (float rounded up; ``inf`` if none is known)."""
         raise NotImplementedError
 
-    def delta(self, epsilon: Any) -> float:
+    def delta(self, epsilon: Number) -> float:
         """An upper bound on δ at ``epsilon`` (float rounded up, at most 1)."""
         raise NotImplementedError
 

@@ -20,9 +20,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
-from dpcert._numbers import as_fraction, round_up
+from dpcert._numbers import Number, as_fraction, round_up
 from dpcert.accounting.accountant import Accountant, _check_delta_arg, _check_eps_arg, leaves
 from dpcert.accounting.pure import amplify_epsilon, epsilon_of
 from dpcert.core.events import (
@@ -89,13 +88,13 @@ class ApproxAccountant(Accountant):
             d += k * xd
         return e, min(d, Fraction(1))
 
-    def epsilon(self, delta: Any) -> float:
+    def epsilon(self, delta: Number) -> float:
         """Σε (rounded up) if ``delta`` ≥ Σδ, else ``inf``."""
         _check_delta_arg(delta)
         e, d = self.total
         return round_up(e) if as_fraction(delta, "delta") >= d else math.inf
 
-    def delta(self, epsilon: Any) -> float:
+    def delta(self, epsilon: Number) -> float:
         """Σδ (rounded up) if ``epsilon`` ≥ Σε, else the trivial bound 1."""
         _check_eps_arg(epsilon)
         e, d = self.total

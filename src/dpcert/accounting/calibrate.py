@@ -26,19 +26,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
 
-from dpcert._numbers import as_fraction
+from dpcert._numbers import Number, as_fraction
 from dpcert._validate import check_int
 from dpcert.accounting.accountant import Accountant
 from dpcert.accounting.gdp import gdp_delta
 from dpcert.core.events import Event
+from dpcert.core.search import bisect, geometric, halfway, int_halfway
 from dpcert.errors import InvalidParameter
 
 __all__ = ["calibrate", "gaussian_sigma", "max_count"]
 
 
-def _target(epsilon: Any, delta: Any) -> tuple[float, float]:
+def _target(epsilon: Number, delta: Number) -> tuple[float, float]:
     e = as_fraction(epsilon, "epsilon")
     d = as_fraction(delta, "delta")
     if e <= 0:
@@ -48,7 +48,8 @@ def _target(epsilon: Any, delta: Any) -> tuple[float, float]:
     return float(e), float(d)
 
 
-def gaussian_sigma(epsilon: Any, delta: Any, count: int = 1, sensitivity: Any = 1) -> float:
+def gaussian_sigma(epsilon: Number, delta: Number, count: int = 1,
+                   sensitivity: Number = 1) -> float:
     """The smallest σ (rounded up) such that ``count`` Gaussians of L2 ``sensitivity`` are
     (ε, δ)-DP together."""
     eps, dlt = _target(epsilon, delta)
@@ -59,12 +60,8 @@ def gaussian_sigma(epsilon: Any, delta: Any, count: int = 1, sensitivity: Any = 
     lo, hi = 0.0, 1.0
     while gdp_delta(hi, eps) <= dlt:
         lo, hi = hi, hi * 2.0
-    for _ in range(100):  # largest μ with δ_μ(ε) ≤ δ (δ_μ increases with μ)
-        mid = (lo + hi) / 2.0
-        if gdp_delta(mid, eps) <= dlt:
-            lo = mid
-        else:
-            hi = mid
+    # largest μ with δ_μ(ε) ≤ δ (δ_μ increases with μ)
+    lo = bisect(lambda m: gdp_delta(m, eps) <= dlt, lo, hi, midpoint=halfway, steps=100)
     if lo == 0.0:
         raise InvalidParameter(f"no σ meets epsilon={epsilon!r}, delta={delta!r}")
     sigma = math.sqrt(k) * sens / lo
@@ -79,7 +76,7 @@ def _pld() -> Accountant:
     return PLDAccountant()
 
 
-def calibrate(make_event: Callable[[float], Event], epsilon: Any, delta: Any,
+def calibrate(make_event: Callable[[float], Event], epsilon: Number, delta: Number,
               bounds: tuple[float, float], *, count: int = 1,
               accountant: Accountant | None = None, increasing: bool = True,
               rel_tol: float = 1e-4) -> float:
@@ -104,16 +101,11 @@ def calibrate(make_event: Callable[[float], Event], epsilon: Any, delta: Any,
         raise InvalidParameter(f"even {good} does not meet (ε={eps}, δ={dlt})")
     if ok(bad):
         return bad
-    while abs(good - bad) > rel_tol * abs(good):
-        mid = math.sqrt(good * bad)
-        if ok(mid):
-            good = mid
-        else:
-            bad = mid
-    return good
+    return bisect(ok, good, bad, midpoint=geometric,
+                  close=lambda g, b: abs(g - b) <= rel_tol * abs(g))
 
 
-def max_count(event: Event, epsilon: Any, delta: Any, *,
+def max_count(event: Event, epsilon: Number, delta: Number, *,
               accountant: Accountant | None = None, limit: int = 10**7) -> int:
     """The largest number of runs of ``event`` whose composition is within (ε, δ) (0 if none).
     """
@@ -130,10 +122,4 @@ def max_count(event: Event, epsilon: Any, delta: Any, *,
         good, bad = bad, bad * 2
         if bad > limit:
             raise InvalidParameter(f"more than limit={limit} runs fit; raise the limit")
-    while bad - good > 1:
-        mid = (good + bad) // 2
-        if ok(mid):
-            good = mid
-        else:
-            bad = mid
-    return good
+    return bisect(ok, good, bad, midpoint=int_halfway)

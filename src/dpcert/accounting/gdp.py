@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 
+from dpcert.core.search import bisect, halfway
 from dpcert.errors import InvalidParameter
 
 __all__ = ["gdp_delta", "gdp_epsilon", "mu_of_pure"]
@@ -66,27 +67,14 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     lo, hi = 0.0, max(1.0, mu * mu / 2.0 + 2.0 * mu * math.sqrt(2.0 * math.log(1.0 / delta)))
     while gdp_delta(mu, hi) > delta:
         lo, hi = hi, hi * 2.0
-    for _ in range(200):
-        mid = (lo + hi) / 2.0
-        if gdp_delta(mu, mid) <= delta:
-            hi = mid
-        else:
-            lo = mid
-        if hi - lo <= 1e-12 * hi:
-            break
-    return hi
+    return bisect(lambda e: gdp_delta(mu, e) <= delta, hi, lo, midpoint=halfway, steps=200,
+                  close=lambda g, b: g - b <= 1e-12 * g)
 
 
 def _phi_inv(p: float) -> float:
     """Φ⁻¹(p) for p in (1/2, 1), by bisection on erfc (about 1e-15 absolute)."""
-    lo, hi = 0.0, 40.0
-    for _ in range(200):
-        mid = (lo + hi) / 2.0
-        if 0.5 * math.erfc(-mid / _SQRT2) < p:
-            lo = mid
-        else:
-            hi = mid
-    return hi
+    return bisect(lambda x: not 0.5 * math.erfc(-x / _SQRT2) < p, 40.0, 0.0, midpoint=halfway,
+                  steps=200)
 
 
 def mu_of_pure(epsilon: float) -> float:

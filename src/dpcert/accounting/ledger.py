@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from dpcert._types import Distance
 from dpcert.accounting.codec import event_from_json, event_to_json
 from dpcert.accounting.filters import (
     CLASSIC,
@@ -182,13 +183,6 @@ def _sub(a: Amount, b: Amount) -> Amount:
         return a[0] - b[0], a[1] - b[1]
     assert isinstance(a, Fraction) and isinstance(b, Fraction)
     return a - b
-
-
-def _le(a: Amount, b: Amount) -> bool:
-    if isinstance(a, tuple) and isinstance(b, tuple):
-        return a[0] <= b[0] and a[1] <= b[1]
-    assert isinstance(a, Fraction) and isinstance(b, Fraction)
-    return a <= b
 
 
 def _zero(kind: str) -> Amount:
@@ -733,7 +727,7 @@ class Ledger:
         with self._tx() as con:
             return [r[0] for r in con.execute("SELECT name FROM datasets ORDER BY name")]
 
-    def run(self, dataset: str, measurement: Any, data: Any, d_in: Any = 1,
+    def run(self, dataset: str, measurement: Any, data: Any, d_in: Distance = 1,
             note: str | None = None) -> Any:
         """Charge ``measurement.map(d_in)`` to ``dataset``, then run it on ``data``.
 

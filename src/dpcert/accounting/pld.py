@@ -23,10 +23,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import Any
 
 import numpy as np
 
+from dpcert._numbers import Number
+from dpcert._types import Array
 from dpcert.accounting._dominating import dominating_base
 from dpcert.accounting._pld_pairs import Direction, Grid, event_grid, pair_of
 from dpcert.accounting.accountant import (
@@ -40,7 +41,7 @@ from dpcert.errors import InvalidParameter, UnsupportedEvent
 
 __all__ = ["ComposedPLD", "PLDAccountant"]
 
-Array = np.ndarray[Any, Any]
+Array = Array
 _LAMBDAS = np.geomspace(1e-3, 1e4, 71)
 
 
@@ -267,7 +268,7 @@ class PLDAccountant(Accountant):
         out = [self._direction(d, optimistic=True) for d in self._dirs()]
         return tuple(c for c in out if c is not None)
 
-    def epsilon_interval(self, delta: Any) -> tuple[float, float]:
+    def epsilon_interval(self, delta: Number) -> tuple[float, float]:
         """(optimistic lower estimate, pessimistic upper bound) of ε at ``delta``.
 
         The upper bound is `epsilon`; the lower estimate rounds every loss *down* onto
@@ -289,7 +290,7 @@ class PLDAccountant(Accountant):
         lo = max(c.epsilon(d) for c in self._optimistic)
         return min(lo, self.epsilon(d)), self.epsilon(d)
 
-    def delta_interval(self, epsilon: Any) -> tuple[float, float]:
+    def delta_interval(self, epsilon: Number) -> tuple[float, float]:
         """(optimistic lower estimate, pessimistic upper bound) of δ at ``epsilon``."""
         e = _check_eps_arg(epsilon)
         if not self._composed:
@@ -298,14 +299,14 @@ class PLDAccountant(Accountant):
         hi = self.delta(e)
         return min(lo, hi), hi
 
-    def epsilon(self, delta: Any) -> float:
+    def epsilon(self, delta: Number) -> float:
         """Smallest ε (rounded up) such that the composition is (ε, δ)-DP by this accounting."""
         d = _check_delta_arg(delta)
         if not self._composed:
             return 0.0
         return max(c.epsilon(d) for c in self._composed)
 
-    def delta(self, epsilon: Any) -> float:
+    def delta(self, epsilon: Number) -> float:
         """An upper bound on δ(ε) (rounded up)."""
         e = _check_eps_arg(epsilon)
         if not self._composed:

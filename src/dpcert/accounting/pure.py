@@ -23,10 +23,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
-from dpcert._numbers import round_up
-from dpcert.accounting._directed import exp_down, exp_up, log_up
+from dpcert._directed import exp_down, exp_up, log_up
+from dpcert._numbers import Number, round_up
 from dpcert.accounting.accountant import (
     Accountant,
     _check_delta_arg,
@@ -107,12 +106,12 @@ class PureAccountant(Accountant):
         """The exact total ε (an upper bound where amplification needed exp/log)."""
         return sum((epsilon_of(e) * k for e, k in self.entries), Fraction(0))
 
-    def epsilon(self, delta: Any = 0.5) -> float:
+    def epsilon(self, delta: Number = 0.5) -> float:
         """The total ε rounded up (the same for every δ)."""
         _check_delta_arg(delta)
         return round_up(self.total)
 
-    def delta(self, epsilon: Any) -> float:
+    def delta(self, epsilon: Number) -> float:
         """0 when ``epsilon`` covers the total, else (e^E − e^ε)/(1 + e^E), rounded up."""
         e = _check_eps_arg(epsilon)
         total = self.total

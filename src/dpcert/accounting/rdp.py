@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
+from dpcert._numbers import Number
+from dpcert._types import Array
 from dpcert.accounting._convert import rdp_to_delta, rdp_to_epsilon
 from dpcert.accounting._dominating import dominating_base
 from dpcert.accounting._pld_pairs import pair_of
@@ -48,7 +49,7 @@ from dpcert.errors import InvalidParameter, UnsupportedEvent
 
 __all__ = ["DEFAULT_ORDERS", "RDPAccountant", "rdp_of"]
 
-Array = np.ndarray[Any, Any]
+Array = Array
 
 #: Orders used unless others are given (as in common practice: dense near 1, sparse above).
 DEFAULT_ORDERS: tuple[float, ...] = tuple(
@@ -213,11 +214,11 @@ class RDPAccountant(Accountant):
             total = total + k * rdp_of(e, a)
         return _widen(total)
 
-    def epsilon(self, delta: Any) -> float:
+    def epsilon(self, delta: Number) -> float:
         """ε at ``delta``: min over orders of the improved conversion (rounded up)."""
         return rdp_to_epsilon(np.asarray(self.orders), self.rdp, _check_delta_arg(delta))
 
-    def delta(self, epsilon: Any) -> float:
+    def delta(self, epsilon: Number) -> float:
         """δ at ``epsilon`` (rounded up)."""
         e = _check_eps_arg(epsilon)
         if not self.entries:

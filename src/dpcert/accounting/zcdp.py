@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
-from dpcert.accounting._convert import zcdp_to_delta, zcdp_to_epsilon
-from dpcert.accounting._directed import log_up
+from dpcert._directed import log_up
+from dpcert._numbers import Number, as_fraction
+from dpcert.accounting._convert import zcdp_to_delta
 from dpcert.accounting.accountant import Accountant, _check_delta_arg, _check_eps_arg
 from dpcert.core.events import (
     BoundedRangeEvent,
@@ -37,6 +37,7 @@ from dpcert.core.events import (
     ZCDPEvent,
 )
 from dpcert.errors import UnsupportedEvent
+from dpcert.mechanisms.calibration import zcdp_to_approx_epsilon
 
 __all__ = ["ZCDPAccountant", "rho_of"]
 
@@ -80,10 +81,11 @@ class ZCDPAccountant(Accountant):
         """The exact total ρ."""
         return sum((rho_of(e) * k for e, k in self.entries), Fraction(0))
 
-    def epsilon(self, delta: Any) -> float:
+    def epsilon(self, delta: Number) -> float:
         """ε at ``delta`` (rounded up)."""
-        return zcdp_to_epsilon(float(self.rho) * (1 + 2**-52), _check_delta_arg(delta))
+        _check_delta_arg(delta)
+        return float(zcdp_to_approx_epsilon(self.rho, as_fraction(delta, "delta")))
 
-    def delta(self, epsilon: Any) -> float:
+    def delta(self, epsilon: Number) -> float:
         """δ at ``epsilon`` (rounded up)."""
         return zcdp_to_delta(float(self.rho) * (1 + 2**-52), _check_eps_arg(epsilon))

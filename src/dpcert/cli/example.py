@@ -6,15 +6,15 @@ import argparse
 import json
 from typing import Any
 
-__all__ = ["register", "run", "seed004"]
+__all__ = ["register", "run", "framework_example"]
 
 
-def seed004(data: list[float] | None = None) -> dict[str, Any]:
-    """Seed 004's example: clamp to [0, 12] → sum → Laplace(scale 25); privacy at d_in = 1.
+def framework_example(data: list[float] | None = None) -> dict[str, Any]:
+    """The OpenDP framework example: clamp to [0, 12] → sum → Laplace(25); privacy at d_in = 1.
 
     Examples
     --------
-    >>> out = seed004()
+    >>> out = framework_example()
     >>> out["epsilon"]
     0.48000076293945315
     """
@@ -26,7 +26,7 @@ def seed004(data: list[float] | None = None) -> dict[str, Any]:
     m = space >> dp.t.then_clamp(0.0, 12.0) >> dp.t.then_sum() >> dp.m.then_laplace(25.0)
     eps = m.map(1)
     return {
-        "example": "seed004",
+        "example": "framework",
         "data": u,
         "pipeline": m.name,
         "release": m(u),
@@ -37,7 +37,7 @@ def seed004(data: list[float] | None = None) -> dict[str, Any]:
     }
 
 
-EXAMPLES = {"seed004": seed004}
+EXAMPLES = {"framework": framework_example}
 
 
 def run(args: argparse.Namespace) -> int:

@@ -42,32 +42,12 @@ __all__ = ["register", "run"]
 FIXED_OUTPUTS = ("results.json", "certificate.json", "report.md", "report.html")
 
 
-def _num(v: Any) -> str:
-    if v is None or (isinstance(v, float) and v != v):
-        return "–"
-    if isinstance(v, float):
-        return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}"
-    return str(v)
-
-
-def compact_table(df: Any) -> str:
-    """A narrow text table: keys, then ``estimate [low, high]`` per aggregate."""
-    values = [c for c in df.columns if f"{c}_ci_low" in df.columns]
-    keys = [c for c in df.columns if c not in values and not c.endswith(("_ci_low", "_ci_high"))]
-    header = keys + values
-    rows = []
-    for r in df.iter_rows(named=True):
-        cells = [str(r[k]) for k in keys]
-        for v in values:
-            lo, hi = r[f"{v}_ci_low"], r[f"{v}_ci_high"]
-            ci = "" if lo != lo else f" [{_num(lo)}, {_num(hi)}]"
-            cells.append(_num(r[v]) + ci)
-        rows.append(cells)
-    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
-    return "\n".join(lines)
+def _progress(i: int, n: int, msg: str) -> None:
+    if not sys.stderr.isatty():
+        print(f"[{i}/{n}] {msg}", file=sys.stderr)
+        return
+    bar = "#" * (20 * i // max(n, 1))
+    print(f"\r[{bar:<20}] {i}/{n} {msg:<50}", end="" if i < n else "\n", file=sys.stderr)
 
 
 def _prepare(args: argparse.Namespace, check_total: bool) -> tuple[Any, Any, Any]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from dpcert._types import Distance
 from dpcert.core.measurement import Measurement
 from dpcert.errors import DomainMismatch, InvalidParameter, MeasureMismatch, MetricMismatch
 
@@ -77,10 +78,10 @@ def make_composition(measurements: Sequence[Measurement]) -> Measurement:
     def function(data: Any) -> list[Any]:
         return [m.function(data) for m in ms]
 
-    def privacy_map(d_in: Any) -> Any:
+    def privacy_map(d_in: Distance) -> Any:
         return measure.compose([m.map(d_in) for m in ms])
 
-    def event_map(d_in: Any) -> Any:
+    def event_map(d_in: Distance) -> Any:
         from dpcert.core.events import ComposedEvent
 
         return ComposedEvent([m.event(d_in) for m in ms])

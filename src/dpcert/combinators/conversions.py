@@ -39,14 +39,16 @@ from typing import Any
 
 import numpy as np
 
-from dpcert._numbers import as_fraction
+from dpcert._directed import exp_up, log_up, up
+from dpcert._numbers import Number, as_fraction
 from dpcert._validate import check_delta, check_int, check_nonnegative
-from dpcert.accounting._convert import rdp_to_epsilon, widen, zcdp_to_epsilon
-from dpcert.accounting._directed import exp_up, log_up, up
+from dpcert.accounting._convert import rdp_to_epsilon, widen
 from dpcert.core.events import BoundedRangeEvent, SelfComposedEvent
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import ZCDP, ApproxDP, PureDP, RenyiDP
+from dpcert.core.search import bisect
 from dpcert.errors import InvalidParameter, MeasureMismatch
+from dpcert.mechanisms.calibration import zcdp_to_approx_epsilon
 
 __all__ = [
     "advanced_composition",
@@ -70,7 +72,7 @@ def _need(m: Measurement, kind: type, who: str) -> None:
         )
 
 
-def _check_delta_open(delta: Any) -> Fraction:
+def _check_delta_open(delta: Number) -> Fraction:
     d = check_delta(delta)
     if d == 0:
         raise InvalidParameter(f"delta={delta!r} must be > 0")
@@ -131,13 +133,12 @@ def make_pureDP_to_approxDP(measurement: Measurement) -> Measurement:
 
 
 def zcdp_epsilon(rho: Fraction, delta: Fraction) -> Fraction:
-    """An exact upper bound on ε for ρ-zCDP at δ (CKS20 Cor. 13)."""
-    if rho == 0:
-        return Fraction(0)
-    return up(zcdp_to_epsilon(float(up(float(rho))), float(delta)))
+    """An exact upper bound on ε for ρ-zCDP at δ (CKS20 Cor. 13): the one conversion,
+    [`zcdp_to_approx_epsilon`][dpcert.mechanisms.calibration.zcdp_to_approx_epsilon]."""
+    return zcdp_to_approx_epsilon(rho, delta)
 
 
-def make_zCDP_to_approxDP(measurement: Measurement, delta: Any) -> Measurement:
+def make_zCDP_to_approxDP(measurement: Measurement, delta: Number) -> Measurement:
     """View a ρ-zCDP measurement as (ε, δ)-DP at the given ``delta``."""
     _need(measurement, ZCDP, "make_zCDP_to_approxDP")
     dl = _check_delta_open(delta)
@@ -154,7 +155,7 @@ def make_zCDP_to_approxDP(measurement: Measurement, delta: Any) -> Measurement:
     )
 
 
-def make_renyiDP_to_approxDP(measurement: Measurement, delta: Any) -> Measurement:
+def make_renyiDP_to_approxDP(measurement: Measurement, delta: Number) -> Measurement:
     """View a Rényi-DP measurement as (ε, δ)-DP at ``delta`` (orders of its measure)."""
     _need(measurement, RenyiDP, "make_renyiDP_to_approxDP")
     dl = _check_delta_open(delta)
@@ -172,7 +173,7 @@ def make_renyiDP_to_approxDP(measurement: Measurement, delta: Any) -> Measuremen
         function=measurement.function,
         privacy_map=privacy_map,
         name=f"approxDP({measurement.name})",
-        params={"inner": measurement.describe(), "delta": str(dl)},
+        params={"inner": measurement.describe(), "delta": str(dl)}, proof="conversions.md",
     )
 
 
@@ -183,8 +184,8 @@ def _pair(measurement: Measurement, d: Any) -> tuple[Fraction, Fraction]:
     return out  # type: ignore[no-any-return]
 
 
-def advanced_composition(epsilon: Any, delta: Any, k: Any,
-                         delta_prime: Any) -> tuple[Fraction, Fraction]:
+def advanced_composition(epsilon: Number, delta: Number, k: Any,
+                         delta_prime: Number) -> tuple[Fraction, Fraction]:
     """(ε', δ_total) for k-fold adaptive composition of (ε, δ)-DP (Dwork, Rothblum & Vadhan 2010).
 
     ε' = √(2k ln(1/δ')) ε + k ε (e^ε − 1), δ_total = kδ + δ' (both exact upper bounds).
@@ -215,7 +216,8 @@ def _log_delta_pure(eps: float, k: int, eps_prime: float) -> float:
     return m + math.log(float(np.exp(terms - m).sum()))
 
 
-def optimal_composition_delta(epsilon: Any, delta: Any, k: Any, epsilon_prime: Any) -> Fraction:
+def optimal_composition_delta(epsilon: Number, delta: Number, k: Any,
+                              epsilon_prime: Any) -> Fraction:
     """δ_total for k-fold (ε, δ)-DP at ε' (Kairouz, Oh & Viswanath 2015), an upper bound."""
     e = float(check_nonnegative(epsilon, "epsilon"))
     d = check_delta(delta)
@@ -229,8 +231,8 @@ def optimal_composition_delta(epsilon: Any, delta: Any, k: Any, epsilon_prime: A
     return min(Fraction(1), 1 - (1 - d) ** n * (1 - dprime))
 
 
-def optimal_composition_epsilon(epsilon: Any, delta: Any, k: Any,
-                                delta_total: Any) -> Fraction:
+def optimal_composition_epsilon(epsilon: Number, delta: Number, k: Any,
+                                delta_total: Number) -> Fraction:
     """Smallest ε' (upper bound, by bisection returning the safe end) such that k-fold (ε, δ)-DP
     is (ε', delta_total)-DP by the optimal composition theorem."""
     e = check_nonnegative(epsilon, "epsilon")
@@ -244,17 +246,11 @@ def optimal_composition_epsilon(epsilon: Any, delta: Any, k: Any,
     lo, hi = Fraction(0), n * e
     if optimal_composition_delta(e, d, n, lo) <= dt:
         return lo
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        mid = Fraction(float(mid))
-        if optimal_composition_delta(e, d, n, mid) <= dt:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return bisect(lambda x: optimal_composition_delta(e, d, n, x) <= dt, hi, lo,
+                  midpoint=lambda a, b: Fraction(float((a + b) / 2)), steps=60)
 
 
-def _homogeneous(measurement: Measurement, k: Any, delta_prime: Any, name: str,
+def _homogeneous(measurement: Measurement, k: Any, delta_prime: Number, name: str,
                  rule: Any) -> Measurement:
     if not isinstance(measurement.output_measure, (PureDP, ApproxDP)):
         raise MeasureMismatch(
@@ -271,15 +267,16 @@ def _homogeneous(measurement: Measurement, k: Any, delta_prime: Any, name: str,
         privacy_map=lambda d: rule(*_pair(measurement, d), n, dp_),
         name=f"{name}[{n}]({measurement.name})",
         params={"inner": measurement.describe(), "k": n, "delta_prime": str(dp_)},
+        proof="conversions.md",
     )
 
 
-def make_advanced_composition(measurement: Measurement, k: Any, delta_prime: Any) -> Measurement:
+def make_advanced_composition(measurement: Measurement, k: Any, delta_prime: Number) -> Measurement:
     """Run ``measurement`` k times; privacy by advanced composition (DRV10)."""
     return _homogeneous(measurement, k, delta_prime, "advanced", advanced_composition)
 
 
-def make_optimal_composition(measurement: Measurement, k: Any, delta_prime: Any) -> Measurement:
+def make_optimal_composition(measurement: Measurement, k: Any, delta_prime: Number) -> Measurement:
     """Run ``measurement`` k times; privacy by optimal homogeneous composition (KOV15):
     δ_total = 1 − (1 − δ)^k (1 − δ') and the smallest ε' it allows."""
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+from dpcert._directed import exp_up
 from dpcert._validate import check_int
-from dpcert.accounting._directed import exp_up
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
 from dpcert.errors import InvalidParameter, MeasureMismatch
@@ -62,7 +62,7 @@ def make_group_privacy(measurement: Measurement) -> Measurement:
     group_privacy_map(measure, measure.zero(), 1)  # refuse unsupported measures now
     at_one = measurement.map(1)
 
-    def privacy_map(d_in: Any) -> Any:
+    def privacy_map(d_in: int | Fraction) -> Any:
         if isinstance(d_in, Fraction) and d_in.denominator != 1:
             raise InvalidParameter(f"d_in={d_in!r} must be an integer group size")
         return group_privacy_map(measure, at_one, int(d_in))
@@ -72,5 +72,5 @@ def make_group_privacy(measurement: Measurement) -> Measurement:
         function=measurement.function,
         privacy_map=privacy_map,
         name=f"group({measurement.name})",
-        params={"inner": measurement.describe()},
+        params={"inner": measurement.describe()}, proof="composition.md",
     )

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcert._numbers import Number
 from dpcert._validate import check_int, check_positive
 from dpcert.backends.base import StatSpec
 from dpcert.core.domains import AtomDomain, Domain, VectorDomain
@@ -52,7 +53,7 @@ KeyedRelease = dict[str, Any]
 
 
 def make_keyed_release(input_domain: Domain, input_metric: Metric, count: StatSpec,
-                       scale: Any, threshold: int,
+                       scale: Number, threshold: int,
                        parts: Mapping[str, Measurement] | None = None) -> Measurement:
     """Noisy ``count`` per present key; release the keys whose noisy count is ``≥ threshold``
     together with every part's noisy values for them.

@@ -36,6 +36,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from dpcert._types import Distance
 from dpcert.accounting._nesting import flat_leaves
 from dpcert.core.domains import Domain
 from dpcert.core.measurement import Measurement
@@ -63,7 +64,7 @@ class Queryable:
     """Data behind a privacy filter (mutable: it records what was spent; thread-safe)."""
 
     def __init__(self, data: Any, input_domain: Domain, input_metric: Metric, measure: Measure,
-                 d_in: Any = 1, budget: Any = None) -> None:
+                 d_in: Distance = 1, budget: Any = None) -> None:
         input_domain.check_member(data)
         self._data = data
         self.input_domain = input_domain
@@ -161,7 +162,7 @@ class Queryable:
 
 
 def make_filter(input_domain: Domain, input_metric: Metric, budget: Measure,
-                d_in: Any = 1) -> Measurement:
+                d_in: Distance = 1) -> Measurement:
     """A measurement whose output is a `Queryable` that never spends more than ``budget``
     for inputs ``d_in`` apart.
 
@@ -188,11 +189,11 @@ def make_filter(input_domain: Domain, input_metric: Metric, budget: Measure,
         function=function,
         privacy_map=privacy_map,
         name="filter",
-        params={"budget": repr(budget), "d_in": d_in0},
+        params={"budget": repr(budget), "d_in": d_in0}, proof="composition.md",
     )
 
 
 def make_odometer(data: Any, input_domain: Domain, input_metric: Metric, measure: Measure,
-                  d_in: Any = 1) -> Queryable:
+                  d_in: Distance = 1) -> Queryable:
     """A `Queryable` without a budget that records what it spends (an odometer)."""
     return Queryable(data, input_domain, input_metric, type(measure)(), d_in, None)

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcert._numbers import is_real_number
+from dpcert._types import Array
 from dpcert._validate import check_bounds, check_int
 from dpcert.errors import InvalidParameter, OutOfDomain
 
@@ -107,7 +107,7 @@ class AtomDomain(Domain):
             return f"{x!r} is outside bounds {self.bounds}"
         return None
 
-    def check_array(self, arr: np.ndarray[Any, Any]) -> str | None:
+    def check_array(self, arr: Array) -> str | None:
         """Vectorised membership of every element of a NumPy array (None when all are members)."""
         if self.type is float:
             if arr.dtype.kind != "f":
@@ -167,7 +167,7 @@ class VectorDomain(Domain):
         if self.size is not None:
             object.__setattr__(self, "size", check_int(self.size, "size", minimum=0))
 
-    def to_array(self, x: Any) -> np.ndarray[Any, Any]:
+    def to_array(self, x: Any) -> Array:
         """``x`` as a 1-D NumPy array of the element type (no membership check)."""
         if isinstance(x, np.ndarray):
             return x
@@ -250,7 +250,7 @@ class TableDomain(Domain):
             f"unknown column {name!r}; the table has {[n for n, _ in self.columns]}"
         )
 
-    def get(self, table: Any, name: str) -> np.ndarray[Any, Any]:
+    def get(self, table: Any, name: str) -> Array:
         """Column ``name`` of a member as a 1-D NumPy array."""
         col = table[name]
         if hasattr(col, "to_numpy"):
@@ -278,7 +278,3 @@ class TableDomain(Domain):
         cols = ", ".join(f"{n}: {d!r}" for n, d in self.columns)
         return f"TableDomain({{{cols}}})"
 
-
-def scalar_is_number(x: Any) -> bool:
-    """Whether ``x`` is a real number (helper for metrics)."""
-    return is_real_number(x)

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
 
+from dpcert._numbers import Number
+from dpcert._types import Distance
 from dpcert._validate import check_delta, check_int, check_positive, check_probability
 from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP, RenyiDP
 from dpcert.errors import InvalidParameter, UnsupportedEvent
@@ -112,7 +114,7 @@ class PureEvent(Event):
 
     epsilon: Fraction
 
-    def __init__(self, epsilon: Any, *, neighbours: Relation | None = None) -> None:
+    def __init__(self, epsilon: Number, *, neighbours: Relation | None = None) -> None:
         _set(self, epsilon=check_positive(epsilon, "epsilon"),
              neighbours=_check_relation(neighbours))
 
@@ -124,7 +126,8 @@ class ApproxEvent(Event):
     epsilon: Fraction
     delta: Fraction
 
-    def __init__(self, epsilon: Any, delta: Any, *, neighbours: Relation | None = None) -> None:
+    def __init__(self, epsilon: Number, delta: Number, *,
+                 neighbours: Relation | None = None) -> None:
         e = check_positive(epsilon, "epsilon") if epsilon != 0 else Fraction(0)
         _set(self, epsilon=e, delta=check_delta(delta, "delta"),
              neighbours=_check_relation(neighbours))
@@ -136,7 +139,7 @@ class ZCDPEvent(Event):
 
     rho: Fraction
 
-    def __init__(self, rho: Any, *, neighbours: Relation | None = None) -> None:
+    def __init__(self, rho: Number, *, neighbours: Relation | None = None) -> None:
         _set(self, rho=check_positive(rho, "rho"), neighbours=_check_relation(neighbours))
 
 
@@ -147,7 +150,7 @@ class LaplaceEvent(Event):
     scale: Fraction
     sensitivity: Fraction
 
-    def __init__(self, scale: Any, sensitivity: Any = 1, *,
+    def __init__(self, scale: Number, sensitivity: Number = 1, *,
                  neighbours: Relation | None = None) -> None:
         _set(self, scale=check_positive(scale, "scale"),
              sensitivity=check_positive(sensitivity, "sensitivity"),
@@ -166,7 +169,7 @@ class GaussianEvent(Event):
     sigma: Fraction
     sensitivity: Fraction
 
-    def __init__(self, sigma: Any, sensitivity: Any = 1, *,
+    def __init__(self, sigma: Number, sensitivity: Number = 1, *,
                  neighbours: Relation | None = None) -> None:
         _set(self, sigma=check_positive(sigma, "sigma"),
              sensitivity=check_positive(sensitivity, "sensitivity"),
@@ -189,7 +192,7 @@ class DiscreteLaplaceEvent(Event):
     scale: Fraction
     sensitivity: Fraction
 
-    def __init__(self, scale: Any, sensitivity: Any = 1, *,
+    def __init__(self, scale: Number, sensitivity: Number = 1, *,
                  neighbours: Relation | None = None) -> None:
         s = check_positive(sensitivity, "sensitivity")
         if s.denominator != 1:
@@ -215,7 +218,7 @@ class DiscreteGaussianEvent(Event):
     sigma: Fraction
     sensitivity: Fraction
 
-    def __init__(self, sigma: Any, sensitivity: Any = 1, *,
+    def __init__(self, sigma: Number, sensitivity: Number = 1, *,
                  neighbours: Relation | None = None) -> None:
         s = check_positive(sensitivity, "sensitivity")
         if s.denominator != 1:
@@ -243,8 +246,8 @@ class RandomizedResponseEvent(Event):
     categories: int
     probability: Fraction | None
 
-    def __init__(self, epsilon: Any = None, categories: Any = 2, probability: Any = None, *,
-                 neighbours: Relation | None = None) -> None:
+    def __init__(self, epsilon: Number | None = None, categories: Any = 2,
+                 probability: Number | None = None, *, neighbours: Relation | None = None) -> None:
         k = check_int(categories, "categories", minimum=2)
         if (epsilon is None) == (probability is None):
             raise InvalidParameter(
@@ -406,7 +409,7 @@ def relation_of(event: Event) -> Relation | None:
     return event.neighbours
 
 
-def relation_for_metric(metric: object, d_in: Any) -> Relation | None:
+def relation_for_metric(metric: object, d_in: Distance) -> Relation | None:
     """The relation an event at ``d_in`` under ``metric`` is a neighbour statement for.
 
     ``SymmetricDistance`` / ``InsertDeleteDistance`` / the engine's ``UnitDistance`` (one

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from dpcert._numbers import Number
+from dpcert._types import Distance
 from dpcert.core._describe import Wiring, frozen_params, jsonable
 from dpcert.core.domains import Domain
 from dpcert.core.measures import Measure
@@ -94,16 +96,16 @@ class Measurement:
         self.input_domain.check_member(data)
         return self.function(data)
 
-    def map(self, d_in: Any) -> Any:
+    def map(self, d_in: Distance) -> Any:
         """The privacy loss (in ``output_measure``) for inputs at most ``d_in`` apart."""
         d = self.input_metric.validate_d_in(d_in)
         return self.output_measure.validate_distance(self.privacy_map(d), "d_out")
 
-    def check(self, d_in: Any, d_out: Any) -> bool:
+    def check(self, d_in: Distance, d_out: Distance) -> bool:
         """Whether the measurement is ``d_out``-private for inputs ``d_in`` apart."""
         return self.output_measure.compare(self.map(d_in), d_out)
 
-    def event(self, d_in: Any = 1) -> Any:
+    def event(self, d_in: Distance = 1) -> Any:
         """This measurement as an accounting event at ``d_in`` (see `dpcert.accounting`)."""
         from dpcert.core.events import event_from_distance, relation_for_metric, with_relation
 
@@ -133,7 +135,7 @@ class Measurement:
             return self.batch_map(data, count)
         return [self.function(data) for _ in range(count)]
 
-    def accuracy(self, alpha: Any) -> Any:
+    def accuracy(self, alpha: Number) -> Any:
         """Half-width ``a`` with ``P(|noise| > a) ≤ alpha`` (additive-noise measurements only)."""
         from dpcert._validate import check_probability
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from dpcert._numbers import as_fraction, round_up, show_up
+from dpcert._numbers import Number, as_fraction, round_up, show_up
 from dpcert._validate import check_nonnegative
 from dpcert.errors import InvalidParameter, MeasureMismatch
 
@@ -172,7 +172,7 @@ class PureDP(_ScalarMeasure):
     epsilon: Fraction | None = None
     name = "pure ε-DP"
 
-    def __init__(self, epsilon: Any = None) -> None:
+    def __init__(self, epsilon: Number | None = None) -> None:
         self._init_amount(epsilon)
 
 
@@ -184,7 +184,7 @@ class ApproxDP(Measure):
     delta: Fraction | None = None
     name = "(ε, δ)-DP"
 
-    def __init__(self, epsilon: Any = None, delta: Any = None) -> None:
+    def __init__(self, epsilon: Number | None = None, delta: Number | None = None) -> None:
         if (epsilon is None) != (delta is None):
             raise InvalidParameter(
                 f"ApproxDP needs both epsilon and delta or neither (epsilon={epsilon!r}, "
@@ -257,7 +257,7 @@ class ZCDP(_ScalarMeasure):
     _field = "rho"
     _symbol = "ρ"
 
-    def __init__(self, rho: Any = None) -> None:
+    def __init__(self, rho: Number | None = None) -> None:
         self._init_amount(rho)
 
 
@@ -272,7 +272,7 @@ class RenyiCurve:
     function: Callable[[Fraction], Fraction]
     label: str = "curve"
 
-    def __call__(self, alpha: Any) -> Fraction:
+    def __call__(self, alpha: Number) -> Fraction:
         a = as_fraction(alpha, "alpha")
         if a <= 1:
             raise InvalidParameter(f"alpha={alpha!r} must be > 1")

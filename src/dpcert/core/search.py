@@ -16,11 +16,60 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from fractions import Fraction
+from typing import Any, TypeVar
 
+from dpcert._types import Distance
 from dpcert.errors import DPCertError, InvalidParameter
 
-__all__ = ["binary_search", "binary_search_param"]
+__all__ = ["binary_search", "binary_search_param", "bisect", "geometric", "halfway", "int_halfway"]
+
+N = TypeVar("N", int, float, Fraction)
+
+
+def halfway(a: float, b: float) -> float:
+    """The float midpoint ``a/2 + b/2`` (no overflow at the largest floats)."""
+    return a / 2 + b / 2
+
+
+def geometric(a: float, b: float) -> float:
+    """The geometric midpoint ``√(a·b)`` of two positive floats (scale searches)."""
+    return math.sqrt(a * b)
+
+
+def int_halfway(a: int, b: int) -> int:
+    """The integer midpoint ``⌊(a + b)/2⌋``."""
+    return (a + b) // 2
+
+
+def bisect(holds: Callable[[N], bool], good: N, bad: N, *, midpoint: Callable[[N, N], N],
+           steps: int | None = None, close: Callable[[N, N], bool] | None = None) -> N:
+    """Narrow ``[good, bad]`` (either order) around the switch of a monotone ``holds``.
+
+    ``holds(good)`` is true and ``holds(bad)`` false (the caller's invariant, not re-checked);
+    each step replaces one end by ``midpoint(good, bad)``, so the returned ``good`` is always a
+    point where ``holds`` was true (or the caller's ``good``).  The search stops after
+    ``steps`` steps, when ``close(good, bad)``, or when the midpoint is an end (the two ends
+    are adjacent), whichever comes first.
+
+    Examples
+    --------
+    >>> bisect(lambda n: n * n >= 50, 100, 0, midpoint=int_halfway)
+    8
+    >>> round(bisect(lambda x: x * x >= 2.0, 2.0, 1.0, midpoint=halfway), 12)
+    1.414213562373
+    """
+    n = 0
+    while (steps is None or n < steps) and (close is None or not close(good, bad)):
+        mid = midpoint(good, bad)
+        if mid in (good, bad):
+            break
+        if holds(mid):
+            good = mid
+        else:
+            bad = mid
+        n += 1
+    return good
 
 
 def _safe(pred: Callable[[Any], bool], x: Any) -> bool:
@@ -64,22 +113,12 @@ def binary_search(predicate: Callable[[Any], bool], bounds: tuple[Any, Any] | No
         raise InvalidParameter(f"predicate fails at upper bound {hi!r}")
     if not smallest and not plo:
         raise InvalidParameter(f"predicate fails at lower bound {lo!r}")
-    # invariant: the answer lies in [lo, hi]; predicate holds at hi (smallest) or lo (largest)
-    while True:
-        if T is int:
-            if hi - lo <= 1:
-                break
-            mid = (lo + hi) // 2
-        else:
-            mid = lo / 2 + hi / 2
-            if mid in (lo, hi) or not math.isfinite(mid):
-                break
-        holds = _safe(predicate, mid)
-        if holds == smallest:  # smallest: move hi down; largest: move hi down when it fails
-            hi = mid
-        else:
-            lo = mid
-    return hi if smallest else lo
+    # the answer lies in [lo, hi]; predicate holds at hi (smallest) or lo (largest)
+    good, bad = (hi, lo) if smallest else (lo, hi)
+    if T is int:
+        return bisect(lambda x: _safe(predicate, x), int(good), int(bad), midpoint=int_halfway)
+    return bisect(lambda x: _safe(predicate, x), good, bad, midpoint=halfway,
+                  close=lambda g, b: not math.isfinite(halfway(g, b)))
 
 
 def _find_bounds(predicate: Callable[[Any], bool], T: type) -> tuple[Any, Any]:
@@ -106,7 +145,7 @@ def _find_bounds(predicate: Callable[[Any], bool], T: type) -> tuple[Any, Any]:
     raise InvalidParameter("binary_search could not find bounds where the predicate changes")
 
 
-def binary_search_param(make: Callable[[Any], Any], d_in: Any, d_out: Any, *,
+def binary_search_param(make: Callable[[Any], Any], d_in: Distance, d_out: Distance, *,
                         T: type = float, bounds: tuple[Any, Any] | None = None) -> Any:
     """The parameter ``p`` at which ``make(p).check(d_in, d_out)`` just holds."""
     return binary_search(lambda p: make(p).check(d_in, d_out), bounds, T=T)

@@ -27,42 +27,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from dpcert._types import Distance
 from dpcert.core._describe import jsonable
 from dpcert.core.measurement import Measurement
 from dpcert.core.transformation import Transformation
 
-__all__ = ["PROOF_NOTES", "Step", "proof_note", "trace"]
+__all__ = ["Step", "proof_note", "trace"]
 
-#: Proof notes (files in ``docs/proofs/``) of constructors that predate the ``proof`` field,
-#: by component name.  A component's own ``proof`` takes precedence.
-PROOF_NOTES: dict[str, str] = {
-    "clamp": "clamp.md", "sum": "sum.md", "count": "count.md", "mean": "mean.md",
-    "variance": "variance.md", "count_distinct": "count_distinct.md",
-    "count_by_categories": "histogram.md", "histogram": "histogram.md",
-    "resize": "resize.md", "cast": "row_maps.md", "impute_constant": "row_maps.md",
-    "select_column": "row_maps.md", "laplace": "laplace.md", "gaussian": "gaussian.md",
-    "gaussian_approx": "gaussian_approx.md", "partition_selection": "threshold.md",
-    "quantile": "quantile.md", "quantiles": "quantile.md",
-    "report_noisy_max": "exponential.md", "sparse_vector": "sparse_vector.md",
-    "randomized_response_bool": "randomized_response.md",
-    "randomized_response": "randomized_response.md", "rappor": "randomized_response.md",
-    "partition": "composition.md",
-}
-
-
-def proof_note(component: Any) -> str | None:
-    """The proof note of a component: its ``proof``, else the registry entry for its name
-    (``composition[3]`` → ``composition``, ``zCDP(laplace)`` → the conversions note)."""
-    own = getattr(component, "proof", None)
-    if own:
-        return str(own)
-    name = str(getattr(component, "name", ""))
-    base = name.split("[", 1)[0]
-    if base in ("composition", "parallel"):
-        return "composition.md"
-    if base.startswith(("zCDP(", "approxDP(")) or "(" in base:
-        return "conversions.md"
-    return PROOF_NOTES.get(base)
+def proof_note(component: Transformation | Measurement) -> str | None:
+    """The proof note (a file of ``docs/proofs/``) a component was built with: every
+    constructor passes ``proof=`` (``tests/test_proof_links.py`` checks each one)."""
+    return component.proof
 
 
 @dataclass(frozen=True)
@@ -72,8 +47,8 @@ class Step:
     constructor: str
     kind: str  # "transformation" or "measurement"
     params: dict[str, Any]
-    d_in: Any
-    d_out: Any
+    d_in: Distance
+    d_out: Distance
     proof: str | None
     depth: int
 
@@ -89,7 +64,7 @@ def _params(component: Any) -> dict[str, Any]:
             if k not in ("chain", "parts", "inner", "postprocess")}
 
 
-def trace(component: Transformation | Measurement, d_in: Any, _depth: int = 0
+def trace(component: Transformation | Measurement, d_in: Distance, _depth: int = 0
           ) -> Iterator[Step]:
     """Every step of ``component`` with the ``d_in`` it sees and its ``d_out`` (see module)."""
     d = component.input_metric.validate_d_in(d_in)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from dpcert._types import Distance
 from dpcert.core._describe import Wiring, frozen_params, jsonable
 from dpcert.core.domains import Domain
 from dpcert.core.measurement import Measurement
@@ -92,12 +93,12 @@ class Transformation:
         self.input_domain.check_member(data)
         return self.function(data)
 
-    def map(self, d_in: Any) -> Any:
+    def map(self, d_in: Distance) -> Any:
         """The output distance bound for inputs at most ``d_in`` apart."""
         d = self.input_metric.validate_d_in(d_in)
         return self.output_metric.validate_d_in(self.stability_map(d), "d_out")
 
-    def check(self, d_in: Any, d_out: Any) -> bool:
+    def check(self, d_in: Distance, d_out: Distance) -> bool:
         """Whether inputs ``d_in`` apart are guaranteed to give outputs ``d_out`` apart."""
         return self.output_metric.compare(
             self.map(d_in), self.output_metric.validate_d_in(d_out, "d_out"))

@@ -45,12 +45,13 @@ from dpcert.combinators.keyed import make_keyed_release
 from dpcert.core.domains import AtomDomain, VectorDomain
 from dpcert.core.frames import FrameDomain, UnitDistance
 from dpcert.core.measurement import Measurement
-from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
+from dpcert.core.measures import Measure
 from dpcert.core.metrics import L1Distance, L2Distance
 from dpcert.core.transformation import Transformation
-from dpcert.errors import BudgetExceeded, InvalidParameter, MeasureMismatch
+from dpcert.errors import BudgetExceeded, InvalidParameter
 from dpcert.frame.admit import Admission, make_admit
 from dpcert.frame.checks import check_scale_limit
+from dpcert.frame.measure_policy import MeasurePolicy, measure_policy
 from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, QueryPlan, Sum, Variance
 from dpcert.frame.postprocess import ReleaseTable, mean_interval, variance_interval
 from dpcert.mechanisms.gaussian import make_gaussian
@@ -137,22 +138,9 @@ def plan_stats(plan: QueryPlan) -> tuple[dict[str, NoisyStat], dict[str, dict[st
 
 def _split(budget: Measure, stats: Mapping[str, NoisyStat], private: bool
            ) -> tuple[dict[str, Fraction], Fraction | None]:
-    value = budget.require_value("budget")
+    budget.require_value("budget")
     total_w = sum((s.weight for s in stats.values()), Fraction(0))
-    if isinstance(budget, (PureDP, ZCDP)):
-        if private:
-            raise InvalidParameter(
-                f"budget={type(budget).__name__}(...) cannot pay for private keys (selection "
-                "needs δ): use ApproxDP(epsilon, delta) or give the public keys")
-        total, delta = Fraction(value), None
-    elif isinstance(budget, ApproxDP):
-        total, delta = Fraction(value[0]), Fraction(value[1])
-        if private and delta == 0:
-            raise InvalidParameter("private keys need delta > 0 in the ApproxDP budget")
-    else:
-        raise MeasureMismatch(f"budget={budget!r}: the engine supports PureDP, ApproxDP, ZCDP")
-    if total <= 0:
-        raise InvalidParameter(f"budget={budget!r} must be positive")
+    total, delta = measure_policy(budget).split(private=private)
     return {n: total * s.weight / total_w for n, s in stats.items()}, delta
 
 
@@ -221,11 +209,10 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
                                  source=source, neighbours=neighbours, admission=admission)
     t, specs, stats, shares = pre.transformation, pre.specs, pre.stats, pre.shares
     delta = pre.delta
-    private, zcdp = plan.public_keys is None, isinstance(budget, ZCDP)
-    _, uses = plan_stats(plan)
+    private, zcdp, uses = plan.public_keys is None, pre.policy.zcdp, pre.uses
     d1 = t.map(1)
     gdom, gmet = t.output_domain, t.output_metric
-    selected = {n: make_select_stat(gdom, gmet, sp, "L2" if zcdp else "L1",
+    selected = {n: make_select_stat(gdom, gmet, sp, pre.policy.norm,
                                     "count" if n in pre.centred else None)
                 for n, sp in specs.items() if sp.kind != "at_most"}
     noises = {n: _noise(sel, shares[n], d1, zcdp) for n, sel in selected.items()}
@@ -248,7 +235,7 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
                                    {n: p for n, p in parts.items() if n != cname})
     else:
         comp = make_composition([parts[n] for n in names])
-        inner = make_pureDP_to_approxDP(comp) if isinstance(budget, ApproxDP) else comp
+        inner = make_pureDP_to_approxDP(comp) if pre.policy.approx else comp
     a = Fraction(alpha)
     units = {n: Fraction(2) ** sp.exponent for n, sp in specs.items()}
     half = {n: {lvl: float(noises[n].accuracy(a / lvl) * units[n]) for lvl in (1, 2, 3)}
@@ -268,7 +255,7 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
                                        for n in noises},
                             "exponents": {n: specs[n].exponent for n in noises},
                             "half_widths": {n: half[n][1] for n in noises},
-                            "threshold": inner.params.get("threshold")})
+                            "threshold": inner.params.get("threshold")}, proof="engine.md")
     spent = m.map(1)
     if not budget.compare(spent, budget.require_value("budget")):
         raise BudgetExceeded(  # pragma: no cover - a compiler bug, never expected
@@ -285,6 +272,10 @@ class CompiledPrefix:
     stats: dict[str, NoisyStat]
     shares: dict[str, Fraction]
     delta: Fraction | None
+    #: what the budget's measure decides (noise, norm, selection)
+    policy: MeasurePolicy
+    #: per output, the statistics it reads (:func:`plan_stats`, computed once per compile)
+    uses: Mapping[str, Mapping[str, str]]
     #: fixed-point sums released centred: ``sum − C·count`` (their mean or variance reads the
     #: row count ``"count"`` anyway; a plain ``Sum`` of the same column keeps the raw sum)
     centred: frozenset[str] = frozenset()
@@ -302,14 +293,15 @@ def compile_transformation(plan: QueryPlan, budget: Measure, *, schema: Mapping[
     The neighbour harness (`dpcert.frame.neighbours`) runs exactly this on neighbouring
     tables."""
     private = plan.public_keys is None
-    stats, _ = plan_stats(plan)
+    stats, uses = plan_stats(plan)
     shares, delta = _split(budget, stats, private)
-    zcdp = isinstance(budget, ZCDP)
+    policy = measure_policy(budget)
+    zcdp = policy.zcdp
     by = tuple(plan.group_keys)
     G = plan.max_groups if by else 1
     R = plan.max_rows_per_group
     specs: dict[str, StatSpec] = {}
-    centred = _centred(plan, stats)
+    centred = _centred(plan, stats, uses)
     for n, s in stats.items():
         if s.kind == "quantile":
             h = _grid(s)
@@ -345,16 +337,16 @@ def compile_transformation(plan: QueryPlan, budget: Measure, *, schema: Mapping[
     t = t >> make_group_by(t.output_domain, t.output_metric, by, public,
                            list(specs.values()), backend=backend)
     assert isinstance(t, Transformation)
-    return CompiledPrefix(t, specs, stats, shares, delta, centred)
+    return CompiledPrefix(t, specs, stats, shares, delta, policy, uses, centred)
 
 
-def _centred(plan: QueryPlan, stats: Mapping[str, NoisyStat]) -> frozenset[str]:
+def _centred(plan: QueryPlan, stats: Mapping[str, NoisyStat],
+             uses: Mapping[str, Mapping[str, str]]) -> frozenset[str]:
     """The fixed-point sums to release centred: those with a row count beside them and no
     plain ``Sum`` reading them (a sum rebuilt as ``centred + C·count`` would carry the count's
     noise)."""
     if "count" not in stats:
         return frozenset()
-    _, uses = plan_stats(plan)
     raw = {uses[a.name]["s"] for a in plan.aggregates if isinstance(a, Sum)}
     return frozenset(n for n, s in stats.items()
                      if s.kind in ("fixed_sum", "fixed_sum_sq") and n not in raw)

@@ -115,7 +115,7 @@ def release_components(m: Measurement, plan: QueryPlan, budget: Measure) -> list
     """Per output, the compiled noisy statistics it reads (for ``tidy`` and reports): name,
     aggregate, kind, the statistic, its noise scale and, for quantiles, level and ε."""
     from dpcert.frame.compile import _split, plan_stats
-    from dpcert.transformations.frame.stats import sqrt_up
+    from dpcert.frame.measure_policy import measure_policy
 
     stats, uses = plan_stats(plan)
     private = plan.public_keys is None
@@ -139,7 +139,7 @@ def release_components(m: Measurement, plan: QueryPlan, budget: Measure) -> list
                     d["scale"] = scales[stat]
                 if s.kind == "quantile":
                     share = shares[stat]
-                    eps = 2 * share / sqrt_up(2 * share) if isinstance(budget, ZCDP) else share
+                    eps = measure_policy(budget).quantile_epsilon(share)
                     d.update(mechanism="permute_and_flip", quantile=str(s.level),
                              epsilon=str(eps))
                 out.append(d)

@@ -48,6 +48,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from dpcert._directed import sqrt_bounds
 from dpcert._validate import check_int, check_probability
 from dpcert.core.domains import AtomDomain, VectorDomain
 from dpcert.core.events import event_from_distance, with_relation
@@ -55,7 +56,6 @@ from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
 from dpcert.core.metrics import L1Distance
 from dpcert.errors import InvalidParameter, ReleaseFailed
 from dpcert.frame.checks import check_public_keys, check_unit_column, internal_prefix
-from dpcert.mechanisms._exactmath import sqrt_bounds
 from dpcert.mechanisms.continual import ContinualPlan, continual_plan
 from dpcert.samplers import default_source
 

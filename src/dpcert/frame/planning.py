@@ -41,7 +41,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from dpcert.core.measures import ZCDP, Measure
+from dpcert.core.measures import Measure
+from dpcert.frame.measure_policy import measure_policy
 from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, Sum, Variance
 from dpcert.frame.postprocess import mean_interval, variance_interval
 from dpcert.frame.result import rank_error, upper_float
@@ -68,7 +69,7 @@ def smallest_kept(scale: Any, tau: int, alpha: Any) -> int:
 
 
 def _mechanism(budget: Measure) -> str:
-    return "discrete_gaussian" if isinstance(budget, ZCDP) else "discrete_laplace"
+    return measure_policy(budget).mechanism
 
 
 def accuracy_table(query: Any, budget: Measure, alpha: Fraction, n: int) -> pl.DataFrame:

@@ -464,7 +464,12 @@ class Query:
         which self-checks ``map(1)`` against ``budget``, with a fixed bounding key: any key has
         the same map).  Reads no rows, spends nothing."""
         budget = require_budget(budget)
-        plan = self.plan()
+        self._check_data(self.plan())
+        # admits the plan's columns into the closed internal form, then compiles
+        return self.measurement(budget, key=bytes(16))  # type: ignore[no-any-return]
+
+    def _check_data(self, plan: QueryPlan) -> None:
+        """The checks of the data against the plan that come before compiling it."""
         if self.session._backend.name == "polars":
             check_schema(self.session._lf, plan)
         else:  # Spark: columns here; filters, keys and types are checked when compiling
@@ -480,8 +485,6 @@ class Query:
             for agg in plan.aggregates:
                 if isinstance(agg, Quantile):
                     check_quantile_cells(agg.name, len(plan.public_keys), agg.candidates)
-        # admits the plan's columns into the closed internal form, then compiles
-        return self.measurement(budget, key=bytes(16))  # type: ignore[no-any-return]
 
     def release(self, budget: Measure | None = None, *, alpha: Any = 0.05,
                 name: str | None = None) -> Release:
@@ -542,8 +545,8 @@ class Query:
         ``map(1)`` is what the release charges) and the label."""
         plan = self.plan()
         self.session._backend.probe_environment(self.session._lf)
-        self.check(budget)
-        m = self.measurement(budget, alpha=a)
+        self._check_data(plan)
+        m = self.measurement(budget, alpha=a)  # compiled once: the key of this release
         label = name if name is not None else ", ".join(plan.output_names())
         return plan, m, label
 
@@ -568,10 +571,6 @@ class Query:
         if result is None:  # raised outside the handler: no __context__ to leak
             raise release_failed(budget, m.map(1), ledger_info, cls)
         return result
-
-
-def _fraction(x: Any) -> Fraction:  # pragma: no cover - helper for callers
-    return Fraction(x)
 
 
 def _schema(m: Measurement) -> dict[str, str]:

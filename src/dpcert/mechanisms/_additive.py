@@ -21,7 +21,6 @@ there.  That is a signal-to-noise ratio above two billion; pass a smaller ``k`` 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -29,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcert._types import Array
 from dpcert.core.domains import AtomDomain, Domain, VectorDomain
 from dpcert.core.metrics import AbsoluteDistance, Metric
 from dpcert.errors import DomainMismatch, InvalidParameter, MetricMismatch
@@ -41,7 +41,6 @@ __all__ = [
     "noise_batch",
     "noise_function",
     "noise_space",
-    "sqrt_up",
 ]
 
 #: Longest float vector accepted when the domain does not fix the size.
@@ -101,7 +100,7 @@ def mechanism_exponent(scale: Fraction, space: NoiseSpace, l2: bool) -> int:
 
 
 def noise_function(input_domain: Domain, space: NoiseSpace,
-                   integer_noise: Callable[[Fraction, int], np.ndarray[Any, Any]],
+                   integer_noise: Callable[[Fraction, int], Array],
                    lattice_noise: Callable[..., Any], param: Fraction, k: int
                    ) -> Callable[[Any], Any]:
     """The release function of an additive-noise mechanism.
@@ -130,7 +129,7 @@ def noise_function(input_domain: Domain, space: NoiseSpace,
 
 
 def noise_batch(input_domain: Domain, space: NoiseSpace,
-                integer_noise: Callable[[Fraction, int], np.ndarray[Any, Any]],
+                integer_noise: Callable[[Fraction, int], Array],
                 lattice_noise: Callable[..., Any], param: Fraction, k: int
                 ) -> Callable[[Any, int], Any]:
     """``n`` independent releases of `noise_function` on the same input, vectorised:
@@ -152,12 +151,6 @@ def noise_batch(input_domain: Domain, space: NoiseSpace,
     if space.integer:
         return lambda x, n: int(x) + integer_noise(param, n)
     return lambda x, n: lattice_noise(np.full(n, float(x)), param, k=k)
-
-
-def sqrt_up(m: int) -> Fraction:
-    """A rational upper bound on √m (exact when m is a perfect square)."""
-    r = math.isqrt(m)
-    return Fraction(r) if r * r == m else Fraction(r + 1)
 
 
 def check_length(n: int, space: NoiseSpace) -> None:

@@ -22,10 +22,11 @@ True
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from dpcert._types import Array
 
 __all__ = [
     "FACTOR_BITS",
@@ -65,7 +66,7 @@ def integer_factor(n: int, bits: int = FACTOR_BITS) -> npt.NDArray[np.int64]:
 
 
 def exact_toeplitz_apply(coef: npt.NDArray[np.int64], x: npt.NDArray[np.int64]
-                         ) -> npt.NDArray[Any]:
+                         ) -> Array:
     """``(C·x)_t = Σ_(j≤t) coef[t−j]·x[j]`` exactly on integers (int64 when it cannot overflow,
     Python integers otherwise)."""
     n = x.size

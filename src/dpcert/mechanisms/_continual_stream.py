@@ -31,12 +31,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from dpcert.mechanisms._exactmath import sqrt_bounds
+from dpcert._directed import sqrt_bounds
+from dpcert._types import Array
 
 __all__ = ["StreamFactor", "StreamState", "decode_all", "encode_all"]
 
@@ -179,7 +179,7 @@ def encode_all(factor: StreamFactor, bits: int, x: npt.NDArray[np.int64]) -> lis
     return [state.encode(int(c)) for c in x.tolist()]
 
 
-def decode_all(factor: StreamFactor, bits: int, noisy: npt.NDArray[Any]) -> FloatArray:
+def decode_all(factor: StreamFactor, bits: int, noisy: Array) -> FloatArray:
     """The noise side over whole streams, vectorised over the rows of ``noisy`` (``(n, T)``
     integers): row ``i`` is what `StreamState.decode` returns step by step."""
     lam = np.array(factor.rates, dtype=np.float64) / 2.0**PARAM_BITS

@@ -19,10 +19,10 @@ Run time depends on the scores (number of rejection trials; documented in the pr
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 
+from dpcert._types import Array
 from dpcert.samplers import bernoulli_exp, discrete_laplace, uniform_below
 
 __all__ = [
@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 
-def _coins(gammas: list[Fraction], which: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+def _coins(gammas: list[Fraction], which: Array) -> Array:
     """Independent Bernoulli(exp(−γ_{which[j]})) coins, one per entry of ``which``."""
     groups: dict[Fraction, int] = {}
     gid = np.array([groups.setdefault(g, len(groups)) for g in gammas], dtype=np.int64)
@@ -53,7 +53,7 @@ def _coins(gammas: list[Fraction], which: np.ndarray[Any, Any]) -> np.ndarray[An
     return out
 
 
-def _uniform_among(mask: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+def _uniform_among(mask: Array) -> Array:
     """Per row of a boolean matrix (each row has a True), the column of a uniformly random True."""
     counts = mask.sum(axis=1)
     pick = np.empty(mask.shape[0], dtype=np.int64)
@@ -61,11 +61,11 @@ def _uniform_among(mask: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
         rows = counts == v
         pick[rows] = uniform_below(int(v), int(rows.sum()))
     hit = (np.cumsum(mask, axis=1) == (pick + 1)[:, None]) & mask
-    out: np.ndarray[Any, Any] = hit.argmax(axis=1)
+    out: Array = hit.argmax(axis=1)
     return out
 
 
-def exponential_indices(gammas: list[Fraction], n: int) -> np.ndarray[Any, Any]:
+def exponential_indices(gammas: list[Fraction], n: int) -> Array:
     """``n`` independent draws of ``i`` w.p. ``exp(−γᵢ)/Σⱼ exp(−γⱼ)`` (requires ``min γ = 0``)."""
     k = len(gammas)
     out = np.empty(n, dtype=np.int64)
@@ -87,7 +87,7 @@ def exponential_index(gammas: list[Fraction]) -> int:
     return int(exponential_indices(gammas, 1)[0])
 
 
-def permute_and_flip_indices(gammas: list[Fraction], n: int) -> np.ndarray[Any, Any]:
+def permute_and_flip_indices(gammas: list[Fraction], n: int) -> Array:
     """``n`` independent permute-and-flip draws: a uniform head among ``Bernoulli(e^{−γᵢ})``."""
     k = len(gammas)
     coins = _coins(gammas, np.tile(np.arange(k), n)).reshape(n, k)
@@ -99,7 +99,7 @@ def permute_and_flip_index(gammas: list[Fraction]) -> int:
     return int(permute_and_flip_indices(gammas, 1)[0])
 
 
-def noisy_max_indices(scores: list[int], scale: Fraction, n: int) -> np.ndarray[Any, Any]:
+def noisy_max_indices(scores: list[int], scale: Fraction, n: int) -> Array:
     """``n`` draws of argmax of ``scores + DLap(scale)``, ties broken uniformly at random."""
     k = len(scores)
     noise = np.asarray(discrete_laplace(scale, n * k)).reshape(n, k)

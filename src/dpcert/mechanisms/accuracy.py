@@ -3,7 +3,7 @@
 For noise ``X`` and a level ``alpha``, the *accuracy* is the half-width ``a`` with
 ``P(|X| > a) ≤ alpha``.  Every function here is on the safe side: accuracies are rounded **up**,
 scales for a target accuracy are rounded **down**, and transcendental quantities are decided with
-rigorous rational enclosures (`dpcert.mechanisms._exactmath`), never with a bare float.
+rigorous rational enclosures (`dpcert._directed`), never with a bare float.
 
 ==============================  =================================================================
 noise                           tail used
@@ -19,7 +19,7 @@ The discrete Gaussian bound: the tail sum ``Σ_{x>a} e^{−x²/2σ²}`` is at mo
 (Poisson summation) is at least ``√(2π)σ``; see ``docs/proofs/accuracy.md`` and Canonne, Kamath &
 Steinke, *The Discrete Gaussian for Differential Privacy* (NeurIPS 2020).
 
-Seed 002 calls ``E[noise²]`` the *risk*; the ``*_variance`` functions return it.
+The Lecture 18 notes call ``E[noise²]`` the *risk*; the ``*_variance`` functions return it.
 
 Examples
 --------
@@ -41,9 +41,10 @@ from fractions import Fraction
 from statistics import NormalDist
 from typing import Any
 
-from dpcert._numbers import round_down, round_up
+from dpcert._directed import exp_bounds, log_bounds, normal_cdf_bounds
+from dpcert._numbers import Number, round_down, round_up
 from dpcert._validate import check_nonnegative, check_positive, check_probability
-from dpcert.mechanisms._exactmath import exp_bounds, log_bounds, normal_cdf_bounds
+from dpcert.core.search import bisect, halfway, int_halfway
 
 __all__ = [
     "discrete_gaussian_accuracy",
@@ -60,25 +61,25 @@ __all__ = [
 ]
 
 
-def _alpha(alpha: Any) -> Fraction:
+def _alpha(alpha: Number) -> Fraction:
     return check_probability(alpha, "alpha", open_low=True, open_high=True)
 
 
 # ---------------------------------------------------------------- Laplace (continuous)
 
-def laplace_accuracy(scale: Any, alpha: Any) -> float:
+def laplace_accuracy(scale: Number, alpha: Number) -> float:
     """Half-width ``b·ln(1/α)`` of Laplace(b) noise at level ``alpha``, rounded up."""
     b, a = check_positive(scale, "scale"), _alpha(alpha)
     return round_up(b * log_bounds(1 / a)[1])
 
 
-def laplace_scale_for_accuracy(accuracy: Any, alpha: Any) -> float:
+def laplace_scale_for_accuracy(accuracy: Number, alpha: Number) -> float:
     """Largest Laplace scale whose accuracy at ``alpha`` is at most ``accuracy`` (rounded down)."""
     acc, a = check_positive(accuracy, "accuracy"), _alpha(alpha)
     return round_down(acc / log_bounds(1 / a)[1])
 
 
-def laplace_variance(scale: Any) -> Fraction:
+def laplace_variance(scale: Number) -> Fraction:
     """``E[X²] = 2b²`` for Laplace(b) (exact)."""
     b = check_positive(scale, "scale")
     return 2 * b * b
@@ -94,7 +95,7 @@ def _dlap_log_ratio_bounds(t: Fraction, alpha: Fraction) -> tuple[Fraction, Frac
     return t * l_lo, t * l_hi
 
 
-def discrete_laplace_accuracy(scale: Any, alpha: Any) -> Fraction:
+def discrete_laplace_accuracy(scale: Number, alpha: Number) -> Fraction:
     """Smallest integer ``a ≥ 0`` with ``P(|X| > a) ≤ alpha`` for ``X ~ DLap(scale)`` on ℤ.
 
     ``P(X = x) ∝ exp(−|x|/scale)``; the tail is exactly ``2q^{a+1}/(1+q)`` with
@@ -107,7 +108,7 @@ def discrete_laplace_accuracy(scale: Any, alpha: Any) -> Fraction:
     return Fraction(max(0, math.ceil(hi) - 1))
 
 
-def discrete_laplace_scale_for_accuracy(accuracy: Any, alpha: Any) -> float:
+def discrete_laplace_scale_for_accuracy(accuracy: Number, alpha: Number) -> float:
     """Largest scale (rounded down) with discrete Laplace accuracy ≤ ``accuracy`` at ``alpha``."""
     acc, a = check_nonnegative(accuracy, "accuracy"), _alpha(alpha)
     target = Fraction(math.floor(acc) + 1)
@@ -120,14 +121,10 @@ def discrete_laplace_scale_for_accuracy(accuracy: Any, alpha: Any) -> float:
         lo /= 2
     while ok(hi):
         hi *= 2
-    while True:
-        mid = lo / 2 + hi / 2
-        if mid in (lo, hi):
-            return lo
-        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+    return bisect(ok, lo, hi, midpoint=halfway)
 
 
-def discrete_laplace_variance(scale: Any) -> float:
+def discrete_laplace_variance(scale: Number) -> float:
     """``E[X²] = 2q/(1−q)²``, ``q = e^{−1/t}``, for ``X ~ DLap(t)``, rounded up."""
     t = check_positive(scale, "scale")
     _, q_hi = exp_bounds(-1 / t)
@@ -160,13 +157,13 @@ def _z_up(alpha: Fraction) -> Fraction:
     return Fraction(hi)  # within a relative 1e-9 of the exact quantile, on the safe side
 
 
-def gaussian_accuracy(sigma: Any, alpha: Any) -> float:
+def gaussian_accuracy(sigma: Number, alpha: Number) -> float:
     """Half-width ``a`` with ``P(|X| > a) ≤ alpha`` for ``X ~ N(0, σ²)``, rounded up."""
     s, a = check_positive(sigma, "sigma"), _alpha(alpha)
     return round_up(s * _z_up(a))
 
 
-def gaussian_scale_for_accuracy(accuracy: Any, alpha: Any) -> float:
+def gaussian_scale_for_accuracy(accuracy: Number, alpha: Number) -> float:
     """Largest σ (rounded down) whose Gaussian accuracy at ``alpha`` is at most ``accuracy``."""
     acc, a = check_positive(accuracy, "accuracy"), _alpha(alpha)
     z = _z_up(a)
@@ -175,13 +172,13 @@ def gaussian_scale_for_accuracy(accuracy: Any, alpha: Any) -> float:
     return round_down(acc / z)
 
 
-def gaussian_variance(sigma: Any) -> Fraction:
+def gaussian_variance(sigma: Number) -> Fraction:
     """``E[X²] = σ²`` for ``N(0, σ²)`` (exact)."""
     s = check_positive(sigma, "sigma")
     return s * s
 
 
-def discrete_gaussian_accuracy(sigma: Any, alpha: Any) -> Fraction:
+def discrete_gaussian_accuracy(sigma: Number, alpha: Number) -> Fraction:
     """Smallest integer ``a`` with ``2Φ(−a/σ) ≤ alpha``, an upper bound on ``P(|X| > a)``.
 
     For ``X ~ N_ℤ(0, σ²)`` the returned ``a`` satisfies ``P(|X| > a) ≤ alpha`` (module docstring).
@@ -211,13 +208,10 @@ def _first_true(ok: Any, guess: int) -> int:
         while not ok(hi):
             lo, step = hi, 2 * step
             hi = lo + step
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
-    return hi
+    return bisect(ok, hi, lo, midpoint=int_halfway)
 
 
-def discrete_gaussian_variance(sigma: Any) -> Fraction:
+def discrete_gaussian_variance(sigma: Number) -> Fraction:
     """An upper bound on ``E[X²]`` for ``X ~ N_ℤ(0, σ²)``: ``σ²`` (CKS20, Prop. 19)."""
     s = check_positive(sigma, "sigma")
     return s * s

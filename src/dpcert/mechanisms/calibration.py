@@ -1,7 +1,7 @@
 """(ε, δ) for the Gaussian mechanism: calibrating σ, and an ApproxDP Gaussian measurement.
 
 * `classic_gaussian_scale`: ``σ = Δ₂·√(2 ln(1.25/δ))/ε`` (Dwork & Roth 2014, Thm. A.1;
-  seeds 002 and 003).  The theorem only holds for ``ε < 1``, which is enforced.
+  the Lecture 18 notes and the DP primer).  The theorem only holds for ``ε < 1``, which is enforced.
 * `analytic_gaussian_scale`: the smallest σ for which the Gaussian mechanism is exactly
   (ε, δ)-DP, from its privacy profile (Balle & Wang, ICML 2018, Thm. 8)
   ``δ(σ) = Φ(Δ/2σ − εσ/Δ) − e^ε Φ(−Δ/2σ − εσ/Δ)``; valid for every ε > 0 and never larger
@@ -17,7 +17,7 @@
   one for [`make_gaussian_approx`][dpcert.mechanisms.calibration.make_gaussian_approx].
 
 All results are on the safe side: σ rounded up, ε rounded up, decided with rigorous enclosures
-(`dpcert.mechanisms._exactmath`).  Proof notes: ``docs/proofs/gaussian_approx.md``.
+(`dpcert._directed`).  Proof notes: ``docs/proofs/gaussian_approx.md``.
 
 Examples
 --------
@@ -38,15 +38,17 @@ import math
 from fractions import Fraction
 from typing import Any, Literal
 
-from dpcert._numbers import round_up
+from dpcert._directed import exp_lower, log_bounds, normal_cdf_bounds, sqrt_bounds
+from dpcert._numbers import Number, round_up
+from dpcert._types import Distance
 from dpcert._validate import check_nonnegative, check_positive, check_probability
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import Domain
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import ApproxDP
 from dpcert.core.metrics import Metric
+from dpcert.core.search import bisect, geometric
 from dpcert.errors import InvalidParameter
-from dpcert.mechanisms._exactmath import exp_lower, log_bounds, normal_cdf_bounds, sqrt_bounds
 
 __all__ = [
     "analytic_gaussian_delta",
@@ -59,12 +61,12 @@ __all__ = [
 ]
 
 
-def _eps_delta(epsilon: Any, delta: Any) -> tuple[Fraction, Fraction]:
+def _eps_delta(epsilon: Number, delta: Number) -> tuple[Fraction, Fraction]:
     return (check_positive(epsilon, "epsilon"),
             check_probability(delta, "delta", open_low=True, open_high=True))
 
 
-def classic_gaussian_scale(epsilon: Any, delta: Any, sensitivity: Any = 1) -> float:
+def classic_gaussian_scale(epsilon: Number, delta: Number, sensitivity: Number = 1) -> float:
     """``σ = Δ₂√(2 ln(1.25/δ))/ε`` rounded up; requires ``0 < ε < 1`` and ``0 < δ < 1``.
 
     Examples
@@ -85,7 +87,7 @@ def classic_gaussian_scale(epsilon: Any, delta: Any, sensitivity: Any = 1) -> fl
     return round_up(sens * sqrt_bounds(2 * ln_hi)[1] / eps)
 
 
-def analytic_gaussian_delta(epsilon: Any, sigma: Any, sensitivity: Any = 1) -> Fraction:
+def analytic_gaussian_delta(epsilon: Number, sigma: Number, sensitivity: Number = 1) -> Fraction:
     """A rigorous upper bound on the δ of the Gaussian mechanism at ``epsilon`` (Balle & Wang)."""
     eps = check_positive(epsilon, "epsilon")
     s = check_positive(sigma, "sigma")
@@ -102,7 +104,7 @@ def _delta_float(eps: float, s: float, d: float) -> float:
     return 0.5 * math.erfc(-a / math.sqrt(2)) - math.exp(eps) * 0.5 * math.erfc(-b / math.sqrt(2))
 
 
-def analytic_gaussian_scale(epsilon: Any, delta: Any, sensitivity: Any = 1) -> float:
+def analytic_gaussian_scale(epsilon: Number, delta: Number, sensitivity: Number = 1) -> float:
     """The smallest σ (rounded up, within a relative 1e-9) making N(0, σ²) (ε, δ)-DP."""
     eps, dl = _eps_delta(epsilon, delta)
     sens = check_positive(sensitivity, "sensitivity")
@@ -110,14 +112,8 @@ def analytic_gaussian_scale(epsilon: Any, delta: Any, sensitivity: Any = 1) -> f
     lo, hi = 1e-12 * fs, fs
     while _delta_float(fe, hi, fs) > fd:
         hi *= 2
-    for _ in range(200):
-        mid = math.sqrt(lo * hi)
-        if mid in (lo, hi):
-            break
-        if _delta_float(fe, mid, fs) > fd:
-            lo = mid
-        else:
-            hi = mid
+    hi = bisect(lambda s: not _delta_float(fe, s, fs) > fd, hi, lo, midpoint=geometric,
+                steps=200)
     sigma = hi * (1 + 1e-9)
     while analytic_gaussian_delta(eps, Fraction(sigma), sens) > dl:
         sigma *= 1 + 1e-6
@@ -131,7 +127,7 @@ def _cks_epsilon(rho: Fraction, ln_inv_delta: Fraction, alpha: Fraction) -> Frac
     return alpha * rho + term
 
 
-def zcdp_to_approx_epsilon(rho: Any, delta: Any) -> Fraction:
+def zcdp_to_approx_epsilon(rho: Number, delta: Number) -> Fraction:
     """The ε (an exact upper bound) at which a ρ-zCDP mechanism is (ε, δ)-DP (CKS20 Prop. 12).
 
     Examples
@@ -164,12 +160,12 @@ def zcdp_to_approx_epsilon(rho: Any, delta: Any) -> Fraction:
     return max(Fraction(round_up(eps)), Fraction(0))
 
 
-def as_rho(rho: Any) -> Fraction:
+def as_rho(rho: Number) -> Fraction:
     """Validate a zCDP ρ (≥ 0)."""
     return check_nonnegative(rho, "rho")
 
 
-def gaussian_scale(epsilon: Any, delta: Any, sensitivity: Any = 1, *,
+def gaussian_scale(epsilon: Number, delta: Number, sensitivity: Number = 1, *,
                    method: Literal["analytic", "classic", "zcdp"] = "analytic") -> float:
     """σ for (ε, δ)-DP at L2 sensitivity ``sensitivity`` by the chosen ``method``.
 
@@ -195,13 +191,12 @@ def gaussian_scale(epsilon: Any, delta: Any, sensitivity: Any = 1, *,
         lo /= 2
     while not ok(hi):
         hi *= 2
-    for _ in range(40):
-        mid = math.sqrt(lo * hi)
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    hi = bisect(ok, hi, lo, midpoint=geometric, steps=40)
     return hi
 
 
-def make_gaussian_approx(input_domain: Domain, input_metric: Metric, scale: Any, delta: Any, *,
+def make_gaussian_approx(input_domain: Domain, input_metric: Metric, scale: Number, delta: Number,
+                         *,
                          k: int | None = None) -> Measurement:
     """dpcert's exact Gaussian mechanism with its privacy stated in (ε, δ) at a fixed ``delta``.
 
@@ -231,13 +226,13 @@ def make_gaussian_approx(input_domain: Domain, input_metric: Metric, scale: Any,
     inner = make_gaussian(input_domain, input_metric, scale, k=k)
     zmap = inner.privacy_map
 
-    def privacy_map(d_in: Any) -> tuple[Fraction, Fraction]:
+    def privacy_map(d_in: Distance) -> tuple[Fraction, Fraction]:
         rho = Fraction(zmap(d_in))
         if rho == 0:
             return Fraction(0), Fraction(0)
         return zcdp_to_approx_epsilon(rho, dl), dl
 
-    def event_map(d_in: Any) -> Any:
+    def event_map(d_in: Distance) -> Any:
         assert inner.event_map is not None
         return inner.event_map(d_in)
 
@@ -249,10 +244,11 @@ def make_gaussian_approx(input_domain: Domain, input_metric: Metric, scale: Any,
         params={**dict(inner.params), "delta": dl},
         event_map=event_map if inner.event_map is not None else None,
         accuracy_map=inner.accuracy_map,
-        batch_map=inner.batch_map,
+        batch_map=inner.batch_map, proof="gaussian_approx.md",
     )
 
 
-def then_gaussian_approx(scale: Any, delta: Any, *, k: int | None = None) -> PartialConstructor:
+def then_gaussian_approx(scale: Number, delta: Number, *,
+                         k: int | None = None) -> PartialConstructor:
     """Partial form of `make_gaussian_approx`."""
     return partial(make_gaussian_approx, "gaussian_approx", scale, delta, k=k)

@@ -45,6 +45,8 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from dpcert._directed import ceil_sqrt
+from dpcert._numbers import Number
 from dpcert._validate import check_positive
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import AtomDomain, Domain, VectorDomain
@@ -54,7 +56,6 @@ from dpcert.core.metrics import L1Distance, Metric
 from dpcert.errors import DomainMismatch, InvalidParameter, MetricMismatch
 from dpcert.mechanisms import _continual_factor as fac
 from dpcert.mechanisms import _continual_tree as tree
-from dpcert.mechanisms._additive import sqrt_up
 from dpcert.mechanisms._continual_stream import (
     StreamFactor,
     StreamState,
@@ -168,7 +169,7 @@ class ContinualPlan:
             sq = d * d * self.col2_sq
         else:
             _, col2, e = self.stream_bounds
-            c = 2 * sqrt_up(self.steps) * e
+            c = 2 * Fraction(ceil_sqrt(self.steps)) * e
             sq = (d * col2 * (1 << self.unit_bits) + c) ** 2 + (blocks - 1) * c * c
         return sq / (2 * self.param**2)
 
@@ -267,7 +268,7 @@ def _prefix_weights(steps: int) -> FloatArray:
     return g
 
 
-def continual_plan(input_domain: Domain, input_metric: Metric, scale: Any, method: Any,
+def continual_plan(input_domain: Domain, input_metric: Metric, scale: Number, method: Any,
                    noise: Any, smooth: bool = False) -> ContinualPlan:
     """Check the arguments of `make_continual_sum` and fix its plan (maps, noise,
     read-out); raises typed errors naming the argument."""
@@ -286,7 +287,7 @@ def continual_plan(input_domain: Domain, input_metric: Metric, scale: Any, metho
     return plan
 
 
-def make_continual_sum(input_domain: Domain, input_metric: Metric, scale: Any, *,
+def make_continual_sum(input_domain: Domain, input_metric: Metric, scale: Number, *,
                        method: Method = "tree", noise: Noise = "laplace",
                        smooth: bool = False) -> Measurement:
     """Release the ``T`` running sums of a stream of per-step integer counts.
@@ -327,7 +328,7 @@ def make_continual_sum(input_domain: Domain, input_metric: Metric, scale: Any, *
     assert isinstance(input_domain, VectorDomain)
     to_array = input_domain.to_array
 
-    def privacy_map(d_in: Any) -> Fraction:
+    def privacy_map(d_in: int | Fraction) -> Fraction:
         d = Fraction(d_in)
         if d == 0:
             return Fraction(0)
@@ -354,14 +355,14 @@ def make_continual_sum(input_domain: Domain, input_metric: Metric, scale: Any, *
     )
 
 
-def then_continual_sum(scale: Any, *, method: Method = "tree", noise: Noise = "laplace",
+def then_continual_sum(scale: Number, *, method: Method = "tree", noise: Noise = "laplace",
                        smooth: bool = False) -> PartialConstructor:
     """Partial form of [`make_continual_sum`][dpcert.mechanisms.continual.make_continual_sum]."""
     return partial(make_continual_sum, "continual_sum", scale, method=method, noise=noise,
                    smooth=smooth)
 
 
-def continual_sum_errors(steps: int, scale: Any, *, method: Method = "tree",
+def continual_sum_errors(steps: int, scale: Number, *, method: Method = "tree",
                          noise: Noise = "laplace", smooth: bool = False) -> FloatArray:
     """Expected squared error of each of the ``steps`` released running sums.
 
@@ -424,7 +425,7 @@ class ContinualSumStream:
         return out
 
 
-def open_continual_sum(steps: int, scale: Any, *, noise: Noise = "gaussian",
+def open_continual_sum(steps: int, scale: Number, *, noise: Noise = "gaussian",
                        source: EntropySource | None = None) -> ContinualSumStream:
     """Start an online stream of ``steps`` running totals (``method="streaming"``).
 

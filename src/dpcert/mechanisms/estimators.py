@@ -40,6 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from dpcert._numbers import Number
+from dpcert._types import Array
 from dpcert._validate import check_probability
 from dpcert.core.measurement import Measurement
 from dpcert.errors import InvalidParameter, OutOfDomain
@@ -69,14 +71,14 @@ class FrequencyEstimate:
 
     categories: tuple[Any, ...]
     n: int
-    frequencies: np.ndarray[Any, Any]
-    variances: np.ndarray[Any, Any]
-    ci_low: np.ndarray[Any, Any]
-    ci_high: np.ndarray[Any, Any]
+    frequencies: Array
+    variances: Array
+    ci_low: Array
+    ci_high: Array
     confidence: float
 
     @property
-    def counts(self) -> np.ndarray[Any, Any]:
+    def counts(self) -> Array:
         """Estimated number of users per category (``n · frequencies``)."""
         return self.n * self.frequencies
 
@@ -131,7 +133,7 @@ def _observed_shares(reports: Any, mechanism: Measurement) -> tuple[tuple[Any, .
 
 
 def estimate_frequencies(reports: Any, mechanism: Measurement, *,
-                         confidence: Any = 0.95) -> FrequencyEstimate:
+                         confidence: Number = 0.95) -> FrequencyEstimate:
     """Debias local-DP ``reports`` produced by ``mechanism`` into category frequencies.
 
     Parameters

@@ -55,7 +55,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from dpcert._numbers import is_real_number
+from dpcert._numbers import Number, is_real_number
+from dpcert._types import Array
 from dpcert._validate import check_int, check_positive
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import Domain
@@ -122,10 +123,10 @@ def _integer_scores(scores: list[Fraction]) -> list[int]:
     return [int(u) for u in scores]
 
 
-def _pick(cands: list[Any], idx: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+def _pick(cands: list[Any], idx: Array) -> Array:
     arr = np.empty(len(cands), dtype=object)
     arr[:] = cands
-    out: np.ndarray[Any, Any] = arr[idx]
+    out: Array = arr[idx]
     return out
 
 
@@ -138,7 +139,7 @@ def _bounded_range_events(eps: Fraction, rounds: int) -> Callable[[Any], Any]:
     most ``Δ·d_in``, so each round is ``ε·d_in``-bounded-range; ``docs/proofs/exponential.md``)."""
     from dpcert.core.events import BoundedRangeEvent, ComposedEvent, SelfComposedEvent
 
-    def event_map(d_in: Any) -> Any:
+    def event_map(d_in: int | Fraction) -> Any:
         d = Fraction(d_in)
         if d == 0:
             return ComposedEvent(())
@@ -148,8 +149,9 @@ def _bounded_range_events(eps: Fraction, rounds: int) -> Callable[[Any], Any]:
 
 
 def _gamma_selection(input_domain: Domain, input_metric: Metric, candidates: Sequence[Any],
-                     scorer: Scorer, sensitivity: Any, epsilon: Any, monotonic: bool, name: str,
-                     draw: Callable[[list[Fraction], int], np.ndarray[Any, Any]],
+                     scorer: Scorer, sensitivity: Number, epsilon: Number, monotonic: bool,
+                     name: str,
+                     draw: Callable[[list[Fraction], int], Array],
                      bounded_range: bool) -> Measurement:
     """A selection measurement whose sampler takes the acceptance exponents ``γ``."""
     cands = _check_candidates(candidates)
@@ -165,12 +167,12 @@ def _gamma_selection(input_domain: Domain, input_metric: Metric, candidates: Seq
         input_domain, input_metric, PureDP(), function=lambda x: batch(x, 1)[0],
         privacy_map=_linear(eps), batch_map=batch, name=name,
         params={"epsilon": eps, "sensitivity": sens, "candidates": k, "monotonic": monotonic},
-        event_map=_bounded_range_events(eps, 1) if bounded_range else None,
+        event_map=_bounded_range_events(eps, 1) if bounded_range else None, proof="exponential.md",
     )
 
 
 def make_exponential(input_domain: Domain, input_metric: Metric, candidates: Sequence[Any],
-                     scorer: Scorer, sensitivity: Any, epsilon: Any, *,
+                     scorer: Scorer, sensitivity: Number, epsilon: Number, *,
                      monotonic: bool = False) -> Measurement:
     """The exponential mechanism, sampled exactly.
 
@@ -200,8 +202,8 @@ def make_exponential(input_domain: Domain, input_metric: Metric, candidates: Seq
 
 
 def make_permute_and_flip(input_domain: Domain, input_metric: Metric,
-                          candidates: Sequence[Any], scorer: Scorer, sensitivity: Any,
-                          epsilon: Any, *, monotonic: bool = False) -> Measurement:
+                          candidates: Sequence[Any], scorer: Scorer, sensitivity: Number,
+                          epsilon: Number, *, monotonic: bool = False) -> Measurement:
     """Permute-and-flip (McKenna & Sheldon 2020), sampled exactly; parameters as
     [`make_exponential`][dpcert.mechanisms.exponential.make_exponential].  ``map(d_in) = ε·d_in``.
 
@@ -220,9 +222,10 @@ def make_permute_and_flip(input_domain: Domain, input_metric: Metric,
 
 
 def make_report_noisy_max(input_domain: Domain, input_metric: Metric,
-                          candidates: Sequence[Any], scorer: Scorer, sensitivity: Any,
-                          epsilon: Any, *, noise: Literal["exponential", "laplace"] = "exponential",
-                          k: int = 1, monotonic: bool = False) -> Measurement:
+                          candidates: Sequence[Any], scorer: Scorer, sensitivity: Number,
+                          epsilon: Number, *,
+                          noise: Literal["exponential", "laplace"] = "exponential", k: int = 1,
+                          monotonic: bool = False) -> Measurement:
     """Report-noisy-max, optionally top-``k`` (by peeling: ``k`` rounds without replacement).
 
     Parameters
@@ -283,26 +286,29 @@ def make_report_noisy_max(input_domain: Domain, input_metric: Metric,
                 "candidates": n, "monotonic": monotonic,
                 "noise_scale": scale if noise == "laplace" else None},
         event_map=_bounded_range_events(eps, kk) if noise == "exponential" else None,
+        proof="exponential.md",
     )
 
 
-def then_exponential(candidates: Sequence[Any], scorer: Scorer, sensitivity: Any, epsilon: Any,
+def then_exponential(candidates: Sequence[Any], scorer: Scorer, sensitivity: Number,
+                     epsilon: Number,
                      *, monotonic: bool = False) -> PartialConstructor:
     """Partial form of [`make_exponential`][dpcert.mechanisms.exponential.make_exponential]."""
     return partial(make_exponential, "exponential", candidates, scorer, sensitivity, epsilon,
                    monotonic=monotonic)
 
 
-def then_permute_and_flip(candidates: Sequence[Any], scorer: Scorer, sensitivity: Any,
-                          epsilon: Any, *, monotonic: bool = False) -> PartialConstructor:
+def then_permute_and_flip(candidates: Sequence[Any], scorer: Scorer, sensitivity: Number,
+                          epsilon: Number, *, monotonic: bool = False) -> PartialConstructor:
     """Partial form of `make_permute_and_flip`."""
     return partial(make_permute_and_flip, "permute_and_flip", candidates, scorer, sensitivity,
                    epsilon, monotonic=monotonic)
 
 
-def then_report_noisy_max(candidates: Sequence[Any], scorer: Scorer, sensitivity: Any,
-                          epsilon: Any, *, noise: Literal["exponential", "laplace"] = "exponential",
-                          k: int = 1, monotonic: bool = False) -> PartialConstructor:
+def then_report_noisy_max(candidates: Sequence[Any], scorer: Scorer, sensitivity: Number,
+                          epsilon: Number, *,
+                          noise: Literal["exponential", "laplace"] = "exponential", k: int = 1,
+                          monotonic: bool = False) -> PartialConstructor:
     """Partial form of `make_report_noisy_max`."""
     return partial(make_report_noisy_max, "report_noisy_max", candidates, scorer, sensitivity,
                    epsilon, noise=noise, k=k, monotonic=monotonic)

@@ -27,6 +27,8 @@ import math
 from fractions import Fraction
 from typing import Any
 
+from dpcert._directed import ceil_sqrt
+from dpcert._numbers import Number
 from dpcert._validate import check_int, check_positive
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import Domain
@@ -38,14 +40,13 @@ from dpcert.mechanisms._additive import (
     noise_batch,
     noise_function,
     noise_space,
-    sqrt_up,
 )
 from dpcert.samplers import discrete_gaussian, lattice_gaussian, rounding_allowance
 
 __all__ = ["make_gaussian", "then_gaussian"]
 
 
-def make_gaussian(input_domain: Domain, input_metric: Metric, scale: Any, *,
+def make_gaussian(input_domain: Domain, input_metric: Metric, scale: Number, *,
                   k: int | None = None) -> Measurement:
     """Add exact Gaussian noise of standard deviation parameter ``scale`` (σ).
 
@@ -72,16 +73,16 @@ def make_gaussian(input_domain: Domain, input_metric: Metric, scale: Any, *,
         allowance = Fraction(0)
     else:
         kk = mechanism_exponent(sigma, space, l2=True) if k is None else check_int(k, "k")
-        allowance = sqrt_up(space.coordinates) * rounding_allowance(kk)
+        allowance = ceil_sqrt(space.coordinates) * rounding_allowance(kk)
 
-    def privacy_map(d_in: Any) -> Fraction:
+    def privacy_map(d_in: int | Fraction) -> Fraction:
         d = Fraction(d_in)
         return Fraction(0) if d == 0 else (d + allowance) ** 2 / (2 * sigma**2)
 
     function = noise_function(input_domain, space, discrete_gaussian, lattice_gaussian, sigma, kk)
     batch = noise_batch(input_domain, space, discrete_gaussian, lattice_gaussian, sigma, kk)
 
-    def event_map(d_in: Any) -> Any:
+    def event_map(d_in: int | Fraction) -> Any:
         # Scalars: integer inputs (or lattice points) differ by an integer number of units, at
         # most floor((d_in + allowance) / unit).  Vectors: the L2 distance is not an integer, so
         # the event is the zCDP guarantee itself.
@@ -113,10 +114,10 @@ def make_gaussian(input_domain: Domain, input_metric: Metric, scale: Any, *,
                 "sampler": "discrete_gaussian" if space.integer else "lattice_gaussian"},
         event_map=event_map,
         accuracy_map=accuracy_map,
-        batch_map=batch,
+        batch_map=batch, proof="gaussian.md",
     )
 
 
-def then_gaussian(scale: Any, *, k: int | None = None) -> PartialConstructor:
+def then_gaussian(scale: Number, *, k: int | None = None) -> PartialConstructor:
     """Partial form of [`make_gaussian`][dpcert.mechanisms.gaussian.make_gaussian]."""
     return partial(make_gaussian, "gaussian", scale, k=k)

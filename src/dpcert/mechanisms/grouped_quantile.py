@@ -47,6 +47,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from dpcert._numbers import Number
+from dpcert._types import Array
 from dpcert._validate import check_positive
 from dpcert.backends.base import StatSpec
 from dpcert.core.domains import Domain
@@ -63,18 +65,18 @@ __all__ = ["Selection", "make_grouped_quantile"]
 Selection = Literal["permute_and_flip", "exponential"]
 
 
-def _gaps(cum: np.ndarray[Any, Any], a: int, b: int) -> np.ndarray[Any, Any]:
+def _gaps(cum: Array, a: int, b: int) -> Array:
     """Per group and candidate, the integer gap ``max u − u_j ≥ 0`` of the rank utilities."""
     top = int(np.max(cum)) if cum.size else 0
     if b * top >= 1 << 62:
         raise InvalidParameter(f"level denominator {b} × count {top} overflows int64")
     cum64 = cum.astype(np.int64)
     util = -np.abs(b * cum64 - a * cum64[:, -1:])
-    out: np.ndarray[Any, Any] = util.max(axis=1, keepdims=True) - util
+    out: Array = util.max(axis=1, keepdims=True) - util
     return out
 
 
-def _bit_coins(gaps: np.ndarray[Any, Any], scale: Fraction) -> np.ndarray[Any, Any]:
+def _bit_coins(gaps: Array, scale: Fraction) -> Array:
     """Independent exact ``Bernoulli(exp(−gap/scale))`` coins for integer gaps: the product of
     ``Bernoulli(exp(−2^i/scale))`` coins over the set bits ``i`` of each gap."""
     remaining = gaps.astype(np.int64).copy()
@@ -89,8 +91,8 @@ def _bit_coins(gaps: np.ndarray[Any, Any], scale: Fraction) -> np.ndarray[Any, A
     return accept
 
 
-def _em_indices(cum: np.ndarray[Any, Any], a: int, b: int, scale: Fraction
-                ) -> np.ndarray[Any, Any]:
+def _em_indices(cum: Array, a: int, b: int, scale: Fraction
+                ) -> Array:
     """One exponential-mechanism index per row of ``cum``: ``P(j) ∝ exp(−gap_j/scale)``, by
     rejection: a uniform candidate accepted with an exact coin, retried until accepted."""
     gaps = _gaps(cum, a, b)
@@ -109,7 +111,7 @@ def _em_indices(cum: np.ndarray[Any, Any], a: int, b: int, scale: Fraction
     return out
 
 
-def _indices(cum: np.ndarray[Any, Any], a: int, b: int, scale: Fraction) -> np.ndarray[Any, Any]:
+def _indices(cum: Array, a: int, b: int, scale: Fraction) -> Array:
     """One permute-and-flip index per row of ``cum`` (see module docstring)."""
     k, c = cum.shape
     if k == 0:
@@ -123,7 +125,7 @@ def _indices(cum: np.ndarray[Any, Any], a: int, b: int, scale: Fraction) -> np.n
 
 
 def make_grouped_quantile(input_domain: Domain, input_metric: Metric, spec: StatSpec,
-                          level: Fraction, scale: Any,
+                          level: Fraction, scale: Number,
                           selection: Selection = "permute_and_flip") -> Measurement:
     """Per group, the index of a candidate chosen for quantile ``level`` by permute-and-flip
     (PureDP) or the exponential mechanism (zCDP, for zCDP budgets: 4× less ρ at one scale).
@@ -159,13 +161,13 @@ def make_grouped_quantile(input_domain: Domain, input_metric: Metric, spec: Stat
 
     em = selection == "exponential"
 
-    def draw(cum: np.ndarray[Any, Any], a: int, b: int, s: Fraction) -> np.ndarray[Any, Any]:
+    def draw(cum: Array, a: int, b: int, s: Fraction) -> Array:
         return _em_indices(cum, a, b, s) if em else _indices(cum, a, b, s)
 
-    def function(grouped: Any) -> np.ndarray[Any, Any]:
+    def function(grouped: Any) -> Array:
         return draw(np.asarray(grouped.values[name]), a, b, s)
 
-    def batch(grouped: Any, n: int) -> np.ndarray[Any, Any]:
+    def batch(grouped: Any, n: int) -> Array:
         cum = np.asarray(grouped.values[name])
         k = cum.shape[0]
         return draw(np.tile(cum, (n, 1)), a, b, s).reshape(n, k)  # n independent draws

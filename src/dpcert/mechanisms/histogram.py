@@ -28,6 +28,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from dpcert._numbers import Number
+from dpcert._types import Array
 from dpcert._validate import check_positive
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import Domain, VectorDomain
@@ -41,7 +43,7 @@ from dpcert.samplers import discrete_gaussian, discrete_laplace
 __all__ = ["check_categories", "count_categories", "make_histogram", "then_histogram"]
 
 
-def count_categories(values: np.ndarray[Any, Any], categories: list[Any]) -> np.ndarray[Any, Any]:
+def count_categories(values: Array, categories: list[Any]) -> Array:
     """Exact int64 count of each category in ``values`` (others ignored), vectorised."""
     counts = np.zeros(len(categories), dtype=np.int64)
     if values.size == 0:
@@ -68,7 +70,8 @@ def check_categories(categories: Sequence[Any]) -> list[Any]:
 
 
 def make_histogram(input_domain: Domain, input_metric: Metric, categories: Sequence[Any],
-                   scale: Any, *, noise: Literal["laplace", "gaussian"] = "laplace") -> Measurement:
+                   scale: Number, *, noise: Literal["laplace", "gaussian"] = "laplace"
+                   ) -> Measurement:
     """Noisy counts of each of ``categories`` (int64 array in the order given).
 
     Parameters
@@ -92,7 +95,7 @@ def make_histogram(input_domain: Domain, input_metric: Metric, categories: Seque
     bounded = isinstance(input_metric, BOUNDED)
     to_array = input_domain.to_array
     if noise == "laplace":
-        def privacy_map(d_in: Any) -> Fraction:
+        def privacy_map(d_in: int | Fraction) -> Fraction:
             return (2 if bounded else 1) * Fraction(d_in) / s
 
         def sample(n: int) -> Any:
@@ -100,7 +103,7 @@ def make_histogram(input_domain: Domain, input_metric: Metric, categories: Seque
 
         measure: PureDP | ZCDP = PureDP()
     elif noise == "gaussian":
-        def privacy_map(d_in: Any) -> Fraction:
+        def privacy_map(d_in: int | Fraction) -> Fraction:
             return (2 if bounded else 1) * Fraction(d_in) ** 2 / (2 * s * s)
 
         def sample(n: int) -> Any:
@@ -128,11 +131,11 @@ def make_histogram(input_domain: Domain, input_metric: Metric, categories: Seque
         input_domain, input_metric, measure, function=function, privacy_map=privacy_map,
         name="histogram",
         params={"categories": list(cats), "scale": s, "noise": noise},
-        accuracy_map=accuracy_map,
+        accuracy_map=accuracy_map, proof="histogram.md",
     )
 
 
-def then_histogram(categories: Sequence[Any], scale: Any, *,
+def then_histogram(categories: Sequence[Any], scale: Number, *,
                    noise: Literal["laplace", "gaussian"] = "laplace") -> PartialConstructor:
     """Partial form of [`make_histogram`][dpcert.mechanisms.histogram.make_histogram]."""
     return partial(make_histogram, "histogram", categories, scale, noise=noise)

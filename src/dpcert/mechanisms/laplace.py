@@ -8,7 +8,7 @@
   input (no Mironov 2012 leak).  The map pays for the rounding: ``(d_in + m·2^k) / scale`` for
   ``m`` coordinates.
 
-Proof: ``docs/proofs/laplace.md``.  Seed 004's example:
+Proof: ``docs/proofs/laplace.md``.  The OpenDP framework example:
 
 Examples
 --------
@@ -29,6 +29,7 @@ import math
 from fractions import Fraction
 from typing import Any
 
+from dpcert._numbers import Number
 from dpcert._validate import check_int, check_positive
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import Domain
@@ -46,7 +47,7 @@ from dpcert.samplers import discrete_laplace, lattice_laplace, rounding_allowanc
 __all__ = ["make_laplace", "then_laplace"]
 
 
-def make_laplace(input_domain: Domain, input_metric: Metric, scale: Any, *,
+def make_laplace(input_domain: Domain, input_metric: Metric, scale: Number, *,
                  k: int | None = None) -> Measurement:
     """Add exact Laplace noise of the given ``scale`` to a scalar or vector.
 
@@ -77,14 +78,14 @@ def make_laplace(input_domain: Domain, input_metric: Metric, scale: Any, *,
         kk = mechanism_exponent(b, space, l2=False) if k is None else check_int(k, "k")
         allowance = space.coordinates * rounding_allowance(kk)
 
-    def privacy_map(d_in: Any) -> Fraction:
+    def privacy_map(d_in: int | Fraction) -> Fraction:
         d = Fraction(d_in)
         return Fraction(0) if d == 0 else (d + allowance) / b
 
     function = noise_function(input_domain, space, discrete_laplace, lattice_laplace, b, kk)
     batch = noise_batch(input_domain, space, discrete_laplace, lattice_laplace, b, kk)
 
-    def event_map(d_in: Any) -> Any:
+    def event_map(d_in: int | Fraction) -> Any:
         # In lattice units the two noisy inputs are integers whose distance is an integer at
         # most (d_in + allowance) / unit, hence at most its floor.
         from dpcert.core.events import ComposedEvent, DiscreteLaplaceEvent
@@ -111,10 +112,10 @@ def make_laplace(input_domain: Domain, input_metric: Metric, scale: Any, *,
                 "sampler": "discrete_laplace" if space.integer else "lattice_laplace"},
         event_map=event_map,
         accuracy_map=accuracy_map,
-        batch_map=batch,
+        batch_map=batch, proof="laplace.md",
     )
 
 
-def then_laplace(scale: Any, *, k: int | None = None) -> PartialConstructor:
+def then_laplace(scale: Number, *, k: int | None = None) -> PartialConstructor:
     """Partial form of `make_laplace`: ``... >> then_laplace(25.0)``."""
     return partial(make_laplace, "laplace", scale, k=k)

@@ -138,6 +138,7 @@ def make_quantile(input_domain: Domain, input_metric: Metric, candidates: Sequen
         batch_map=batch,
         name="quantile",
         params={"alpha": al, "epsilon": eps, "candidates": len(cands), "sensitivity": sens},
+        proof="quantile.md",
     )
 
 
@@ -167,7 +168,7 @@ def make_quantiles(input_domain: Domain, input_metric: Metric, candidates: Seque
         privacy_map=lambda d_in: eps * Fraction(d_in),
         name="quantiles",
         params={"alphas": [str(a) for a in als], "epsilon": eps, "candidates": len(cands),
-                "epsilon_each": each},
+                "epsilon_each": each}, proof="quantile.md",
     )
 
 

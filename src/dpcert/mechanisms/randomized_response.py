@@ -14,9 +14,9 @@ the (rational) ε you asked for and samples with dyadic rationals (denominator `
 likelihood ratios are then at most ``e^ε`` exactly (``docs/proofs/randomized_response.md``), and
 the distributions differ from the ideal by at most ``2^-47`` per probability.
 
-Seed 002's "Random Mechanism 1" (toss a coin: heads → the truth; tails → toss again, report the
-second coin) reports the truth with probability 3/4, so its ε is ``ln(3/4 / 1/4) = ln 3``; it is
-``make_randomized_response_bool(ln 3)``:
+The Lecture 18 notes' "Random Mechanism 1" (toss a coin: heads → the truth; tails → toss
+again, report the second coin) reports the truth with probability 3/4, so its ε is
+``ln(3/4 / 1/4) = ln 3``; it is ``make_randomized_response_bool(ln 3)``:
 
 >>> import math
 >>> import dpcert as dp
@@ -40,13 +40,15 @@ from typing import Any
 
 import numpy as np
 
+from dpcert._directed import exp_bounds, exp_lower
+from dpcert._numbers import Number
+from dpcert._types import Array
 from dpcert._validate import check_int, check_positive
 from dpcert.core.domains import AtomDomain, Domain, VectorDomain
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import PureDP
 from dpcert.core.metrics import DiscreteDistance, HammingDistance, Metric
 from dpcert.errors import DomainMismatch, InvalidParameter, OutOfDomain
-from dpcert.mechanisms._exactmath import exp_bounds, exp_lower
 from dpcert.samplers import bernoulli, uniform_below
 
 __all__ = [
@@ -86,14 +88,14 @@ def _local_space(input_domain: Domain | None, atom: AtomDomain,
 
 
 def _linear_map(epsilon: Fraction) -> Any:
-    def privacy_map(d_in: Any) -> Fraction:
+    def privacy_map(d_in: int | Fraction) -> Fraction:
         return epsilon * Fraction(d_in)
     return privacy_map
 
 
 def _rr_event_map(epsilon: Fraction, per_record: int = 1) -> Any:
     """Accounting event: ``per_record·d_in`` randomized-response steps of level ``epsilon``."""
-    def event_map(d_in: Any) -> Any:
+    def event_map(d_in: int | Fraction) -> Any:
         from dpcert.core.events import RandomizedResponseEvent, SelfComposedEvent
 
         count = int(d_in) * per_record
@@ -108,11 +110,11 @@ def rr_truth_probability(epsilon: Fraction) -> Fraction:
     return _floor_dyadic(1 / (1 + e_neg_hi))
 
 
-def make_randomized_response_bool(epsilon: Any, *,
+def make_randomized_response_bool(epsilon: Number, *,
                                   input_domain: Domain | None = None) -> Measurement:
     """Binary randomized response: report the truth w.p. ``e^ε/(1+e^ε)``, else its negation.
 
-    Warner (1965); seed 002's "Random Mechanism 2".
+    Warner (1965); the Lecture 18 notes' "Random Mechanism 2".
 
     Parameters
     ----------
@@ -158,7 +160,7 @@ def make_randomized_response_bool(epsilon: Any, *,
         domain, metric, PureDP(), function=function, privacy_map=_linear_map(eps),
         name="randomized_response_bool",
         params={"epsilon": eps, "p_truth": p_truth},
-        event_map=_rr_event_map(eps),
+        event_map=_rr_event_map(eps), proof="randomized_response.md",
     )
 
 
@@ -186,8 +188,8 @@ def _categories(categories: Sequence[Any]) -> tuple[list[Any], AtomDomain]:
     return cats, AtomDomain(next(iter(types)))
 
 
-def _index_of(values: np.ndarray[Any, Any], lookup: dict[Any, int],
-              cats: list[Any]) -> np.ndarray[Any, Any]:
+def _index_of(values: Array, lookup: dict[Any, int],
+              cats: list[Any]) -> Array:
     """Vectorised category → index (OutOfDomain naming a value outside ``categories``)."""
     uniq, inverse = np.unique(values, return_inverse=True)
     idx = np.empty(len(uniq), dtype=np.int64)
@@ -198,17 +200,17 @@ def _index_of(values: np.ndarray[Any, Any], lookup: dict[Any, int],
     return idx[inverse.reshape(-1)]
 
 
-def make_randomized_response(categories: Sequence[Any], epsilon: Any, *,
+def make_randomized_response(categories: Sequence[Any], epsilon: Number, *,
                              input_domain: Domain | None = None) -> Measurement:
-    """k-ary randomized response over known ``categories`` (seed 000, corrected).
+    """k-ary randomized response over known ``categories`` (the DP-proofs post's, corrected).
 
     With ``k = len(categories)``: report the true category w.p. ``e^ε/(e^ε+k−1)`` and each other
     category w.p. ``1/(e^ε+k−1)`` (Kairouz, Oh & Viswanath 2014; Wang et al. 2017 "direct
-    encoding").  Sampled as seed 000 intended: with probability ``k·q`` replace the value by a
-    uniform category (which may be the truth), else keep it.  Seed 000's sketch used an
-    undefined ``k`` and ``random.choice`` on a set (a ``TypeError``; sets are unordered) and a float
-    ``random()``; here ``k = len(categories)``, categories are an ordered list, and both draws are
-    exact.
+    encoding").  Sampled as the "Introduction to differential privacy proofs" post intended:
+    with probability ``k·q`` replace the value by a uniform category (which may be the truth),
+    else keep it.  The post's sketch used an undefined ``k`` and ``random.choice`` on a set (a
+    ``TypeError``; sets are unordered) and a float ``random()``; here ``k = len(categories)``,
+    categories are an ordered list, and both draws are exact.
 
     Parameters
     ----------
@@ -268,7 +270,7 @@ def make_randomized_response(categories: Sequence[Any], epsilon: Any, *,
         domain, metric, PureDP(), function=function, privacy_map=_linear_map(eps),
         name="randomized_response",
         params={"epsilon": eps, "categories": list(cats), "p_truth": p_truth, "p_other": q},
-        event_map=_rr_event_map(eps),
+        event_map=_rr_event_map(eps), proof="randomized_response.md",
     )
 
 
@@ -278,9 +280,9 @@ def rappor_flip_probability(epsilon: Fraction) -> Fraction:
     return min(_ceil_dyadic(1 / (1 + e_lo)), Fraction(1, 2))
 
 
-def make_rappor(domain_size: Any, epsilon: Any, *,
+def make_rappor(domain_size: Any, epsilon: Number, *,
                 input_domain: Domain | None = None) -> Measurement:
-    """Basic one-hot RAPPOR (Erlingsson, Pihur & Korolova 2014; seed 000).
+    """Basic one-hot RAPPOR (Erlingsson, Pihur & Korolova 2014; the DP-proofs post).
 
     Encode index ``v`` as the one-hot vector of length ``domain_size`` and flip every bit
     independently w.p. ``f/2 = 1/(1+e^{ε/2})``.  Neighbouring values differ in two bits, each a
@@ -334,5 +336,5 @@ def make_rappor(domain_size: Any, epsilon: Any, *,
         domain, metric, PureDP(), function=function, privacy_map=_linear_map(eps),
         name="rappor",
         params={"epsilon": eps, "domain_size": k, "p_flip": r},
-        event_map=_rr_event_map(eps / 2, per_record=2),
+        event_map=_rr_event_map(eps / 2, per_record=2), proof="randomized_response.md",
     )

@@ -53,12 +53,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from dpcert._directed import log_bounds
 from dpcert._validate import check_int, check_probability
 from dpcert.core.domains import AtomDomain, Domain, VectorDomain
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import PureDP
 from dpcert.errors import InvalidParameter, OutOfDomain
-from dpcert.mechanisms._exactmath import log_bounds
 from dpcert.mechanisms.randomized_response import _linear_map, _local_space
 from dpcert.samplers import EntropySource, bernoulli, uniform_below
 
@@ -367,6 +367,7 @@ def make_rappor_bloom(params: RapporBloomParams, *, input_domain: Domain | None 
     return Measurement(
         domain, metric, PureDP(), function=function, privacy_map=_linear_map(eps),
         name="rappor_bloom", params=_describe(params, eps, "one report"), batch_map=batch,
+        proof="rappor_bloom.md",
     )
 
 
@@ -401,7 +402,7 @@ def make_rappor_bloom_permanent(params: RapporBloomParams, *,
     return Measurement(
         domain, metric, PureDP(), function=function, privacy_map=_linear_map(eps),
         name="rappor_bloom_permanent", params=_describe(params, eps, "permanent"),
-        batch_map=batch,
+        batch_map=batch, proof="rappor_bloom.md",
     )
 
 

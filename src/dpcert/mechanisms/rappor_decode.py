@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from dpcert._numbers import Number
 from dpcert._validate import check_probability
 from dpcert.errors import InvalidParameter
 from dpcert.mechanisms.rappor_bloom import RapporBloomParams, RapporReports
@@ -229,8 +230,8 @@ def _design(params: RapporBloomParams, candidates: tuple[str, ...],
 
 
 def decode_rappor_bloom(reports: RapporReports, params: RapporBloomParams,
-                        candidates: Any, *, confidence: Any = 0.95,
-                        alpha: Any = 0.05) -> RapporDecoding:
+                        candidates: Any, *, confidence: Number = 0.95,
+                        alpha: Number = 0.05) -> RapporDecoding:
     """Estimate how many clients hold each candidate string (steps 1–3 above).
 
     Parameters

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcert._numbers import is_real_number
+from dpcert._numbers import Number, as_fraction, is_real_number
 from dpcert._validate import check_int, check_positive, check_probability
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import Domain
@@ -66,9 +66,9 @@ def _int_answer(v: Any) -> int:
 
 
 def make_sparse_vector(input_domain: Domain, input_metric: Metric, queries: Sequence[Query],
-                       threshold: Any, epsilon: Any, *, c: int = 1, sensitivity: Any = 1,
-                       monotonic: bool = False, numeric_epsilon: Any = None,
-                       threshold_fraction: Any = None) -> Measurement:
+                       threshold: Number, epsilon: Number, *, c: int = 1, sensitivity: Number = 1,
+                       monotonic: bool = False, numeric_epsilon: Number | None = None,
+                       threshold_fraction: Number | None = None) -> Measurement:
     """AboveThreshold (``c = 1``), SVT with ``c`` positives, or numeric SVT.
 
     Parameters
@@ -104,7 +104,7 @@ def make_sparse_vector(input_domain: Domain, input_metric: Metric, queries: Sequ
     if not all(callable(q) for q in qs):
         raise InvalidParameter("every query must be callable")
     if isinstance(threshold, (bool, np.bool_)) or not is_real_number(threshold) or \
-            Fraction(threshold).denominator != 1:
+            as_fraction(threshold).denominator != 1:
         raise InvalidParameter(f"threshold={threshold!r} must be an integer")
     t = int(threshold)
     eps = check_positive(epsilon, "epsilon")
@@ -173,14 +173,14 @@ def make_sparse_vector(input_domain: Domain, input_metric: Metric, queries: Sequ
         params={"threshold": t, "epsilon": eps, "epsilon_threshold": e1, "epsilon_queries": e2,
                 "numeric_epsilon": eps3, "c": cc, "sensitivity": sens, "monotonic": monotonic,
                 "queries": len(qs), "scale_threshold": scale_rho, "scale_queries": scale_nu,
-                "scale_numeric": scale_num},
+                "scale_numeric": scale_num}, proof="sparse_vector.md",
     )
 
 
-def then_sparse_vector(queries: Sequence[Query], threshold: Any, epsilon: Any, *, c: int = 1,
-                       sensitivity: Any = 1, monotonic: bool = False,
-                       numeric_epsilon: Any = None,
-                       threshold_fraction: Any = None) -> PartialConstructor:
+def then_sparse_vector(queries: Sequence[Query], threshold: Number, epsilon: Number, *, c: int = 1,
+                       sensitivity: Number = 1, monotonic: bool = False,
+                       numeric_epsilon: Number | None = None,
+                       threshold_fraction: Number | None = None) -> PartialConstructor:
     """Partial form of `make_sparse_vector`."""
     return partial(make_sparse_vector, "sparse_vector", queries, threshold, epsilon, c=c,
                    sensitivity=sensitivity, monotonic=monotonic, numeric_epsilon=numeric_epsilon,

@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from dpcert._directed import EXP_ARG_MAX, exp_bounds, exp_floor, log_bounds, ru
+from dpcert._numbers import Number
 from dpcert._validate import check_positive, check_probability
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import Domain, VectorDomain
@@ -38,7 +40,6 @@ from dpcert.core.measurement import Measurement
 from dpcert.core.measures import ApproxDP
 from dpcert.core.metrics import InsertDeleteDistance, Metric, SymmetricDistance
 from dpcert.errors import InvalidParameter, MetricMismatch
-from dpcert.mechanisms._exactmath import EXP_ARG_MAX, exp_bounds, exp_floor, log_bounds, ru
 from dpcert.mechanisms._spaces import check_dataset_space
 from dpcert.samplers import discrete_laplace
 
@@ -51,7 +52,7 @@ __all__ = [
 ]
 
 
-def partition_threshold(epsilon: Any, delta: Any) -> int:
+def partition_threshold(epsilon: Number, delta: Number) -> int:
     """Smallest integer τ ≥ 2 with ``P(1 + Z ≥ τ) ≤ δ`` for ``Z ~ DLap(1/ε)`` (rigorous).
 
     ``P(Z ≥ m) = q^m/(1+q)`` with ``q = e^{−ε}``, so ``τ − 1 ≥ (ln(1/δ) − ln(1+q))/ε``.
@@ -63,7 +64,7 @@ def partition_threshold(epsilon: Any, delta: Any) -> int:
     return max(2, math.ceil(need) + 1)
 
 
-def laplace_tail(scale: Any, m: int) -> Fraction:
+def laplace_tail(scale: Number, m: int) -> Fraction:
     """A rigorous upper bound on ``P(Z ≥ m)`` for ``Z ~ DLap(scale)`` (``P(z) ∝ e^{-|z|/scale}``).
 
     ``P(Z ≥ m) = q^m / (1 + q)`` with ``q = e^{-1/scale}`` for ``m ≥ 0``; 1 for ``m ≤ 0``
@@ -82,7 +83,7 @@ def laplace_tail(scale: Any, m: int) -> Fraction:
     return min(Fraction(1), ru(qm_hi / (1 + q_lo)))
 
 
-def keyed_threshold(scale: Any, per_group: int, groups: int, delta: Any) -> int:
+def keyed_threshold(scale: Number, per_group: int, groups: int, delta: Number) -> int:
     """Smallest τ with ``groups · P(Z ≥ τ − per_group) ≤ delta``, ``Z ~ DLap(scale)``.
 
     Starts from the rigorous `partition_threshold` and checks with `laplace_tail`,
@@ -111,8 +112,8 @@ def keyed_threshold(scale: Any, per_group: int, groups: int, delta: Any) -> int:
     return tau
 
 
-def make_partition_selection(input_domain: Domain, input_metric: Metric, epsilon: Any,
-                             delta: Any) -> Measurement:
+def make_partition_selection(input_domain: Domain, input_metric: Metric, epsilon: Number,
+                             delta: Number) -> Measurement:
     """Noisy-threshold partition selection over the keys in a vector (one key per unit).
 
     Parameters
@@ -157,7 +158,7 @@ def make_partition_selection(input_domain: Domain, input_metric: Metric, epsilon
     def function(x: Any) -> dict[Any, int]:
         return batch(x, 1)[0]
 
-    def privacy_map(d_in: Any) -> tuple[Fraction, Fraction]:
+    def privacy_map(d_in: int | Fraction) -> tuple[Fraction, Fraction]:
         d = int(d_in)
         if d == 0:
             return Fraction(0), Fraction(0)
@@ -173,9 +174,10 @@ def make_partition_selection(input_domain: Domain, input_metric: Metric, epsilon
         batch_map=batch,
         name="partition_selection",
         params={"epsilon": eps, "delta": dl, "threshold": tau, "scale": scale},
+        proof="threshold.md",
     )
 
 
-def then_partition_selection(epsilon: Any, delta: Any) -> PartialConstructor:
+def then_partition_selection(epsilon: Number, delta: Number) -> PartialConstructor:
     """Partial form of `make_partition_selection`."""
     return partial(make_partition_selection, "partition_selection", epsilon, delta)

@@ -28,7 +28,8 @@ from functools import lru_cache, partial
 import numpy as np
 import numpy.typing as npt
 
-from dpcert.samplers._exact import Bounds, LazyUniform, exp_neg_bounds, lazy_less, mul_bounds
+from dpcert._directed import Bounds, exp_neg_bounds, mul_bounds
+from dpcert.samplers._exact import LazyUniform, lazy_less
 from dpcert.samplers._inversion import ThresholdTable
 from dpcert.samplers.entropy import EntropySource
 

@@ -18,7 +18,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from dpcert.samplers._exact import Bounds, LazyUniform, lazy_less
+from dpcert._directed import Bounds
+from dpcert.samplers._exact import LazyUniform, lazy_less
 from dpcert.samplers.entropy import EntropySource
 
 __all__ = ["ThresholdTable"]

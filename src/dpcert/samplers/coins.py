@@ -15,8 +15,8 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
+from dpcert._directed import Bounds, exp_neg_bounds
 from dpcert._validate import check_nonnegative, check_probability, check_size
-from dpcert.samplers._exact import Bounds, exp_neg_bounds
 from dpcert.samplers._inversion import ThresholdTable
 from dpcert.samplers.entropy import EntropySource, default_source
 

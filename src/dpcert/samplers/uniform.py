@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
-import numpy.typing as npt
 
+from dpcert._types import Array
 from dpcert._validate import check_int, check_size
 from dpcert.samplers.entropy import EntropySource, default_source
 
@@ -14,7 +12,7 @@ __all__ = ["uniform_below"]
 
 
 def uniform_below(n: object, size: int, *, source: EntropySource | None = None
-                  ) -> npt.NDArray[Any]:
+                  ) -> Array:
     """``size`` independent draws, uniform on ``{0, ..., n - 1}``, exactly.
 
     A power of two takes the top bits of one word; other ``n <= 2**63`` use rejection
@@ -51,7 +49,7 @@ def uniform_below(n: object, size: int, *, source: EntropySource | None = None
     return out
 
 
-def _huge(n: int, size: int, src: EntropySource) -> npt.NDArray[Any]:
+def _huge(n: int, size: int, src: EntropySource) -> Array:
     bits = n.bit_length()
     words = (bits + 63) // 64
     out = np.empty(size, dtype=object)

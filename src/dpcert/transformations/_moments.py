@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 
 from dpcert._exact import exact_float_sum
+from dpcert._types import Array
 
 __all__ = ["exact_sum_and_squares"]
 
 _SPLIT = 134217729.0  # 2^27 + 1 (Veltkamp)
 
 
-def exact_sum_and_squares(arr: np.ndarray[Any, Any]) -> tuple[Fraction, Fraction]:
+def exact_sum_and_squares(arr: Array) -> tuple[Fraction, Fraction]:
     """``(Σx, Σx²)`` exactly, for an int or float array (vectorised where safe)."""
     if arr.size == 0:
         return Fraction(0), Fraction(0)

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcert._types import Array
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import AtomDomain, Domain, VectorDomain
 from dpcert.core.metrics import Metric
@@ -80,7 +81,7 @@ def make_cast(input_domain: Domain, input_metric: Metric, to: type, *,
     to_array = input_domain.to_array
     out_element = AtomDomain(float, nan=True) if to is float else AtomDomain(to)
 
-    def function(x: Any) -> np.ndarray[Any, Any]:
+    def function(x: Any) -> Array:
         arr = to_array(x)
         if to is float:
             if src in (bool, int) and arr.dtype != object:
@@ -109,7 +110,7 @@ def make_cast(input_domain: Domain, input_metric: Metric, to: type, *,
     return Transformation(
         input_domain, input_metric, VectorDomain(out_element, size=input_domain.size),
         input_metric, function=function, stability_map=lambda d_in: d_in,
-        name="cast", params={"to": to.__name__, "default": default},
+        name="cast", params={"to": to.__name__, "default": default}, proof="row_maps.md",
     )
 
 

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from dpcert._numbers import Number
+from dpcert._types import Array
 from dpcert._validate import check_bounds
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import AtomDomain, Domain, VectorDomain
@@ -30,7 +32,7 @@ from dpcert.transformations._spaces import vector_space
 __all__ = ["make_clamp", "then_clamp"]
 
 
-def make_clamp(input_domain: Domain, input_metric: Metric, lower: Any, upper: Any
+def make_clamp(input_domain: Domain, input_metric: Metric, lower: Number, upper: Number
                ) -> Transformation:
     """Clamp each element of a numeric vector to the closed interval ``[lower, upper]``.
 
@@ -62,11 +64,11 @@ def make_clamp(input_domain: Domain, input_metric: Metric, lower: Any, upper: An
     out_domain = VectorDomain(out_element, size=input_domain.size)
     to_array = input_domain.to_array
 
-    def function(x: Any) -> np.ndarray[Any, Any]:
+    def function(x: Any) -> Array:
         arr = to_array(x)
         if arr.dtype == object:  # exact Python ints beyond int64
             return np.array([min(max(v, lo_c), hi_c) for v in arr.tolist()], dtype=np.int64)
-        out: np.ndarray[Any, Any] = np.clip(arr, lo_c, hi_c)
+        out: Array = np.clip(arr, lo_c, hi_c)
         return out
 
     return Transformation(
@@ -74,10 +76,10 @@ def make_clamp(input_domain: Domain, input_metric: Metric, lower: Any, upper: An
         function=function,
         stability_map=lambda d_in: d_in,
         name="clamp",
-        params={"lower": lo_c, "upper": hi_c},
+        params={"lower": lo_c, "upper": hi_c}, proof="clamp.md",
     )
 
 
-def then_clamp(lower: Any, upper: Any) -> PartialConstructor:
+def then_clamp(lower: Number, upper: Number) -> PartialConstructor:
     """Partial form of `make_clamp`: ``space >> then_clamp(0.0, 12.0)``."""
     return partial(make_clamp, "clamp", lower, upper)

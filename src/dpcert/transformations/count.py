@@ -14,7 +14,7 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any
+from fractions import Fraction
 
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import AtomDomain, Domain
@@ -30,7 +30,7 @@ def make_count(input_domain: Domain, input_metric: Metric) -> Transformation:
     vector_space("make_count", input_domain, input_metric, types=(bool, int, float, str))
     bounded = isinstance(input_metric, BOUNDED_METRICS)
 
-    def stability(d_in: Any) -> int:
+    def stability(d_in: int | Fraction) -> int:
         return 0 if bounded else int(d_in)
 
     return Transformation(
@@ -38,7 +38,7 @@ def make_count(input_domain: Domain, input_metric: Metric) -> Transformation:
         function=len,
         stability_map=stability,
         name="count",
-        params={},
+        params={}, proof="count.md",
     )
 
 

@@ -47,7 +47,7 @@ def make_count_distinct(input_domain: Domain, input_metric: Metric) -> Transform
     return Transformation(
         input_domain, input_metric, AtomDomain(int), AbsoluteDistance(),
         function=function, stability_map=lambda d_in: int(d_in),
-        name="count_distinct", params={},
+        name="count_distinct", params={}, proof="count_distinct.md",
     )
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcert._types import Array
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import AtomDomain, Domain, VectorDomain
 from dpcert.core.metrics import L1Distance, L2Distance, Metric
@@ -55,13 +56,13 @@ def make_count_by_categories(input_domain: Domain, input_metric: Metric,
         Fraction(2) if isinstance(out_metric, L1Distance) else SQRT2_UP)
     to_array = input_domain.to_array
 
-    def function(x: Any) -> np.ndarray[Any, Any]:
+    def function(x: Any) -> Array:
         return count_categories(np.asarray(to_array(x)), cats)
 
     return Transformation(
         input_domain, input_metric, VectorDomain(AtomDomain(int), size=len(cats)), out_metric,
         function=function, stability_map=lambda d_in: factor * Fraction(d_in),
-        name="count_by_categories", params={"categories": cats},
+        name="count_by_categories", params={"categories": cats}, proof="histogram.md",
     )
 
 

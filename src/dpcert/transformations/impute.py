@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from dpcert._numbers import is_real_number
+from dpcert._types import Array
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import AtomDomain, Domain, VectorDomain
 from dpcert.core.metrics import Metric
@@ -43,7 +44,7 @@ def make_impute_constant(input_domain: Domain, input_metric: Metric,
     out = VectorDomain(AtomDomain(float, bounds=element.bounds), size=input_domain.size)
     to_array = input_domain.to_array
 
-    def function(x: Any) -> np.ndarray[Any, Any]:
+    def function(x: Any) -> Array:
         arr = np.array(to_array(x), dtype=np.float64)
         arr[np.isnan(arr)] = c
         return arr
@@ -51,6 +52,7 @@ def make_impute_constant(input_domain: Domain, input_metric: Metric,
     return Transformation(
         input_domain, input_metric, out, input_metric, function=function,
         stability_map=lambda d_in: d_in, name="impute_constant", params={"constant": c},
+        proof="row_maps.md",
     )
 
 

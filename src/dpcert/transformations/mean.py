@@ -51,7 +51,7 @@ def sized_bounded(who: str, input_domain: Domain,
     return input_domain, float_exact(lo), float_exact(hi), input_domain.size
 
 
-def changes_for(input_metric: Metric, d_in: Any) -> int:
+def changes_for(input_metric: Metric, d_in: int | Fraction) -> int:
     """Records changed between same-size datasets ``d_in`` apart."""
     return int(d_in) if isinstance(input_metric, BOUNDED_METRICS) else int(d_in) // 2
 
@@ -70,7 +70,7 @@ def make_mean(input_domain: Domain, input_metric: Metric) -> Transformation:
         input_domain, input_metric, AtomDomain(float), AbsoluteDistance(),
         function=function,
         stability_map=lambda d_in: changes_for(input_metric, d_in) * sens,
-        name="mean", params={"size": n, "sensitivity": sens},
+        name="mean", params={"size": n, "sensitivity": sens}, proof="mean.md",
     )
 
 

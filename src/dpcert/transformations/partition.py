@@ -26,10 +26,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from dpcert._types import Array
 from dpcert._validate import check_int
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import Domain, VectorDomain
@@ -97,7 +99,7 @@ class PartitionDistance(Metric):
 
 
 def make_partition(input_domain: Domain, input_metric: Metric,
-                   by: Callable[[np.ndarray[Any, Any]], Any],
+                   by: Callable[[Array], Any],
                    keys: Sequence[Any]) -> Transformation:
     """Partition a vector by the public ``keys`` of a vectorised key function ``by``.
 
@@ -121,7 +123,7 @@ def make_partition(input_domain: Domain, input_metric: Metric,
     inner = VectorDomain(input_domain.element)
     n = len(ks)
 
-    def function(data: Any) -> list[np.ndarray[Any, Any]]:
+    def function(data: Any) -> list[Array]:
         arr = input_domain.to_array(data)
         labels = np.asarray(by(arr))
         if labels.shape != arr.shape:
@@ -130,7 +132,7 @@ def make_partition(input_domain: Domain, input_metric: Metric,
             )
         return [arr[labels == k] for k in ks]
 
-    def stability(d_in: Any) -> tuple[int, int, int]:
+    def stability(d_in: int | Fraction) -> tuple[int, int, int]:
         d = int(d_in)
         return min(d, n), d, d
 
@@ -139,11 +141,11 @@ def make_partition(input_domain: Domain, input_metric: Metric,
         function=function,
         stability_map=stability,
         name="partition",
-        params={"keys": [repr(k) for k in ks]},
+        params={"keys": [repr(k) for k in ks]}, proof="composition.md",
     )
 
 
-def then_partition(by: Callable[[np.ndarray[Any, Any]], Any],
+def then_partition(by: Callable[[Array], Any],
                    keys: Sequence[Any]) -> PartialConstructor:
     """Partial form of [`make_partition`][dpcert.transformations.partition.make_partition]."""
     return partial(make_partition, "partition", by=by, keys=keys)

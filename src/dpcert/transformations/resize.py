@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcert._types import Array
 from dpcert._validate import check_int
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import Domain, VectorDomain
@@ -42,7 +43,7 @@ from dpcert.transformations._spaces import vector_space
 __all__ = ["make_resize", "random_order", "then_resize"]
 
 
-def random_order(n: int) -> np.ndarray[Any, Any]:
+def random_order(n: int) -> Array:
     """A uniformly random permutation of ``range(n)`` (exact; see module docstring)."""
     while True:
         keys = uniform_below(1 << 62, n)
@@ -77,21 +78,21 @@ def make_resize(input_domain: Domain, input_metric: Metric, size: int,
         raise InvalidParameter(f"constant={constant!r} is not in {element!r}: {reason}")
     to_array = input_domain.to_array
 
-    def function(x: Any) -> np.ndarray[Any, Any]:
+    def function(x: Any) -> Array:
         arr = to_array(x)
         n = arr.size
         if n >= m:
-            kept: np.ndarray[Any, Any] = arr[random_order(n)[:m]]
+            kept: Array = arr[random_order(n)[:m]]
             return kept
         pad = np.empty(m - n, dtype=arr.dtype)
         pad[:] = constant
-        out: np.ndarray[Any, Any] = np.concatenate([arr, pad])[random_order(m)]
+        out: Array = np.concatenate([arr, pad])[random_order(m)]
         return out
 
     return Transformation(
         input_domain, input_metric, VectorDomain(element, size=m), ChangeOneDistance(),
         function=function, stability_map=lambda d_in: int(d_in),
-        name="resize", params={"size": m, "constant": constant},
+        name="resize", params={"size": m, "constant": constant}, proof="resize.md",
     )
 
 

@@ -52,7 +52,7 @@ def make_select_column(input_domain: Domain, input_metric: Metric, column: str
         function=function,
         stability_map=lambda d_in: d_in,
         name="select_column",
-        params={"column": column},
+        params={"column": column}, proof="row_maps.md",
     )
 
 

@@ -42,7 +42,7 @@ from dpcert.transformations._spaces import BOUNDED_METRICS, vector_space
 __all__ = ["make_sum", "sum_sensitivity", "then_sum"]
 
 
-def sum_sensitivity(lower: Any, upper: Any, input_metric: Metric) -> Fraction:
+def sum_sensitivity(lower: float, upper: float, input_metric: Metric) -> Fraction:
     """Per-unit-distance sensitivity of a sum of elements in ``[lower, upper]``."""
     lo, hi = float_exact(lower), float_exact(upper)
     if isinstance(input_metric, BOUNDED_METRICS):
@@ -81,7 +81,7 @@ def make_sum(input_domain: Domain, input_metric: Metric) -> Transformation:
         def function(x: Any) -> Any:
             return exact_int_sum(to_array(x), bound)
 
-        def stability(d_in: Any) -> Any:
+        def stability(d_in: int | Fraction) -> Any:
             return int(d_in) * int(sens)
         out = AtomDomain(int)
     else:
@@ -89,7 +89,7 @@ def make_sum(input_domain: Domain, input_metric: Metric) -> Transformation:
         def function(x: Any) -> Any:
             return float(exact_float_sum(np.asarray(to_array(x), dtype=np.float64)))
 
-        def stability(d_in: Any) -> Any:
+        def stability(d_in: int | Fraction) -> Any:
             return Fraction(d_in) * sens
         out = AtomDomain(float)
     return Transformation(
@@ -97,7 +97,7 @@ def make_sum(input_domain: Domain, input_metric: Metric) -> Transformation:
         function=function,
         stability_map=stability,
         name="sum",
-        params={"lower": lo, "upper": hi, "sensitivity": sens},
+        params={"lower": lo, "upper": hi, "sensitivity": sens}, proof="sum.md",
     )
 
 

@@ -50,6 +50,7 @@ def make_variance(input_domain: Domain, input_metric: Metric, *, ddof: int = 1) 
         function=function,
         stability_map=lambda d_in: changes_for(input_metric, d_in) * sens,
         name="variance", params={"size": n, "ddof": dd, "sensitivity": Fraction(sens)},
+        proof="variance.md",
     )
 
 

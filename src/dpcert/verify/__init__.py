@@ -3,11 +3,12 @@
 A program in dpcert's small DP language (see ``docs/verifier.md``) is parsed to a typed IR and
 either
 
-* **PROVED** by randomness alignment (apRHL couplings, seed 001; Barthe et al. LICS 2016 for the
-  pointwise rule; LightDP, Zhang & Kifer POPL 2017; ShadowDP, Wang et al. PLDI 2019; CheckDP,
-  Wang et al. CCS 2020): shifts of the noise, checked with z3 over exact rationals, that make
-  the two runs agree while the summed cost stays within the claim -- for *every* size by an
-  inductive loop invariant (`dpcert.verify.induction`), or for sizes 1..n by unrolling;
+* **PROVED** by randomness alignment (apRHL couplings as in Gaboardi & Stoughton's notes; Barthe
+  et al. LICS 2016 for the pointwise rule; LightDP, Zhang & Kifer POPL 2017; ShadowDP, Wang et al.
+  PLDI 2019; CheckDP, Wang et al. CCS 2020): shifts of the noise, checked with z3 over exact
+  rationals, that make the two runs agree while the summed cost stays within the claim -- for
+  *every* size by an inductive loop invariant (`dpcert.verify.induction`), or for sizes 1..n
+  by unrolling;
 * **REFUTED** with a concrete neighbouring pair, an output event and the exact privacy loss; or
 * **UNKNOWN** with the reason.
 

@@ -13,7 +13,7 @@ Neyman–Pearson optimal event at ε (Balle & Wang 2018, Thm. 8):
     P[M(x) ∈ S] − e^ε·P[M(x') ∈ S] = Φ(μ/2 − ε/μ) − e^ε·Φ(−μ/2 − ε/μ) = δ_μ(ε).
 
 The pair is the vertex of the adjacency box (inside the input ranges) with the largest μ².
-Both probabilities are enclosed with `dpcert.verify.enclosure` (exact rationals), so a
+Both probabilities are enclosed with `dpcert._directed` (exact rationals), so a
 reported violation ``P − e^ε·P' > δ`` is proven, not a float comparison.
 """
 
@@ -23,8 +23,8 @@ import itertools
 import math
 from fractions import Fraction
 
+from dpcert._directed import Interval, exp_bounds, normal_cdf_interval, sqrt_bounds
 from dpcert.verify.adjacency import pieces
-from dpcert.verify.enclosure import Interval, exp_enclosure, phi_enclosure, sqrt_enclosure
 from dpcert.verify.gaussian import gaussian_terms
 from dpcert.verify.ir import Program
 from dpcert.verify.linear import LinForm, fmt_frac
@@ -111,12 +111,12 @@ def linear_event_probability(m: GaussModel, data: dict[str, Fraction],
     sd = dict(zip((j for j, _, _, _ in m.terms), m.sds(), strict=True))
     mu_t = sum((w * mean[j] for j, w in weights), Fraction(0))
     var = sum((w * w * sd[j] ** 2 for j, w in weights), Fraction(0))
-    s_lo, s_hi = sqrt_enclosure(var)
+    s_lo, s_hi = sqrt_bounds(var)
     num = mu_t - t  # P[T ≥ t] = Φ((mean − t)/sd)
     if s_lo <= 0:
         return (Fraction(1), Fraction(1)) if num >= 0 else (Fraction(0), Fraction(0))
     z_lo, z_hi = (num / s_hi, num / s_lo) if num >= 0 else (num / s_lo, num / s_hi)
-    return phi_enclosure(z_lo, z_hi)
+    return normal_cdf_interval(z_lo, z_hi)
 
 
 def event_text(weights: tuple[tuple[int, Fraction], ...], t: Fraction) -> str:
@@ -142,7 +142,7 @@ def optimal_event(m: GaussModel, x: dict[str, Fraction], y: dict[str, Fraction],
     weights = tuple((j, w / norm) for (j, _, _, _), w in zip(m.terms, ws, strict=True) if w != 0)
     at_y = {j: v for (j, _, _, _), v in zip(m.terms, dy, strict=True)}
     mean_y = sum((w * at_y[j] for j, w in weights), Fraction(0))
-    mu_q = sqrt_enclosure(mu2)[0]
+    mu_q = sqrt_bounds(mu2)[0]
     t = mean_y + (m.eps + mu2 / 2 + shift * mu_q) / norm
     return weights, t, mu2
 
@@ -173,7 +173,7 @@ def _witness(m: GaussModel, n: int, x: dict[str, Fraction], y: dict[str, Fractio
              weights: tuple[tuple[int, Fraction], ...], t: Fraction) -> Witness | None:
     p = linear_event_probability(m, x, weights, t)
     q = linear_event_probability(m, y, weights, t)
-    e_lo, e_hi = exp_enclosure(m.eps)
+    e_lo, e_hi = exp_bounds(m.eps)
     dl = (p[0] - e_hi * q[1], p[1] - e_lo * q[0])
     if dl[0] <= m.delta:
         return None

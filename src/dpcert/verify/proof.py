@@ -1,4 +1,4 @@
-"""Rendering a found alignment as a chain of apRHL rules (the notation of seed 001)."""
+"""Rendering a found alignment as a chain of apRHL rules (Gaboardi & Stoughton's notation)."""
 
 from __future__ import annotations
 

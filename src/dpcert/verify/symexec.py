@@ -469,11 +469,6 @@ def unroll(prog: Program, n: int, deadline: float | None = None) -> Unrolled:
                     tuple(p.name for p in prog.params), claim, ex.consts)
 
 
-def describe_value(v: Scalar) -> str:
-    """Text of an output value."""
-    return ("true" if v else "false") if isinstance(v, bool) else str(v)
-
-
 def substitute(form: LinForm, mapping: Mapping[str, LinForm]) -> LinForm:
     """Alias of `LinForm.subst` for readability at call sites."""
     return form.subst(mapping)

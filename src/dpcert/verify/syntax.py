@@ -1,6 +1,6 @@
 r"""Parser of dpcert's DP language (a lark grammar) into the typed IR of `dpcert.verify.ir`.
 
-The language follows the pseudocode of seed 001 (apRHL lecture notes)::
+The language follows the pseudocode of Gaboardi & Stoughton's apRHL lecture notes (CS 591)::
 
     # Laplace mechanism
     input q : real[1];

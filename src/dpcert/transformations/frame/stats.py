@@ -41,12 +41,13 @@ Fraction(10, 1)
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 from typing import Any, Literal
 
 import numpy as np
 
+from dpcert._directed import sqrt_up
+from dpcert._types import Array
 from dpcert.backends._fixed import fixed_bounds
 from dpcert.backends.base import StatSpec
 from dpcert.core.domains import AtomDomain, Domain, VectorDomain
@@ -99,12 +100,12 @@ def centre_of(spec: StatSpec) -> int:
     return (rl + rh) // 2
 
 
-def centred_values(values: Any, counts: Any, centre: int) -> np.ndarray[Any, Any]:
+def centred_values(values: Any, counts: Any, centre: int) -> Array:
     """``values − centre·counts`` exactly (int64 when it fits, else Python ints)."""
-    big: np.ndarray[Any, Any] = (np.asarray(values).astype(object)
+    big: Array = (np.asarray(values).astype(object)
                                  - centre * np.asarray(counts).astype(object))
     if all(abs(int(v)) < 1 << 62 for v in big.tolist()):
-        out: np.ndarray[Any, Any] = big.astype(np.int64)
+        out: Array = big.astype(np.int64)
         return out
     return big
 
@@ -132,29 +133,6 @@ def per_group_change(spec: StatSpec, d: tuple[int, ...], centred: bool = False) 
     raise InvalidParameter(
         f"stat {spec.name!r}: kind={spec.kind!r} cannot be selected as a vector (quantile "
         "counts go to make_grouped_quantile)")
-
-
-def sqrt_up(x: int | Fraction, bits: int = 40) -> Fraction:
-    """A rational upper bound on √x within a relative ``2^-bits`` (exact for squares).
-
-    Examples
-    --------
-    >>> sqrt_up(4), sqrt_up(Fraction(9, 4))
-    (Fraction(2, 1), Fraction(3, 2))
-    >>> s = sqrt_up(2)
-    >>> s * s >= 2 and float(s) - 2 ** 0.5 < 1e-11
-    True
-    """
-    q = Fraction(x)
-    if q < 0:
-        raise InvalidParameter(f"x={x} must be >= 0")
-    n, d = q.numerator, q.denominator
-    rn, rd = math.isqrt(n), math.isqrt(d)
-    if rn * rn == n and rd * rd == d:
-        return Fraction(rn, rd)
-    shift = max(0, bits - (n.bit_length() - d.bit_length()) // 2 + 2)
-    # isqrt(floor(x·4^shift)) + 1 > √(x·4^shift), so dividing by 2^shift gives a bound ≥ √x
-    return Fraction(math.isqrt((n << (2 * shift)) // d) + 1, 1 << shift)
 
 
 def stat_sensitivity(spec: StatSpec, d: tuple[int, ...], norm: Norm,

@@ -1,21 +1,41 @@
-"""Rigorous enclosures of exp, log, sqrt and the normal CDF, in exact rational arithmetic.
+"""Directed rounding and rigorous enclosures of exp, log, sqrt and the normal CDF.
 
-Each function returns ``(lo, hi)``, two `Fraction` with ``lo ≤ f(x) ≤ hi``.
-Intermediate results are rounded *outward* to ``PREC`` significant bits, so enclosures stay
-small (about ``2^-PREC`` relative) and cheap, and are never wrong.  Used wherever a privacy or
-accuracy statement involves a transcendental function: the decision is made on the enclosure's
-safe side (see ``docs/proofs/accuracy.md``).
+The one home of the transcendental arithmetic that privacy statements rest on: samplers,
+mechanisms, accounting and the verifier all call this module, so a bound is proven once.
 
-Methods: exp by `dpcert.samplers._exact.exp_neg_bounds` (integer Taylor series with
-counted rounding errors, binary powers of ``e^{−1}``); log by
-``ln y = e·ln 2 + 2·atanh((m−1)/(m+1))`` with ``m ∈ [1, 2)``; Φ by the everywhere-convergent
-series ``Φ(x) = 1/2 + φ(x)·Σ x^{2n+1}/(2n+1)!!`` for ``x ≥ −12`` and the Mills-ratio bounds
-``φ(x)·x/(1+x²) ≤ 1 − Φ(x) ≤ φ(x)/x`` beyond (Abramowitz & Stegun 7.1.13).
+Three tiers, each stating what it guarantees:
+
+* **integer fixed point** (`exp_neg_bounds`, `mul_bounds`): integers
+  ``lo ≤ c·2^P ≤ hi`` for ``c = e^{−x}``, at any precision ``P`` the caller asks for (the exact
+  samplers refine ``P`` until a coin is decided);
+* **rational enclosures** (`exp_bounds`, `log_bounds`, `sqrt_bounds`,
+  `normal_cdf_bounds`, `normal_cdf_interval`): two
+  `Fraction` ``lo ≤ f(x) ≤ hi``, rounded *outward* to ``PREC`` significant
+  bits, so enclosures stay small (about ``2^-PREC`` relative), cheap and never wrong; the
+  one-sided forms `exp_up`, `exp_down`, `log_up`, `sqrt_up` and
+  `ceil_sqrt` are their safe ends;
+* **widened floats** (`up_float`, `up`): a binary64 result of a float algorithm
+  (an accountant's optimisation over orders) widened by the relative `MARGIN`, which
+  dominates the few-ulp error of ``math.exp``/``math.log`` by four orders of magnitude.
+
+Methods: ``e^{−x}`` by an alternating integer Taylor series with counted rounding errors and
+binary powers of ``e^{−1}``; ``ln y = e·ln 2 + 2·atanh((m−1)/(m+1))`` with ``m ∈ [1, 2)``; Φ by
+the everywhere-convergent series ``Φ(x) = 1/2 + φ(x)·Σ x^{2n+1}/(2n+1)!!`` for ``|x| ≤ 12``
+and the Mills-ratio bounds ``φ(x)·x/(1+x²) ≤ 1 − Φ(x) ≤ φ(x)/x`` beyond (Abramowitz & Stegun
+7.1.13).
 
 Bounded work: every argument is first rounded outward to PREC bits (each function here is
-increasing), the series run in integer fixed point, and exp saturates below ``−EXP_ARG_MAX``, so
+monotone), the series run in integer fixed point, and exp saturates below ``−EXP_ARG_MAX``, so
 the cost of a call does not grow with the size or magnitude of its argument (a quote at ε = 1e9
 costs what one at ε = 1 does; ``docs/proofs/accuracy.md``, "Bounded work").
+
+Examples
+--------
+>>> lo, hi = normal_cdf_interval(Fraction(-3), Fraction(-3))
+>>> round(float(lo), 12), hi - lo < Fraction(1, 10**50)
+(0.001349898032, True)
+>>> Fraction(2718281828459045, 10**15) < exp_down(Fraction(1)) < exp_up(Fraction(1)) < 2.7182818285
+True
 """
 
 from __future__ import annotations
@@ -24,19 +44,120 @@ import math
 from fractions import Fraction
 from functools import lru_cache
 
-from dpcert.samplers._exact import exp_neg_bounds
+from dpcert.errors import InvalidParameter
 
 __all__ = [
     "EXP_ARG_MAX",
+    "MARGIN",
     "PREC",
+    "Bounds",
+    "Interval",
+    "ceil_sqrt",
     "exp_bounds",
+    "exp_down",
     "exp_floor",
     "exp_lower",
+    "exp_neg_bounds",
+    "exp_up",
     "log_bounds",
+    "log_up",
+    "mul_bounds",
     "normal_cdf_bounds",
+    "normal_cdf_interval",
+    "rd",
+    "ru",
     "sqrt_bounds",
+    "sqrt_up",
+    "up",
+    "up_float",
 ]
 
+# ------------------------------------------------------------------ integer fixed point
+#: (lo, hi) with lo <= c * 2**P <= hi for the precision P the pair was computed at.
+Bounds = tuple[int, int]
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -((-a) // b)
+
+
+def mul_bounds(a: Bounds, b: Bounds, prec: int) -> Bounds:
+    """Bounds of the product of two non-negative reals, both at precision ``prec``."""
+    return (a[0] * b[0]) >> prec, _ceil_div(a[1] * b[1], 1 << prec)
+
+
+def _exp_neg_small(num: int, den: int, prec: int) -> Bounds:
+    """Bounds on exp(-num/den) * 2**prec for 0 <= num/den <= 1.
+
+    Terms t_i = x**i / i! are non-increasing; each is computed by floor division from the last, so
+    the computed T_i underestimates t_i * 2**W by at most i units.  The alternating series is
+    bracketed by consecutive partial sums; the final bounds widen by the accumulated error.
+    """
+    guard = 2 * prec.bit_length() + 8
+    w = prec + guard
+    one = 1 << w
+    total = one
+    term = one
+    err = 0
+    i = 0
+    while True:
+        i += 1
+        term = term * num // (den * i)
+        err += i
+        if term == 0:
+            break
+        total = total - term if i % 2 else total + term
+    # |total - exp(-x) 2^W| <= err + 1 (truncation of a non-increasing alternating series
+    # by a term that is < 1 unit, plus the per-term floor errors).
+    slack = err + 2
+    lo = max(total - slack, 0) >> guard
+    hi = _ceil_div(total + slack, 1 << guard)
+    return lo, min(hi, 1 << prec)
+
+
+@lru_cache(maxsize=64)
+def _exp_neg_one(prec: int) -> Bounds:
+    return _exp_neg_small(1, 1, prec)
+
+
+def exp_neg_bounds(x: Fraction, prec: int) -> Bounds:
+    """Integers ``lo <= exp(-x) * 2**prec <= hi`` for a rational ``x >= 0``, with hi - lo small.
+
+    Examples
+    --------
+    >>> lo, hi = exp_neg_bounds(Fraction(1, 3), 60)
+    >>> hi - lo < 100 and abs(lo / 2**60 - 0.7165313105737893) < 1e-15
+    True
+    """
+    if x < 0:
+        raise ValueError(f"x={x} must be >= 0")
+    n = x.numerator // x.denominator
+    frac = x - n
+    # exp(-n) < 2^-(1.44 n): beyond the precision it only contributes [0, 1].
+    if n > 2 * prec + 64:
+        return 0, 1
+    p2 = prec + 2 * n.bit_length() + 8
+    res = _exp_neg_small(frac.numerator, frac.denominator, p2)
+    if n:
+        base = _exp_neg_one(p2)
+        k = n
+        acc: Bounds = (1 << p2, 1 << p2)
+        while k:
+            if k & 1:
+                acc = mul_bounds(acc, base, p2)
+            k >>= 1
+            if k:
+                base = mul_bounds(base, base, p2)
+        res = mul_bounds(res, acc, p2)
+    shift = p2 - prec
+    return res[0] >> shift, _ceil_div(res[1], 1 << shift)
+
+
+
+
+# ------------------------------------------------------------------ rational enclosures
+
+#: Significant bits of every rational enclosure.
 PREC = 200
 #: Largest |x| at which :func:`exp_bounds` computes; beyond, it saturates (see there).
 EXP_ARG_MAX = 2048
@@ -79,7 +200,7 @@ def ru(x: Fraction) -> Fraction:
 def _exp_neg(x: Fraction) -> Interval:
     """Enclosure of ``e^{−x}`` for a PREC-bit dyadic ``0 ≤ x ≤ EXP_ARG_MAX``, relative width
     about ``2^-PREC``: integer bounds at absolute precision ``2^-P`` with ``P`` large enough
-    that ``e^{−x}·2^P ≥ 2^{PREC+16}`` (`dpcert.samplers._exact.exp_neg_bounds`)."""
+    that ``e^{−x}·2^P ≥ 2^{PREC+16}`` (`exp_neg_bounds`)."""
     p = PREC + 16 + math.ceil(x * Fraction(3, 2))  # 3/2 > log2(e)
     lo, hi = exp_neg_bounds(x, p)
     return Fraction(lo, 1 << p), Fraction(hi, 1 << p)
@@ -299,3 +420,83 @@ def _phi_series(x: Fraction) -> Interval:
             break
     hi += 2 * t
     return Fraction(lo, 1 << w), Fraction(hi, 1 << w)
+
+
+def normal_cdf_interval(x_lo: Fraction, x_hi: Fraction) -> Interval:
+    """``(lo, hi)`` containing Φ(x) for every ``x`` in ``[x_lo, x_hi]`` (Φ is increasing)."""
+    if x_lo > x_hi:
+        raise ValueError(f"x_lo={x_lo} must be <= x_hi={x_hi}")
+    return normal_cdf_bounds(x_lo)[0], normal_cdf_bounds(x_hi)[1]
+
+
+# ------------------------------------------------------------------ one-sided rational bounds
+
+
+def exp_up(x: Fraction) -> Fraction:
+    """A Fraction ``≥ e^x``; ``OverflowError`` above ``EXP_ARG_MAX`` (the bound would not fit)."""
+    if x > EXP_ARG_MAX:
+        raise OverflowError(f"exp_up({x}): the argument exceeds {EXP_ARG_MAX}")
+    return exp_bounds(Fraction(x))[1]
+
+
+def exp_down(x: Fraction) -> Fraction:
+    """A Fraction ``≤ e^x`` (and ``≥ 0``), for any rational ``x``."""
+    return exp_lower(Fraction(x))
+
+
+def log_up(x: Fraction) -> Fraction:
+    """A Fraction ``≥ ln x`` for ``x > 0``."""
+    return log_bounds(Fraction(x))[1]
+
+
+def sqrt_up(x: int | Fraction, bits: int = 40) -> Fraction:
+    """A rational upper bound on √x within a relative ``2^-bits`` (exact for squares).
+
+    Examples
+    --------
+    >>> sqrt_up(4), sqrt_up(Fraction(9, 4))
+    (Fraction(2, 1), Fraction(3, 2))
+    >>> s = sqrt_up(2)
+    >>> s * s >= 2 and float(s) - 2 ** 0.5 < 1e-11
+    True
+    """
+    q = Fraction(x)
+    if q < 0:
+        raise InvalidParameter(f"x={x} must be >= 0")
+    n, d = q.numerator, q.denominator
+    rn, rd_ = math.isqrt(n), math.isqrt(d)
+    if rn * rn == n and rd_ * rd_ == d:
+        return Fraction(rn, rd_)
+    shift = max(0, bits - (n.bit_length() - d.bit_length()) // 2 + 2)
+    # isqrt(floor(x·4^shift)) + 1 > √(x·4^shift), so dividing by 2^shift gives a bound ≥ √x
+    return Fraction(math.isqrt((n << (2 * shift)) // d) + 1, 1 << shift)
+
+
+def ceil_sqrt(m: int) -> int:
+    """``⌈√m⌉`` for an integer ``m ≥ 0``: an integer upper bound on √m (exact for squares).
+
+    Examples
+    --------
+    >>> ceil_sqrt(16), ceil_sqrt(17)
+    (4, 5)
+    """
+    r = math.isqrt(m)
+    return r if r * r == m else r + 1
+
+
+# ------------------------------------------------------------------ widened floats
+
+#: Relative widening applied to every float result of a float algorithm in privacy arithmetic.
+MARGIN = 2.0**-40
+
+
+def up_float(x: float) -> float:
+    """A float at least ``x`` plus the documented margin (absolute 1e-300 near zero)."""
+    if math.isinf(x) or math.isnan(x):
+        return x
+    return x + abs(x) * MARGIN + 1e-300
+
+
+def up(x: float) -> Fraction:
+    """``x`` widened upwards, as an exact Fraction."""
+    return Fraction(up_float(x))
