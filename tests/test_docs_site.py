@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -23,13 +22,13 @@ ROOT = Path(__file__).resolve().parents[1]
 LINK_ATTRS = {"a": "href", "link": "href", "img": "src", "script": "src"}
 
 
-@dataclass
 class _Page(HTMLParser):
-    links: list[str] = field(default_factory=list)
-    ids: set[str] = field(default_factory=set)
+    """The links (``href``/``src``) and anchors (``id``, ``<a name>``) of one HTML page."""
 
-    def __post_init__(self) -> None:
+    def __init__(self) -> None:
         super().__init__()
+        self.links: list[str] = []
+        self.ids: set[str] = set()
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         found = dict(attrs)

@@ -184,7 +184,8 @@ def write_page(path: Path, shown: list[Shown]) -> int:
 def pages() -> list[Path]:
     """README.md and every docs page with a marked output block."""
     every = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-    return [p for p in every if OUTPUT_MARK in p.read_text(encoding="utf-8")]
+    return [p for p in every
+            if any(ln.strip() == OUTPUT_MARK for ln in p.read_text(encoding="utf-8").splitlines())]
 
 
 def report(path: Path, shown: list[Shown]) -> str:

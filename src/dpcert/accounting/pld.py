@@ -216,16 +216,16 @@ def compose_grids(items: list[tuple[Grid, int]], tail_mass: float,
 class PLDAccountant(Accountant):
     """Privacy-loss-distribution accountant (pessimistic connect-the-dots, FFT composition).
 
+    Supported events: Laplace, Gaussian, DiscreteLaplace, DiscreteGaussian, RandomizedResponse,
+    Pure, Approx, and Poisson subsampling of any of these; compositions of all of them.
+    ``ZCDPEvent`` (no dominating pair) and sampling without replacement are refused.
+
     Parameters
     ----------
     value_discretization_interval : float
         Grid spacing ``h`` of the privacy loss; smaller is tighter and slower.
     tail_mass : float
         Chernoff tail mass outside the FFT window, added to δ.
-
-    Supported events: Laplace, Gaussian, DiscreteLaplace, DiscreteGaussian, RandomizedResponse,
-    Pure, Approx, and Poisson subsampling of any of these; compositions of all of them.
-    ``ZCDPEvent`` (no dominating pair) and sampling without replacement are refused.
     """
 
     value_discretization_interval: float = 1e-4

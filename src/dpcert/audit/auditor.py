@@ -390,9 +390,14 @@ def audit(mechanism: Any, pairs: Sequence[Any] | None = None, *, claimed: Any = 
         becomes a cap).
     search_samples
         Search draws per input of each pair (default: a quarter of the planned draws).
-    input_size, sensitivity, adjacency
+    input_size
         For black boxes without ``pairs``: vector length for the StatDP patterns (scalar
-        ``0`` vs ``±sensitivity`` when omitted) and which patterns are neighbours.
+        ``0`` vs ``±sensitivity`` when omitted).
+    sensitivity
+        For black boxes without ``pairs``: how far neighbouring inputs' answers differ.
+    adjacency
+        For black boxes without ``pairs``: which patterns are neighbours (``"linf"``: every
+        answer may move; ``"l1"``: one).
     candidates
         How many (pair, event) candidates go to the estimation phase.
     ladder

@@ -228,6 +228,9 @@ def make_report_noisy_max(input_domain: Domain, input_metric: Metric,
                           monotonic: bool = False) -> Measurement:
     """Report-noisy-max, optionally top-``k`` (by peeling: ``k`` rounds without replacement).
 
+    Parameters not listed below are as for
+    [`make_exponential`][dpcert.mechanisms.exponential.make_exponential].
+
     Parameters
     ----------
     noise : {"exponential", "laplace"}
@@ -237,7 +240,6 @@ def make_report_noisy_max(input_domain: Domain, input_metric: Metric,
         ``2Δ/ε`` (``Δ/ε`` if monotonic) added to *integer* scores; ties broken uniformly.
     k : int ≥ 1
         Number of candidates to report (in order of selection); each round costs ε.
-    Other parameters as [`make_exponential`][dpcert.mechanisms.exponential.make_exponential].
 
     Returns
     -------

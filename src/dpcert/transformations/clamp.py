@@ -42,8 +42,10 @@ def make_clamp(input_domain: Domain, input_metric: Metric, lower: Number, upper:
         Vectors of ``int`` or ``float`` (NaN not allowed: it has no place in an interval).
     input_metric : Metric
         Any dataset metric; the output metric is the same.
-    lower, upper
-        Finite bounds with ``lower <= upper``, of the element type (ints for int vectors).
+    lower
+        Finite lower bound, ``<= upper``, of the element type (an int for int vectors).
+    upper
+        Finite upper bound, ``>= lower``, of the element type (an int for int vectors).
     """
     element = vector_space("make_clamp", input_domain, input_metric)
     assert isinstance(input_domain, VectorDomain)

@@ -1,7 +1,7 @@
 """The search space of an all-sizes proof: shift slots, their candidate values, invariant facts.
 
-`Search` lists, for one adjacency piece and phase kind of a `Prover`, the shift *slots* (block,
-phase, class of run-1 paths, sampling site) with
+`Search` lists, for one adjacency piece and phase kind of a `Prover`, the shift *slots*
+(block, phase, class of run-1 paths, sampling site) with
 their "exact" values (forced by an output) or candidate values (constants from the adjacency,
 exact solutions of guards, and for a sample re-drawn into a variable first drawn before the loop
 the pre-loop draw's shift first), and the candidate loop-invariant facts (Houdini's initial set,
