@@ -42,14 +42,6 @@ __all__ = ["register", "run"]
 FIXED_OUTPUTS = ("results.json", "certificate.json", "report.md", "report.html")
 
 
-def _progress(i: int, n: int, msg: str) -> None:
-    if not sys.stderr.isatty():
-        print(f"[{i}/{n}] {msg}", file=sys.stderr)
-        return
-    bar = "#" * (20 * i // max(n, 1))
-    print(f"\r[{bar:<20}] {i}/{n} {msg:<50}", end="" if i < n else "\n", file=sys.stderr)
-
-
 def _prepare(args: argparse.Namespace, check_total: bool) -> tuple[Any, Any, Any]:
     """Spec, curator and the built session: every check that needs no charge."""
     from dpcert.cli.build import build

@@ -64,10 +64,6 @@ __all__ = ["centre_of", "centred_values", "fixed_magnitude", "make_select_stat",
 Norm = Literal["L1", "L2"]
 
 
-def _rhe(q: Fraction) -> int:
-    return round(q)  # Fraction rounds half to even
-
-
 def fixed_magnitude(spec: StatSpec) -> int:
     """``M``: the largest magnitude of one row's integer under the fixed-point value rule.
 
