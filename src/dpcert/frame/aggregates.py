@@ -49,14 +49,22 @@ def variance(column: str, bounds: tuple[Any, Any]) -> Variance:
 
 
 def quantile(column: str, qs: float | Sequence[float], bounds: tuple[Any, Any],
-             candidates: int = 1025) -> Quantile:
-    """Quantiles ``qs`` of ``column`` within ``bounds`` (exponential-mechanism family)."""
+             candidates: int = 1025, interval: bool = True) -> Quantile:
+    """Quantiles ``qs`` of ``column`` within ``bounds`` (exponential-mechanism family).
+
+    The grid has ``candidates`` equally spaced points, step ``(upper − lower)/(candidates − 1)``;
+    each released value is drawn uniformly inside its selected grid cell (so values are not on
+    the grid).  With ``interval=True`` each quantile also gets a confidence interval
+    ``<name>_ci_low``/``<name>_ci_high`` for the group's quantile, from two more selections
+    (the quantile's budget is split in thirds); ``interval=False`` spends it all on the value.
+    """
     levels = (qs,) if isinstance(qs, (int, float)) else tuple(qs)
-    return Quantile(column, levels, bounds, candidates)
+    return Quantile(column, levels, bounds, candidates, interval)
 
 
-def median(column: str, bounds: tuple[Any, Any], candidates: int = 1025) -> Quantile:
+def median(column: str, bounds: tuple[Any, Any], candidates: int = 1025,
+           interval: bool = True) -> Quantile:
     """Median of ``column`` within ``bounds``: ``quantile(column, 0.5, bounds)`` named
     ``median_<column>`` (rename it with ``.alias``)."""
-    q = Quantile(column, (0.5,), bounds, candidates)
+    q = Quantile(column, (0.5,), bounds, candidates, interval)
     return q.alias(f"median_{column}")  # type: ignore[return-value]

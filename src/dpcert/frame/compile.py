@@ -54,7 +54,8 @@ from dpcert.frame.checks import check_scale_limit
 from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, QueryPlan, Sum, Variance
 from dpcert.frame.postprocess import ReleaseTable, mean_interval, variance_interval
 from dpcert.mechanisms.gaussian import make_gaussian
-from dpcert.mechanisms.grouped_quantile import make_grouped_quantile
+from dpcert.frame.quantile_interval import endpoint_margin, endpoint_shift, quantile_columns
+from dpcert.mechanisms.grouped_quantile import Selection, make_grouped_quantile
 from dpcert.mechanisms.laplace import make_laplace
 from dpcert.mechanisms.threshold import keyed_threshold
 from dpcert.transformations.frame import (
@@ -71,6 +72,11 @@ __all__ = ["CompiledPrefix", "NoisyStat", "compile_plan", "compile_transformatio
 #: Fixed-point unit of sums: at most 2^-PRECISION_BITS of the noise scale.
 PRECISION_BITS = 20
 
+#: A quantile's selections: (role in ``uses``, side, statistic prefix); with an interval all
+#: three share its weight equally (``docs/proofs/quantile_interval.md``).
+QUANTILE_ROLES = (("quantile", 0, "quantile"), ("low", -1, "quantile_low"),
+                  ("high", 1, "quantile_high"))
+
 
 @dataclass(frozen=True)
 class NoisyStat:
@@ -84,6 +90,8 @@ class NoisyStat:
     #: quantile components only: the level and the number of grid candidates
     level: Fraction | None = None
     candidates: int = 0
+    #: quantile components only: 0 the value, −1/+1 the interval's lower/upper endpoint
+    side: int = 0
 
 
 def _stat(stats: dict[str, NoisyStat], name: str, kind: str, column: str | None,
@@ -121,11 +129,14 @@ def plan_stats(plan: QueryPlan) -> tuple[dict[str, NoisyStat], dict[str, dict[st
             uses[a.name] = u
         elif isinstance(a, Quantile):
             b = (Fraction(a.bounds[0]), Fraction(a.bounds[1]))
+            roles = QUANTILE_ROLES if a.interval else QUANTILE_ROLES[:1]
             for qname, q in zip(a.names(), a.qs, strict=True):
-                name = f"quantile:{qname}"
-                stats[name] = NoisyStat(name, "quantile", a.column, b, w,
-                                        Fraction(repr(q)), a.candidates)
-                uses[qname] = {"quantile": name}
+                uses[qname] = {}
+                for role, side, prefix in roles:  # the interval's thirds: value, low, high
+                    name = f"{prefix}:{qname}"
+                    stats[name] = NoisyStat(name, "quantile", a.column, b, w / len(roles),
+                                            Fraction(repr(q)), a.candidates, side)
+                    uses[qname][role] = name
         else:  # pragma: no cover - plan validation prevents this
             raise InvalidParameter(f"unsupported aggregate {a!r}")
     if plan.public_keys is None and "count" not in stats and "units" not in stats:
@@ -231,9 +242,10 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
         check_scale_limit(n, Fraction(nm.params["scale"]))
     parts: dict[str, Measurement] = {n: sel >> noises[n]  # type: ignore[misc]
                                      for n, sel in selected.items()}
+    a = Fraction(alpha)
     for n, s in stats.items():
         if s.kind == "quantile":
-            parts[n] = _quantile(gdom, gmet, specs[_grid(s).name], s, shares[n], d1, zcdp)
+            parts[n] = _quantile(gdom, gmet, specs[_grid(s).name], s, shares[n], d1, zcdp, a)
     names = list(parts)
     inner: Measurement
     if private:
@@ -247,7 +259,6 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
     else:
         comp = make_composition([parts[n] for n in names])
         inner = make_pureDP_to_approxDP(comp) if isinstance(budget, ApproxDP) else comp
-    a = Fraction(alpha)
     units = {n: Fraction(2) ** sp.exponent for n, sp in specs.items()}
     half = {n: {lvl: float(noises[n].accuracy(a / lvl) * units[n]) for lvl in (1, 2, 3)}
             for n in noises}
@@ -266,6 +277,9 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
                                        for n in noises},
                             "exponents": {n: specs[n].exponent for n in noises},
                             "half_widths": {n: half[n][1] for n in noises},
+                            "quantile_margins": {n: str(endpoint_margin(parts[n]))
+                                                 for n, s in stats.items()
+                                                 if s.kind == "quantile" and s.side},
                             "threshold": inner.params.get("threshold")})
     spent = m.map(1)
     if not budget.compare(spent, budget.require_value("budget")):
@@ -380,18 +394,22 @@ def _grid(s: NoisyStat) -> StatSpec:
 
 
 def _quantile(gdom: Any, gmet: Any, hist: StatSpec, s: NoisyStat, share: Fraction,
-              d1: tuple[int, ...], zcdp: bool) -> Measurement:
+              d1: tuple[int, ...], zcdp: bool, alpha: Fraction) -> Measurement:
     """One quantile per group at the scale that spends ``share`` at one unit: permute-and-flip
-    under ε budgets, the exponential mechanism (bounded range: ε²/8, not ε²/2) under zCDP."""
+    under ε budgets, the exponential mechanism (bounded range: ε²/8, not ε²/2) under zCDP.
+    Cell utility; an interval endpoint (``s.side = ∓1``) targets the rank ``q·n ∓ K/b``
+    (:func:`~dpcert.frame.quantile_interval.endpoint_shift` at ``alpha/2``)."""
     assert s.level is not None
     a, b = s.level.numerator, s.level.denominator
     per_row = max(a, b - a)
     rows = min(d1[1] * d1[2], d1[3])  # rows changed in all groups together
+    sel: Selection = "exponential" if zcdp else "permute_and_flip"
     if zcdp:  # ρ = p²·l∞·rows / (2s²) ≤ share
         scale = per_row * sqrt_up(Fraction(d1[2] * rows) / (2 * share))
-        return make_grouped_quantile(gdom, gmet, hist, s.level, scale, "exponential")
-    scale = Fraction(2 * per_row * rows) / share
-    return make_grouped_quantile(gdom, gmet, hist, s.level, scale)
+    else:
+        scale = Fraction(2 * per_row * rows) / share
+    shift = s.side * endpoint_shift(scale, len(hist.candidates), alpha)
+    return make_grouped_quantile(gdom, gmet, hist, s.level, scale, sel, "cell", shift)
 
 
 def _schema_reader(backend: FrameOps | None) -> Any:
@@ -427,11 +445,13 @@ def _to_table(plan: QueryPlan, uses: Mapping[str, Mapping[str, str]],
         for a in plan.aggregates:
             if isinstance(a, Quantile):
                 for qname in a.names():
-                    n = uses[qname]["quantile"]
-                    v = grids[n][np.asarray(noisy[n], dtype=np.int64)]
+                    u = uses[qname]
+                    v, lo, hi = quantile_columns(grids[u["quantile"]],
+                                                 *(noisy.get(u.get(r, "")) for r in
+                                                   ("quantile", "low", "high")))
                     cols[qname] = v.tolist()
-                    cols[f"{qname}_ci_low"] = [math.nan] * len(v)
-                    cols[f"{qname}_ci_high"] = [math.nan] * len(v)
+                    cols[f"{qname}_ci_low"] = lo.tolist()
+                    cols[f"{qname}_ci_high"] = hi.tolist()
                 continue
             u = uses[a.name]
             if isinstance(a, Mean):

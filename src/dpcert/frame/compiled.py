@@ -141,7 +141,8 @@ def release_components(m: Measurement, plan: QueryPlan, budget: Measure) -> list
                     share = shares[stat]
                     eps = 2 * share / sqrt_up(2 * share) if isinstance(budget, ZCDP) else share
                     d.update(mechanism="permute_and_flip", quantile=str(s.level),
-                             epsilon=str(eps))
+                             epsilon=str(eps),
+                             role=("ci_low", "value", "ci_high")[s.side + 1])
                 out.append(d)
     if private:
         out.append({"name": "select", "aggregate": "(partition selection)", "kind": "select",
