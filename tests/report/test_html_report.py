@@ -40,8 +40,8 @@ def test_report_has_tables_plots_spend_and_certificate(tmp_path: Path) -> None:
     count = int(rel["by_g"].tidy()["count"][0])
     assert format_number(count) in html and "," in format_number(count)
     tidy = rel["by_g"].tidy()  # a quantile shows its value interval, not a rank error
-    cell = (f"{format_number(tidy['quantile_0.5_x'][0])} "
-            f"{format_interval(tidy['quantile_0.5_x_ci_low'][0], tidy['quantile_0.5_x_ci_high'][0])}")
+    lo, hi = tidy["quantile_0.5_x_ci_low"][0], tidy["quantile_0.5_x_ci_high"][0]
+    cell = f"{format_number(tidy['quantile_0.5_x'][0])} {format_interval(lo, hi)}"
     assert cell in html and "rows in rank" not in html and "What was spent" in html
     assert "dpcert-compiled-certificate/1" in html and "spent so far" in html
     assert "Fraction(" not in html and "{'" not in html  # no raw reprs or dicts

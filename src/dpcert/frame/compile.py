@@ -53,8 +53,8 @@ from dpcert.frame.admit import Admission, make_admit
 from dpcert.frame.checks import check_scale_limit
 from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, QueryPlan, Sum, Variance
 from dpcert.frame.postprocess import ReleaseTable, mean_interval, variance_interval
-from dpcert.mechanisms.gaussian import make_gaussian
 from dpcert.frame.quantile_interval import endpoint_margin, endpoint_shift, quantile_columns
+from dpcert.mechanisms.gaussian import make_gaussian
 from dpcert.mechanisms.grouped_quantile import Selection, make_grouped_quantile
 from dpcert.mechanisms.laplace import make_laplace
 from dpcert.mechanisms.threshold import keyed_threshold

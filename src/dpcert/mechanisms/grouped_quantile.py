@@ -146,8 +146,8 @@ def _indices(cum: np.ndarray[Any, Any], a: int, b: int, scale: Fraction,
     k, c = cum.shape
     if k == 0:
         return np.zeros(0, dtype=np.int64)
-    g = _gaps(cum, a, b) if gaps is None else gaps
-    acc = _bit_coins(g.ravel(), scale).reshape(k, c)
+    gap = _gaps(cum, a, b) if gaps is None else gaps
+    acc = _bit_coins(gap.ravel(), scale).reshape(k, c)
     out = np.empty(k, dtype=np.int64)
     for g in range(k):  # one uniform draw among the accepted candidates per group
         choices = np.flatnonzero(acc[g])
