@@ -22,8 +22,8 @@ Examples
 >>> import numpy as np
 >>> grid = np.array([0.0, 10.0, 20.0, 30.0])
 >>> v, lo, hi = quantile_columns(grid, np.array([2]), np.array([1]), np.array([3]))
->>> (10.0 < v[0] <= 20.0), lo.tolist(), hi.tolist()
-(True, [0.0, 30.0])
+>>> bool(10.0 < v[0] <= 20.0), lo.tolist(), hi.tolist()
+(True, [0.0], [30.0])
 >>> endpoint_shift(4, 1025, Fraction(1, 20))
 43
 """
