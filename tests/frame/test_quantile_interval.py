@@ -16,6 +16,7 @@ import pytest
 import dpcert as dp
 import dpcert.frame.compile as compile_mod
 from dpcert.core.trace import trace
+from dpcert.errors import InvalidParameter
 from dpcert.frame.quantile_interval import JITTER_BITS, endpoint_shift, quantile_columns
 from dpcert.samplers import InsecureSeededSource, entropy
 
@@ -137,3 +138,15 @@ def test_shift_formula_and_proof_note_are_tied_to_the_release() -> None:
     scale = Fraction(steps[0].params["scale"])
     assert shifts == [-endpoint_shift(scale, c, a), 0, endpoint_shift(scale, c, a)]
     assert sum(Fraction(str(st.d_out)) for st in steps) == 3
+
+
+def test_a_shift_too_large_is_refused_before_any_charge() -> None:
+    """A budget so small that the endpoints' shift would overflow int64 is refused when the
+    release is compiled: nothing is charged; ``interval=False`` releases."""
+    sess = dp.Session(pl.DataFrame({"x": [1.0, 2.0]}), budget=dp.PureDP(1.0))
+    tiny = dp.PureDP(1e-18)
+    with pytest.raises(InvalidParameter, match="interval=False"):
+        sess.query().agg(dp.median("x", (0, 10))).release(tiny)
+    assert sess.spent == 0
+    sess.query().agg(dp.median("x", (0, 10), interval=False)).release(tiny)
+    assert sess.spent > 0

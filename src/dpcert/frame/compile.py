@@ -408,7 +408,7 @@ def _quantile(gdom: Any, gmet: Any, hist: StatSpec, s: NoisyStat, share: Fractio
         scale = per_row * sqrt_up(Fraction(d1[2] * rows) / (2 * share))
     else:
         scale = Fraction(2 * per_row * rows) / share
-    shift = s.side * endpoint_shift(scale, len(hist.candidates), alpha)
+    shift = s.side * endpoint_shift(scale, len(hist.candidates), alpha) if s.side else 0
     return make_grouped_quantile(gdom, gmet, hist, s.level, scale, sel, "cell", shift)
 
 

@@ -37,12 +37,16 @@ from typing import Any
 import numpy as np
 
 from dpcert.core.measurement import Measurement
+from dpcert.errors import InvalidParameter
 from dpcert.samplers import uniform_below
 
-__all__ = ["JITTER_BITS", "endpoint_margin", "endpoint_shift", "quantile_columns"]
+__all__ = ["JITTER_BITS", "MAX_SHIFT", "endpoint_margin", "endpoint_shift", "quantile_columns"]
 
 #: The released value is uniform on a lattice of 2^JITTER_BITS points inside its cell.
 JITTER_BITS = 20
+#: Largest endpoint shift (utility units): keeps ``b·n + shift`` inside int64 (refused when
+#: compiling, before any charge).
+MAX_SHIFT = 2**60
 
 
 def endpoint_shift(scale: Any, candidates: int, alpha: Any) -> int:
@@ -52,6 +56,10 @@ def endpoint_shift(scale: Any, candidates: int, alpha: Any) -> int:
     rounding error)."""
     s, a = Fraction(scale), Fraction(alpha)
     t = float(s) * math.log(2 * candidates / float(a)) * (1 + 1e-12)
+    if not t < MAX_SHIFT:
+        raise InvalidParameter(
+            f"a quantile interval at scale {float(s):.3g} needs a rank shift of {t:.3g} utility "
+            f"units (> 2**60): give the quantile more budget or use interval=False")
     return math.ceil(t)
 
 
