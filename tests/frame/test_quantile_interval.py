@@ -150,3 +150,21 @@ def test_a_shift_too_large_is_refused_before_any_charge() -> None:
     assert sess.spent == 0
     sess.query().agg(dp.median("x", (0, 10), interval=False)).release(tiny)
     assert sess.spent > 0
+
+
+def test_an_integer_column_gets_integer_values_and_interval_ends(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Integer column, integer bounds, step 1 (121 candidates on (0, 120)): the cell
+    ``(k − 1, k]`` gives the value ``k`` exactly; the ends are integers around the median."""
+    monkeypatch.setattr(entropy, "_default", InsecureSeededSource(4))
+    monkeypatch.setattr(entropy, "_default_pid", os.getpid())
+    df = pl.DataFrame({"age": np.repeat(np.arange(20, 61), 50)})  # median 40
+    rel = (dp.Session(df, budget=dp.PureDP(50.0)).query()
+           .agg(dp.median("age", (0, 120), candidates=121)).release(dp.PureDP(50.0)))
+    t = rel.to_polars()
+    v, lo, hi = t["median_age"][0], t["median_age_ci_low"][0], t["median_age_ci_high"][0]
+    assert v == 40.0 and lo == int(lo) and hi == int(hi) and 35 <= lo <= 40 <= hi <= 45
+    grid = np.arange(0.0, 11.0)
+    v2, lo2, hi2 = quantile_columns(grid * 0.5, np.array([3]), np.array([3]), np.array([2]),
+                                    integer=True)  # ends 1.0 and 1.0 → [1, 1]
+    assert lo2.tolist() == [1.0] and hi2.tolist() == [1.0] and v2.tolist() == [1.0]

@@ -266,7 +266,10 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
                  * float(units[_grid(s).name])) for n, s in stats.items()
              if s.kind == "quantile"}
     offsets = {n: float(centre_of(specs[n]) * units[n]) for n in pre.centred}
-    table = _to_table(plan, uses, units, half, names, private, grids, offsets)
+    integral = {n for n, s in stats.items() if s.kind == "quantile" and s.bounds is not None
+                and schema.get(s.column or "") == "int"
+                and all(b.denominator == 1 for b in s.bounds)}  # clamped rows are integers
+    table = _to_table(plan, uses, units, half, names, private, grids, offsets, integral)
     m = t >> inner >> table
     assert isinstance(m, Measurement)
     m = Measurement(m.input_domain, m.input_metric, m.output_measure, m.function,
@@ -422,7 +425,7 @@ def _to_table(plan: QueryPlan, uses: Mapping[str, Mapping[str, str]],
               units: Mapping[str, Fraction], half: Mapping[str, Mapping[int, float]],
               names: list[str], private: bool,
               grids: Mapping[str, np.ndarray[Any, Any]],
-              offsets: Mapping[str, float]) -> Any:
+              offsets: Mapping[str, float], integral: frozenset[str] | set[str]) -> Any:
     """The post-processing step: noisy integers → estimates and intervals per output (a centred
     sum's per-row offset ``C·2^e`` is added back to the mean or variance it feeds)."""
     by = list(plan.group_keys)
@@ -448,7 +451,8 @@ def _to_table(plan: QueryPlan, uses: Mapping[str, Mapping[str, str]],
                     u = uses[qname]
                     v, lo, hi = quantile_columns(grids[u["quantile"]],
                                                  *(noisy.get(u.get(r, "")) for r in
-                                                   ("quantile", "low", "high")))
+                                                   ("quantile", "low", "high")),
+                                                 integer=u["quantile"] in integral)
                     cols[qname] = v.tolist()
                     cols[f"{qname}_ci_low"] = lo.tolist()
                     cols[f"{qname}_ci_high"] = hi.tolist()

@@ -78,17 +78,27 @@ def _jitter(grid: np.ndarray[Any, Any], idx: np.ndarray[Any, Any]) -> np.ndarray
     return out
 
 
-def quantile_columns(grid: np.ndarray[Any, Any], value: Any, low: Any = None, high: Any = None
-                     ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any],
-                                np.ndarray[Any, Any]]:
+def quantile_columns(grid: np.ndarray[Any, Any], value: Any, low: Any = None, high: Any = None,
+                     integer: bool = False) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any],
+                                                     np.ndarray[Any, Any]]:
     """``(value, ci_low, ci_high)`` per group from the selected cell indices (``low``/``high``
-    ``None``: no interval, NaN)."""
+    ``None``: no interval, NaN).
+
+    ``integer``: the clamped rows are integers (an integer column with integer bounds), so the
+    group's quantile is one: the value is rounded up to an integer (in a cell ``(k − 1, k]`` of
+    an integer grid that is ``k``), ``ci_low`` up and ``ci_high`` down, which keeps every integer
+    the interval held."""
     idx = np.asarray(value, dtype=np.int64)
     v = _jitter(grid, idx)
+    if integer:
+        v = np.ceil(v)
     if low is None or high is None:
         nan = np.full(idx.size, math.nan)
         return v, nan, nan.copy()
     lo = grid[np.maximum(np.asarray(low, dtype=np.int64) - 1, 0)]
     hi = grid[np.asarray(high, dtype=np.int64)]
     lo, hi = np.minimum(lo, hi), np.maximum(lo, hi)  # crossed endpoints already missed
+    if integer:
+        lo, hi = np.ceil(lo), np.floor(hi)
+        hi = np.maximum(hi, lo)  # no integer inside: the interval had already missed
     return np.clip(v, lo, hi), lo, hi
