@@ -76,7 +76,6 @@ def _coverage(monkeypatch: pytest.MonkeyPatch, seed: int) -> tuple[float, pl.Dat
     return float(np.mean(np.concatenate(hits))), t
 
 
-@pytest.mark.slow
 def test_interval_coverage_holds_and_the_margin_free_variant_fails(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """90% intervals over 2000 groups × 3 levels cover at least 0.9 − MARGIN (failure

@@ -54,9 +54,10 @@ def quantile(column: str, qs: float | Sequence[float], bounds: tuple[Any, Any],
 
     The grid has ``candidates`` equally spaced points, step ``(upper − lower)/(candidates − 1)``;
     each released value is drawn uniformly inside its selected grid cell (so values are not on
-    the grid; an integer column with integer bounds gets integers).  With ``interval=True`` each quantile also gets a confidence interval
-    ``<name>_ci_low``/``<name>_ci_high`` for the group's quantile, from two more selections
-    (the quantile's budget is split in thirds); ``interval=False`` spends it all on the value.
+    the grid; an integer column with integer bounds gets integers).  With ``interval=True``
+    each quantile also gets a confidence interval ``<name>_ci_low``/``<name>_ci_high`` for the
+    group's quantile, from two more selections (the quantile's budget is split in thirds:
+    ``docs/proofs/quantile_interval.md``); ``interval=False`` spends it all on the value.
     """
     levels = (qs,) if isinstance(qs, (int, float)) else tuple(qs)
     return Quantile(column, levels, bounds, candidates, interval)

@@ -449,10 +449,9 @@ def _to_table(plan: QueryPlan, uses: Mapping[str, Mapping[str, str]],
             if isinstance(a, Quantile):
                 for qname in a.names():
                     u = uses[qname]
-                    v, lo, hi = quantile_columns(grids[u["quantile"]],
-                                                 *(noisy.get(u.get(r, "")) for r in
-                                                   ("quantile", "low", "high")),
-                                                 integer=u["quantile"] in integral)
+                    v, lo, hi = quantile_columns(
+                        grids[u["quantile"]], noisy[u["quantile"]], noisy.get(u.get("low", "")),
+                        noisy.get(u.get("high", "")), integer=u["quantile"] in integral)
                     cols[qname] = v.tolist()
                     cols[f"{qname}_ci_low"] = lo.tolist()
                     cols[f"{qname}_ci_high"] = hi.tolist()
