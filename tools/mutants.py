@@ -643,6 +643,11 @@ MUTANTS: list[Mutant] = [
        ("tests/mechanisms/test_grouped_quantile.py", "tests/transformations/frame",
         "tests/frame/test_compile.py"), "sensitivity off by a factor",
        "permute-and-flip charged Δ/s instead of 2Δ/s"),
+    _m("quantile-interval-no-margin", "frame/compile.py",
+       "    shift = s.side * endpoint_shift(scale, len(hist.candidates), alpha) if s.side else 0\n",
+       "    shift = 0\n",
+       "tests/frame/test_quantile_interval.py", "dropped term",
+       "quantile interval endpoints aimed at q·n without their rank margin"),
     # --- fourth batch: modules that had fewer than three mutants --------------------------
     _m("composition-first-only", "combinators/composition.py",
        "return measure.compose([m.map(d_in) for m in ms])",

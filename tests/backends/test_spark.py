@@ -308,12 +308,13 @@ def test_a_compiled_release_runs_on_spark(spark: Any) -> None:
     from dpcert.backends.spark import SparkBackend
     from dpcert.core.measures import PureDP
     from dpcert.frame.compile import compile_plan
-    from dpcert.frame.plan import Count, QueryPlan, Sum
+    from dpcert.frame.plan import Count, Quantile, QueryPlan, Sum
 
     df = data(1200, seed=4).filter(pl.col("u").is_not_null())
     sdf = to_spark(spark, df)
     keys = tuple((f"g{i}é",) for i in range(40))
-    plan = QueryPlan((Count(), Sum("v", (0.0, 100.0))), group_keys=("g",), public_keys=keys,
+    aggs = (Count(), Sum("v", (0.0, 100.0)), Quantile("v", (0.5,), (0.0, 100.0), 65))
+    plan = QueryPlan(aggs, group_keys=("g",), public_keys=keys,
                      privacy_unit="u", max_groups=3, max_rows_per_group=2, filters=("k <> 2",))
     sp = SparkBackend()
     m_spark = compile_plan(plan, PureDP(1), schema=sp.schema(sdf), backend=sp, key=KEY)
@@ -321,6 +322,9 @@ def test_a_compiled_release_runs_on_spark(spark: Any) -> None:
     assert m_spark.map(1) == m_pl.map(1) == 1
     out_s, out_p = m_spark(sdf), m_pl(df)
     assert out_s["g"] == out_p["g"] == [k[0] for k in keys]
+    q = "quantile_0.5_v"  # a median with its interval (three selections on the same counts)
+    assert all(lo <= v <= hi for lo, v, hi in zip(out_s[f"{q}_ci_low"], out_s[q],
+                                                  out_s[f"{q}_ci_high"], strict=True))
     # the noise differs per run; the exact counts underneath are bit-identical
     stats_s = sp.group_stats(sp.keyed_bound(sp.filter(sdf, sp.check_predicates(
         ["k <> 2"], sp.schema(sdf))), BoundSpec("u", ("g",), 3, 2, key=KEY,

@@ -173,12 +173,14 @@ def test_dry_run_gives_an_interval_per_output(curator: Any,
     assert main([*args, "--group-size", "500"]) == 0
     text = capsys.readouterr().out
     assert "count: estimate ± " in text and "for a group of 500 rows" in text
-    assert "rank within ± " in text and "τ = " in text and "kept with probability" in text
+    assert "value interval: endpoints at ranks q·n ∓ " in text and "τ = " in text
+    assert "kept with probability" in text
     assert "--group-size = " not in text
     assert main([*args, "--json"]) == 0
     dry = json.loads(capsys.readouterr().out)
     rows = {r["output"]: r for r in dry["queries"][0]["accuracy"]}
     assert rows["mean_income"]["n"] == 1000 and rows["mean_income"]["half_width"] > 0
+    assert 0 < rows["quantile_0.5_income"]["half_width"] <= 100  # a value interval, not NaN
     assert rows["(partition selection)"]["n"] > 0 and rows["count"]["rank_error"] is None
     assert any(d.startswith("--group-size = 1000") for d in dry["defaults"])
     curator.assert_nothing_charged()

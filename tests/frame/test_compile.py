@@ -148,13 +148,17 @@ def test_quantiles_compile_to_grouped_permute_and_flip(memory_ops: Any, budget: 
     p = plan(Count(), Quantile("x", (0.25, 0.5), (0.0, 10.0), candidates=41))
     m = compile_plan(p, budget, schema=SCHEMA, backend=memory_ops, key=bytes(16))
     assert budget.compare(m.map(1), budget.require_value())
-    assert [s.constructor for s in trace(m, 1)].count("grouped_quantile") == 2
+    # a value and two interval endpoints per level
+    assert [s.constructor for s in trace(m, 1)].count("grouped_quantile") == 6
     big = compile_plan(p, type(budget)(*([50] if not isinstance(budget, ApproxDP) else
                                          [50, Fraction(1, 10**6)])),
                        schema=SCHEMA, backend=memory_ops, key=bytes(16))
     out = big(data(600))
     assert all(3.5 <= v <= 6.5 for v in out["quantile_0.5_x"])  # uniform(0, 10): median 5
     assert all(1 <= v <= 4 for v in out["quantile_0.25_x"])
+    assert all(lo <= v <= hi for lo, v, hi in zip(out["quantile_0.5_x_ci_low"],
+                                                  out["quantile_0.5_x"],
+                                                  out["quantile_0.5_x_ci_high"], strict=True))
 
 
 @pytest.mark.parametrize(("G", "R"), [(1, 1), (3, 1), (1, 4), (3, 4)])
@@ -226,7 +230,7 @@ def test_zcdp_quantile_uses_the_exponential_mechanism_at_a_quarter_of_the_rho() 
     """Under ZCDP(ρ) a median is the exponential mechanism at scale p/√(2ρ) (one group, one
     row): the scale permute-and-flip needs at ZCDP(4ρ)."""
     rho = Fraction(1, 2)
-    p = QueryPlan((Quantile("x", (0.5,), (0, 10), 11),), privacy_unit="pid")
+    p = QueryPlan((Quantile("x", (0.5,), (0, 10), 11, interval=False),), privacy_unit="pid")
     m = compile_plan(p, ZCDP(rho), schema=SCHEMA, backend=None)
     q, = (s for s in trace(m, 1) if s.constructor == "grouped_quantile")
     assert m.map(1) <= rho

@@ -30,14 +30,16 @@ def test_every_output_gets_an_interval_that_shrinks_with_n() -> None:
     for i in (1, 2):  # mean, variance: finite, and ~1/n
         assert 0 < big["half_width"][i] < small["half_width"][i] / 50
     assert small["rank_error"][3] == big["rank_error"][3] > 0
-    r = small["rank_error"][3]
-    assert f"between the {0.5 - r / 100:.4g} and {0.5 + r / 100:.4g} quantiles" in \
-        small["interval"][3] and "grid step 0.09766" in small["interval"][3]
-    # the mean's half-width is the one a release gives a group of that size
-    mean = q.release(dp.ApproxDP(1.0, 1e-6)).to_polars(tidy=False)  # type: ignore[attr-defined]
-    width = ((mean["mean_x_ci_high"] - mean["mean_x_ci_low"]) / 2).to_list()
-    at_1000 = q.accuracy(0.05, n=1000)["half_width"][1]  # type: ignore[attr-defined]
-    assert all(0.5 * at_1000 < w < 2 * at_1000 for w in width)  # groups of ~1000 rows
+    assert 0 < big["half_width"][3] < small["half_width"][3] <= 100  # a value half-width
+    assert "endpoints at ranks q·n ∓" in small["interval"][3] and \
+        "grid step 0.09766" in small["interval"][3]
+    # the mean's and the median's half-widths are those a release gives a group of that size
+    # (the data are uniform on the bounds, as the median's figure assumes)
+    rel = q.release(dp.ApproxDP(1.0, 1e-6)).to_polars(tidy=False)  # type: ignore[attr-defined]
+    at_1000 = q.accuracy(0.05, n=1000)["half_width"]  # type: ignore[attr-defined]
+    for i, name in ((1, "mean_x"), (3, "median_x")):
+        width = ((rel[f"{name}_ci_high"] - rel[f"{name}_ci_low"]) / 2).to_list()
+        assert all(0.5 * at_1000[i] < w < 2 * at_1000[i] for w in width)  # ~1000 rows each
 
 
 def test_private_keys_state_the_threshold_and_the_smallest_kept_count() -> None:

@@ -60,7 +60,11 @@ def test_release_tidy_to_pandas_parquet_and_save(tmp_path: object) -> None:
     assert list(res.to_pandas(tidy=False).columns) == raw.columns
     assert (tidy["count"] >= 0).all() and (tidy["sum_x"] >= 0).all()
     assert "quantile_0.5_x_rank_error" in tidy.columns
-    assert "quantile_0.5_x_ci_low" not in tidy.columns
+    lo, v, hi = (tidy[f"quantile_0.5_x{c}"] for c in ("_ci_low", "", "_ci_high"))
+    assert ((lo <= v) & (v <= hi)).all()  # a value interval, the value inside it
+    no_ci = (dp.Session(pl.DataFrame({"x": [1.0, 2.0]}), budget=dp.PureDP(1.0)).query()
+             .agg(dp.median("x", (0, 10), interval=False)).release(dp.PureDP(1.0)).tidy())
+    assert no_ci.columns == ["median_x", "median_x_rank_error"]
     pdf = res.to_pandas()
     assert list(pdf.columns) == tidy.columns and len(pdf) == 3
     assert str(pdf["count"].dtype) == "int64"

@@ -193,3 +193,91 @@ def test_two_candidate_distribution_is_the_exponential_mechanism() -> None:
     p = math.exp(-1) / (1 + math.exp(-1))
     assert abs(rate - p) < 6 * math.sqrt(p * (1 - p) / k)
     assert abs(math.exp(-1) / 2 - p) > 6 * math.sqrt(p * (1 - p) / k)
+
+
+def _pf_law_of_gaps(gaps: np.ndarray, scale: Fraction) -> np.ndarray:
+    """Exact permute-and-flip law for integer gaps (a uniform head among the coins)."""
+    p = np.exp(-gaps.astype(np.float64) / float(scale))
+    out = np.zeros(gaps.size)
+    for heads in itertools.product((0, 1), repeat=gaps.size):
+        h = np.array(heads)
+        if h.any():
+            out += np.prod(np.where(h == 1, p, 1 - p)) * h / h.sum()
+    return out
+
+
+@pytest.mark.parametrize(("shift", "level", "selection"),
+                         [(0, Fraction(1, 2), "permute_and_flip"),
+                          (-3, Fraction(1, 2), "permute_and_flip"),
+                          (5, Fraction(1, 4), "permute_and_flip"),
+                          (-5, Fraction(3, 4), "exponential")])
+def test_cell_utility_map_at_two_rows_is_covered_and_attained(
+        shift: int, level: Fraction, selection: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cell utility with a shifted target (``docs/proofs/quantile_interval.md``) at
+    ``d = (1, 1, 2, 2)``: two rows enter or leave one group.  Over every cum vector with bin
+    counts in {0..3}³ and every two-row neighbour, the exact law's worst log-ratio is at most
+    the map (PureDP: ``4p/s``; zCDP: the bounded-range ``η = 4p/s`` gives ``η²/8``, checked
+    through η); the exponential mechanism attains it, and permute-and-flip exceeds the one-row
+    map (``2p/s``) by more than 10%, so a map that ignores ``l∞`` fails."""
+    import dpcert.mechanisms.grouped_quantile as gq
+
+    spec = StatSpec("h", "at_most", "x", Fraction(0), Fraction(10), candidates=(2, 5, 10))
+    dom = GroupedDomain(("g",), ("h",), None)
+    scale = Fraction(3)
+    m = make_grouped_quantile(dom, GroupDistance(), spec, level, scale, selection,  # type: ignore[arg-type]
+                              "cell", shift)
+    seen: list[np.ndarray] = []
+    real = gq._cell_gaps
+
+    def spy(cum: np.ndarray, a: int, b: int, sh: int) -> np.ndarray:
+        out = real(cum, a, b, sh)
+        seen.append(out)
+        return out
+
+    monkeypatch.setattr(gq, "_cell_gaps", spy)
+    em = selection == "exponential"
+    worst = 0.0
+    for bins in itertools.product(range(4), repeat=3):
+        cum = list(np.cumsum(bins))
+        for one in _one_row_neighbours(cum):
+            for two in _one_row_neighbours(one):
+                if cum[-1] == 0 or two[-1] == 0:
+                    continue
+                seen.clear()
+                m(GroupedStats([("x",), ("y",)], {"h": np.array([cum, two])}))
+                gaps, = seen
+                if em:  # bounded range: max_j − min_j of the log-ratio
+                    w = np.exp(-gaps.astype(np.float64) / float(scale))
+                    r = np.log((w[0] / w[0].sum()) / (w[1] / w[1].sum()))
+                    loss = float(r.max() - r.min())
+                else:
+                    r = np.log(_pf_law_of_gaps(gaps[0], scale) / _pf_law_of_gaps(gaps[1], scale))
+                    loss = float(np.max(np.abs(r)))
+                worst = max(worst, loss)
+    d = (1, 1, 2, 2)
+    bound = math.sqrt(8 * float(m.map(d))) if em else float(m.map(d))
+    assert worst <= bound * (1 + 1e-12)
+    if em:  # the bounded-range parameter is attained exactly
+        assert worst >= bound * (1 - 1e-12)
+    else:  # permute-and-flip's ratio is below 2Δ/s here, but above the one-row map's
+        assert worst > float(m.map((1, 1, 1, 1))) * 1.1
+
+
+def test_cell_gaps_best_is_zero_and_shift_is_checked() -> None:
+    """Every target is inside some cell's scaled rank range (the best gap is 0), ties included;
+    a shift with the rank utility, or a non-int shift, is refused."""
+    from dpcert.mechanisms.grouped_quantile import _cell_gaps
+
+    rng = np.random.default_rng(5)
+    cum = np.cumsum(rng.integers(0, 3, (200, 6)) * (rng.random((200, 6)) < 0.4), axis=1)
+    for shift in (-40, -7, 0, 3, 40):
+        assert (_cell_gaps(cum, 3, 10, shift).min(axis=1) == 0).all()
+    dom = GroupedDomain(("g",), ("h",), None)
+    with pytest.raises(InvalidParameter, match="shift"):
+        make_grouped_quantile(dom, GroupDistance(), SPEC, Fraction(1, 2), 1, shift=2)
+    with pytest.raises(InvalidParameter, match="shift"):
+        make_grouped_quantile(dom, GroupDistance(), SPEC, Fraction(1, 2), 1, utility="cell",
+                              shift=1.5)  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameter, match="utility"):
+        make_grouped_quantile(dom, GroupDistance(), SPEC, Fraction(1, 2), 1,
+                              utility="median")  # type: ignore[arg-type]

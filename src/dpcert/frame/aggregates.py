@@ -200,14 +200,18 @@ def variance(column: str, bounds: tuple[Any, Any]) -> Variance:
 
 
 def quantile(column: str, qs: float | Sequence[float], bounds: tuple[Any, Any],
-             candidates: int = 1025) -> Quantile:
+             candidates: int = 1025, interval: bool = True) -> Quantile:
     """Quantiles ``qs`` of ``column`` per group, within ``bounds``.
 
-    Each quantile is one noisy selection by the exponential mechanism among ``candidates``
-    equally spaced points of ``bounds`` (``docs/proofs/quantile.md``); the points' spacing,
-    ``(upper - lower) / (candidates - 1)``, is the finest value the release can show.
-    `Release.tidy` gives each quantile's rank error: with 95% probability the released value's
-    rank among the group's rows is within that many rows of the best grid point's.
+    Each quantile is a noisy selection by the exponential-mechanism family among
+    ``candidates`` equally spaced points of ``bounds`` (``docs/proofs/quantile.md``), step
+    ``(upper − lower)/(candidates − 1)``; the released value is drawn uniformly inside its
+    selected grid cell (so values are not on the grid; an integer column with integer bounds
+    gets integers).  With ``interval=True`` each quantile also gets a confidence interval
+    ``<name>_ci_low``/``<name>_ci_high`` for the group's quantile, from two more selections
+    (the quantile's budget is split in thirds: ``docs/proofs/quantile_interval.md``);
+    ``interval=False`` spends it all on the value.  `Release.tidy` gives each quantile's rank
+    error.
 
     Parameters
     ----------
@@ -221,6 +225,9 @@ def quantile(column: str, qs: float | Sequence[float], bounds: tuple[Any, Any],
         outside are clamped to it and missing values count as ``lower``.
     candidates : int, default 1025
         Number of grid points, from 2 to ``2**20``.
+    interval : bool, default True
+        Whether to release a confidence interval for each quantile (a third of its budget each
+        for the value and the two ends).
 
     Returns
     -------
@@ -251,10 +258,11 @@ def quantile(column: str, qs: float | Sequence[float], bounds: tuple[Any, Any],
     dpcert.errors.InvalidParameter: q=1.5 must be in [0, 1]
     """
     levels = (qs,) if isinstance(qs, (int, float)) else tuple(qs)
-    return Quantile(column, levels, bounds, candidates)
+    return Quantile(column, levels, bounds, candidates, interval)
 
 
-def median(column: str, bounds: tuple[Any, Any], candidates: int = 1025) -> Quantile:
+def median(column: str, bounds: tuple[Any, Any], candidates: int = 1025,
+           interval: bool = True) -> Quantile:
     """Median of ``column`` per group, within ``bounds``: ``quantile(column, 0.5, bounds)``.
 
     Parameters
@@ -265,6 +273,8 @@ def median(column: str, bounds: tuple[Any, Any], candidates: int = 1025) -> Quan
         Finite bounds with ``lower <= upper``, as for `quantile`.
     candidates : int, default 1025
         Number of grid points, as for `quantile`.
+    interval : bool, default True
+        Whether to release a confidence interval, as for `quantile`.
 
     Returns
     -------
@@ -280,5 +290,5 @@ def median(column: str, bounds: tuple[Any, Any], candidates: int = 1025) -> Quan
     >>> dp.median("age", bounds=(0, 120)).alias("typical_age").name
     'typical_age'
     """
-    q = Quantile(column, (0.5,), bounds, candidates)
+    q = Quantile(column, (0.5,), bounds, candidates, interval)
     return q.alias(f"median_{column}")  # type: ignore[return-value]

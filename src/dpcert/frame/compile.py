@@ -54,8 +54,9 @@ from dpcert.frame.checks import check_scale_limit
 from dpcert.frame.measure_policy import MeasurePolicy, measure_policy
 from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, QueryPlan, Sum, Variance
 from dpcert.frame.postprocess import ReleaseTable, mean_interval, variance_interval
+from dpcert.frame.quantile_interval import endpoint_margin, endpoint_shift, quantile_columns
 from dpcert.mechanisms.gaussian import make_gaussian
-from dpcert.mechanisms.grouped_quantile import make_grouped_quantile
+from dpcert.mechanisms.grouped_quantile import Selection, make_grouped_quantile
 from dpcert.mechanisms.laplace import make_laplace
 from dpcert.mechanisms.threshold import keyed_threshold
 from dpcert.transformations.frame import (
@@ -72,6 +73,11 @@ __all__ = ["CompiledPrefix", "NoisyStat", "compile_plan", "compile_transformatio
 #: Fixed-point unit of sums: at most 2^-PRECISION_BITS of the noise scale.
 PRECISION_BITS = 20
 
+#: A quantile's selections: (role in ``uses``, side, statistic prefix); with an interval all
+#: three share its weight equally (``docs/proofs/quantile_interval.md``).
+QUANTILE_ROLES = (("quantile", 0, "quantile"), ("low", -1, "quantile_low"),
+                  ("high", 1, "quantile_high"))
+
 
 @dataclass(frozen=True)
 class NoisyStat:
@@ -85,6 +91,8 @@ class NoisyStat:
     #: quantile components only: the level and the number of grid candidates
     level: Fraction | None = None
     candidates: int = 0
+    #: quantile components only: 0 the value, −1/+1 the interval's lower/upper endpoint
+    side: int = 0
 
 
 def _stat(stats: dict[str, NoisyStat], name: str, kind: str, column: str | None,
@@ -121,12 +129,7 @@ def plan_stats(plan: QueryPlan) -> tuple[dict[str, NoisyStat], dict[str, dict[st
                 u["q"] = _stat(stats, f"sumsq:{key}", "fixed_sum_sq", a.column, a.bounds, w)
             uses[a.name] = u
         elif isinstance(a, Quantile):
-            b = (Fraction(a.bounds[0]), Fraction(a.bounds[1]))
-            for qname, q in zip(a.names(), a.qs, strict=True):
-                name = f"quantile:{qname}"
-                stats[name] = NoisyStat(name, "quantile", a.column, b, w,
-                                        Fraction(repr(q)), a.candidates)
-                uses[qname] = {"quantile": name}
+            uses.update(_quantile_stats(stats, a, w))
         else:  # pragma: no cover - plan validation prevents this
             raise InvalidParameter(f"unsupported aggregate {a!r}")
     if plan.public_keys is None and "count" not in stats and "units" not in stats:
@@ -134,6 +137,23 @@ def plan_stats(plan: QueryPlan) -> tuple[dict[str, NoisyStat], dict[str, dict[st
         _stat(stats, "units" if kind == "unit_count" else "count", kind,
               plan.privacy_unit if kind == "unit_count" else None, None, Fraction(1))
     return stats, uses
+
+
+def _quantile_stats(stats: dict[str, NoisyStat], a: Quantile, w: Fraction
+                    ) -> dict[str, dict[str, str]]:
+    """The selections of quantile aggregate ``a`` (added to ``stats``) and, per output, which
+    it reads: the value, and with an interval its two ends (a third of the weight each)."""
+    b = (Fraction(a.bounds[0]), Fraction(a.bounds[1]))
+    roles = QUANTILE_ROLES if a.interval else QUANTILE_ROLES[:1]
+    uses: dict[str, dict[str, str]] = {}
+    for qname, q in zip(a.names(), a.qs, strict=True):
+        uses[qname] = {}
+        for role, side, prefix in roles:
+            name = f"{prefix}:{qname}"
+            stats[name] = NoisyStat(name, "quantile", a.column, b, w / len(roles),
+                                    Fraction(repr(q)), a.candidates, side)
+            uses[qname][role] = name
+    return uses
 
 
 def _split(budget: Measure, stats: Mapping[str, NoisyStat], private: bool
@@ -220,9 +240,10 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
         check_scale_limit(n, Fraction(nm.params["scale"]))
     parts: dict[str, Measurement] = {n: sel >> noises[n]  # type: ignore[misc]
                                      for n, sel in selected.items()}
+    a = Fraction(alpha)
     for n, s in stats.items():
         if s.kind == "quantile":
-            parts[n] = _quantile(gdom, gmet, specs[_grid(s).name], s, shares[n], d1, zcdp)
+            parts[n] = _quantile(gdom, gmet, specs[_grid(s).name], s, shares[n], d1, zcdp, a)
     names = list(parts)
     inner: Measurement
     if private:
@@ -236,7 +257,6 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
     else:
         comp = make_composition([parts[n] for n in names])
         inner = make_pureDP_to_approxDP(comp) if pre.policy.approx else comp
-    a = Fraction(alpha)
     units = {n: Fraction(2) ** sp.exponent for n, sp in specs.items()}
     half = {n: {lvl: float(noises[n].accuracy(a / lvl) * units[n]) for lvl in (1, 2, 3)}
             for n in noises}
@@ -244,7 +264,10 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
                  * float(units[_grid(s).name])) for n, s in stats.items()
              if s.kind == "quantile"}
     offsets = {n: float(centre_of(specs[n]) * units[n]) for n in pre.centred}
-    table = _to_table(plan, uses, units, half, names, private, grids, offsets)
+    integral = {n for n, s in stats.items() if s.kind == "quantile" and s.bounds is not None
+                and schema.get(s.column or "") == "int"
+                and all(b.denominator == 1 for b in s.bounds)}  # clamped rows are integers
+    table = _to_table(plan, uses, units, half, names, private, grids, offsets, integral)
     m = t >> inner >> table
     assert isinstance(m, Measurement)
     m = Measurement(m.input_domain, m.input_metric, m.output_measure, m.function,
@@ -255,6 +278,9 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
                                        for n in noises},
                             "exponents": {n: specs[n].exponent for n in noises},
                             "half_widths": {n: half[n][1] for n in noises},
+                            "quantile_margins": {n: str(endpoint_margin(parts[n]))
+                                                 for n, s in stats.items()
+                                                 if s.kind == "quantile" and s.side},
                             "threshold": inner.params.get("threshold")}, proof="engine.md")
     spent = m.map(1)
     if not budget.compare(spent, budget.require_value("budget")):
@@ -387,18 +413,22 @@ def _grid(s: NoisyStat) -> StatSpec:
 
 
 def _quantile(gdom: Any, gmet: Any, hist: StatSpec, s: NoisyStat, share: Fraction,
-              d1: tuple[int, ...], zcdp: bool) -> Measurement:
+              d1: tuple[int, ...], zcdp: bool, alpha: Fraction) -> Measurement:
     """One quantile per group at the scale that spends ``share`` at one unit: permute-and-flip
-    under ε budgets, the exponential mechanism (bounded range: ε²/8, not ε²/2) under zCDP."""
+    under ε budgets, the exponential mechanism (bounded range: ε²/8, not ε²/2) under zCDP.
+    Cell utility; an interval endpoint (``s.side = ∓1``) targets the rank ``q·n ∓ K/b``
+    (:func:`~dpcert.frame.quantile_interval.endpoint_shift` at ``alpha/2``)."""
     assert s.level is not None
     a, b = s.level.numerator, s.level.denominator
     per_row = max(a, b - a)
     rows = min(d1[1] * d1[2], d1[3])  # rows changed in all groups together
+    sel: Selection = "exponential" if zcdp else "permute_and_flip"
     if zcdp:  # ρ = p²·l∞·rows / (2s²) ≤ share
         scale = per_row * sqrt_up(Fraction(d1[2] * rows) / (2 * share))
-        return make_grouped_quantile(gdom, gmet, hist, s.level, scale, "exponential")
-    scale = Fraction(2 * per_row * rows) / share
-    return make_grouped_quantile(gdom, gmet, hist, s.level, scale)
+    else:
+        scale = Fraction(2 * per_row * rows) / share
+    shift = s.side * endpoint_shift(scale, len(hist.candidates), alpha) if s.side else 0
+    return make_grouped_quantile(gdom, gmet, hist, s.level, scale, sel, "cell", shift)
 
 
 def _schema_reader(backend: FrameOps | None) -> Any:
@@ -411,7 +441,7 @@ def _to_table(plan: QueryPlan, uses: Mapping[str, Mapping[str, str]],
               units: Mapping[str, Fraction], half: Mapping[str, Mapping[int, float]],
               names: list[str], private: bool,
               grids: Mapping[str, np.ndarray[Any, Any]],
-              offsets: Mapping[str, float]) -> Any:
+              offsets: Mapping[str, float], integral: frozenset[str] | set[str]) -> Any:
     """The post-processing step: noisy integers → estimates and intervals per output (a centred
     sum's per-row offset ``C·2^e`` is added back to the mean or variance it feeds)."""
     by = list(plan.group_keys)
@@ -434,11 +464,13 @@ def _to_table(plan: QueryPlan, uses: Mapping[str, Mapping[str, str]],
         for a in plan.aggregates:
             if isinstance(a, Quantile):
                 for qname in a.names():
-                    n = uses[qname]["quantile"]
-                    v = grids[n][np.asarray(noisy[n], dtype=np.int64)]
+                    u = uses[qname]
+                    v, lo, hi = quantile_columns(
+                        grids[u["quantile"]], noisy[u["quantile"]], noisy.get(u.get("low", "")),
+                        noisy.get(u.get("high", "")), integer=u["quantile"] in integral)
                     cols[qname] = v.tolist()
-                    cols[f"{qname}_ci_low"] = [math.nan] * len(v)
-                    cols[f"{qname}_ci_high"] = [math.nan] * len(v)
+                    cols[f"{qname}_ci_low"] = lo.tolist()
+                    cols[f"{qname}_ci_high"] = hi.tolist()
                 continue
             u = uses[a.name]
             if isinstance(a, Mean):

@@ -141,7 +141,8 @@ def release_components(m: Measurement, plan: QueryPlan, budget: Measure) -> list
                     share = shares[stat]
                     eps = measure_policy(budget).quantile_epsilon(share)
                     d.update(mechanism="permute_and_flip", quantile=str(s.level),
-                             epsilon=str(eps))
+                             epsilon=str(eps),
+                             role=("ci_low", "value", "ci_high")[s.side + 1])
                 out.append(d)
     if private:
         out.append({"name": "select", "aggregate": "(partition selection)", "kind": "select",

@@ -208,13 +208,16 @@ def quantile_level(q: Any) -> Fraction:
 @dataclass(frozen=True)
 class Quantile(Aggregate):
     """Quantiles ``qs`` of ``column`` in ``bounds``, by the exponential mechanism on a grid of
-    ``candidates`` equally spaced points (one noisy selection per quantile).  Each level is
-    rounded to four decimals (`quantile_level`)."""
+    ``candidates`` equally spaced points (one noisy selection per quantile; with ``interval``,
+    two more per quantile for its confidence interval, each of the three spending a third of
+    the quantile's share: ``docs/proofs/quantile_interval.md``).  Each level is rounded to four
+    decimals (`quantile_level`)."""
 
     column: str
     qs: tuple[float, ...]
     bounds: tuple[float, float]
     candidates: int = 1025
+    interval: bool = True
 
     def __post_init__(self) -> None:
         _check_column(self.column, "quantile")
@@ -230,6 +233,9 @@ class Quantile(Aggregate):
         object.__setattr__(self, "bounds",
                            _check_value_bounds(self.bounds, f"quantile({self.column})"))
         check_int(self.candidates, "candidates", minimum=2)
+        if not isinstance(self.interval, bool):
+            raise InvalidParameter(f"quantile({self.column}): interval={self.interval!r} must "
+                                   "be True or False")
         if self.candidates > 1 << 20:
             raise InvalidParameter(f"candidates={self.candidates!r} must be <= 2**20")
         object.__setattr__(self, "components", len(qs))

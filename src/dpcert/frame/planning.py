@@ -11,10 +11,12 @@ what its interval will be at level ``alpha``:
   (`mean_interval`, ``variance_interval``) at ``α/2`` (``α/3``)
   per part.  The half-width depends on the group's size, so it is evaluated for a group of
   ``n`` rows with values at the midpoint of the bounds (``n`` is stated in the table).
-* **quantiles**: the rank error ``r`` (rows) of [`rank_error`][dpcert.frame.result.rank_error]: the
-  released value's rank is within ``r`` rows of the target rank, i.e. for a group of ``n``
-  rows its level is within ``q ± r/n``.  The *value* interval that implies depends on the
-  data's distribution, so none is stated; the grid step (value resolution) is.
+* **quantiles**: the rank error ``r`` (rows) of [`rank_error`][dpcert.frame.result.rank_error] (the
+  value's cell holds ranks within ``r`` rows of the target ``q·n``) and, with an interval, its
+  endpoints' rank margin ``m`` (`dpcert.frame.quantile_interval`: they target the ranks
+  ``q·n ∓ m``).  A value half-width depends on the data's distribution; the figure given is
+  for a group of ``n`` rows spread evenly over the bounds: ``(upper − lower)·m/n`` plus one
+  grid step (``r`` instead of ``m`` without an interval), at most ``upper − lower``.
 * **private keys**: a row ``(partition selection)`` with the threshold ``τ`` on the noisy
   count and the smallest count kept with probability ``≥ 1 − α``: ``τ − 1 + t`` where ``t`` is
   the least integer with ``P(Z ≥ t) ≤ α`` for the count's discrete Laplace noise ``Z``
@@ -90,12 +92,14 @@ def accuracy_table(query: Any, budget: Measure, alpha: Fraction, n: int) -> pl.D
             half[lvl] = query.measurement(budget, alpha=alpha / lvl,
                                           key=bytes(16)).params["half_widths"]
     eps = {c["name"]: Fraction(c["epsilon"]) for c in release_components(m, plan, budget)
-           if c.get("kind") == "quantile"}
+           if c.get("kind") == "quantile" and c.get("role") == "value"}
+    margins = {k.split(":", 1)[1]: Fraction(v) for k, v in m.params["quantile_margins"].items()}
     mech = _mechanism(budget)
     rows: list[dict[str, Any]] = []
     for agg in plan.aggregates:
         if isinstance(agg, Quantile):
-            rows += [_quantile_row(qn, agg, lvl, eps[qn], plan.max_rows_per_group, alpha, n)
+            rows += [_quantile_row(qn, agg, lvl, eps[qn], plan.max_rows_per_group, alpha, n,
+                                   margins.get(qn))
                      for qn, lvl in zip(agg.names(), agg.levels, strict=True)]
             continue
         u = uses[agg.name]
@@ -144,15 +148,20 @@ def _composite_half_width(agg: Mean | Variance, u: dict[str, str],
 
 
 def _quantile_row(name: str, agg: Quantile, level: Fraction, eps: Fraction, rows: int,
-                  alpha: Fraction, n: int) -> dict[str, Any]:
+                  alpha: Fraction, n: int, margin: Fraction | None) -> dict[str, Any]:
     r = rank_error(level, eps, rows, agg.candidates, float(alpha))
-    step = (agg.bounds[1] - agg.bounds[0]) / (agg.candidates - 1)
-    lo, hi = max(0.0, float(level) - r / n), min(1.0, float(level) + r / n)
+    width = agg.bounds[1] - agg.bounds[0]
+    step = width / (agg.candidates - 1)
+    m = r if margin is None else upper_float(margin, 6)
+    half = min(width, width * m / n + step)
+    lo, hi = max(0.0, float(level) - m / n), min(1.0, float(level) + m / n)
+    what = (f"value interval: endpoints at ranks q·n ∓ {m:g} rows" if margin is not None else
+            f"no interval (interval=False): value within ± {r:g} rows in rank")
     return {"output": name, "kind": "quantile", "mechanism": "permute_and_flip",
-            "half_width": math.nan, "rank_error": r, "n": n,
-            "interval": f"rank within ± {r:g} rows of the target; for a group of {n} rows "
-                        f"the value is between the {lo:.4g} and {hi:.4g} quantiles (value "
-                        f"interval: data-dependent); grid step {step:.4g}"}
+            "half_width": half, "rank_error": r, "n": n,
+            "interval": f"{what}; for a group of {n} rows spread evenly over the bounds: "
+                        f"± {upper_float(half, 4):g} (the {lo:.4g} to {hi:.4g} quantiles), "
+                        f"grid step {step:.4g}; shrinks like 1/n"}
 
 
 def _selection_row(m: Any, alpha: Fraction) -> dict[str, Any]:

@@ -7,15 +7,16 @@ costs no privacy.
   non-negative integer, so when it lies in the noisy interval ``[lo, hi]`` it also lies in
   ``[max(0, ⌈lo⌉), max(0, ⌊hi⌋)]``: the tidy interval keeps the coverage of the raw one.  The
   estimate is rounded to the nearest integer and clipped into that interval.
-* **Quantiles** get a rank-error column ``<name>_rank_error``: with probability at least
-  ``1 − α`` (per group and quantile), the released value's rank among the group's bounded rows
-  is within that many rows of the rank of the best point of the candidate grid.  Permute-and-
-  flip accepts a candidate ``t`` utility units worse than the best w.p. at most
-  ``exp(−ε·t/(2Δ))``, and it always stops at the best, so by a union bound over the ``C``
-  candidates it outputs one worse than ``t = (2Δ/ε)·ln(C/α)`` w.p. at most ``α``
-  (McKenna & Sheldon 2020); with utility ``−|b·rank − a·n|`` for ``q = a/b``, that is
-  ``t/b`` rows.  A *value* interval would need more privacy budget (other quantiles), so none
-  is invented: the empty ``<name>_ci_low/high`` columns are dropped.
+* **Quantiles** keep their value interval ``<name>_ci_low/high`` (it contains the group's
+  quantile with probability ``≥ 1 − α``: :mod:`dpcert.frame.quantile_interval`; a quantile
+  released with ``interval=False`` has none and its empty columns are dropped) and get a
+  rank-error column ``<name>_rank_error``: with probability at least ``1 − α`` (per group and
+  quantile), the grid cell the value was drawn in holds ranks within that many rows of the
+  target rank ``q·n``.  Permute-and-flip accepts a candidate ``t`` utility units worse than
+  the best w.p. at most ``exp(−ε·t/(2Δ))``, and it always stops at the best, so by a union
+  bound over the ``C`` candidates it outputs one worse than ``t = (2Δ/ε)·ln(C/α)`` w.p. at
+  most ``α`` (McKenna & Sheldon 2020); the cell utility's best is 0 and ``b`` units are one
+  row, so that is ``t/b`` rows.
 * **Sums** of values whose lower bound is ``≥ 0`` are clipped at 0 (estimate and interval).
 * `upper_float` shows an exact accuracy or privacy figure as a short decimal rounded up
   (``306763/4096`` → ``74.9``).
@@ -88,8 +89,8 @@ def _outputs(certificate: dict[str, Any]) -> list[tuple[str, dict[str, Any], lis
 def quantile_rank_error(certificate: dict[str, Any], name: str, alpha: float) -> float:
     """Rows of rank error of quantile component ``name`` at level ``alpha`` (see module doc)."""
     for _, agg, comps in _outputs(certificate):
-        comp = next((m for m in comps if m.get("name") == name
-                     and m.get("kind") == "quantile"), None)
+        comp = next((m for m in comps if m.get("name") == name and m.get("kind") == "quantile"
+                     and m.get("role", "value") == "value"), None)
         if comp is None:
             continue
         return rank_error(Fraction(comp["quantile"]), Fraction(comp["epsilon"]),
@@ -134,10 +135,11 @@ def tidy_table(table: pl.DataFrame, certificate: dict[str, Any]) -> pl.DataFrame
         elif agg.get("kind") == "Quantile":
             for m in comps:
                 q = m.get("name")
-                if q in table.columns:
+                if q in table.columns and m.get("role", "value") == "value":
                     err = quantile_rank_error(certificate, q, alpha)
-                    out = out.drop(f"{q}_ci_low", f"{q}_ci_high", strict=False).with_columns(
-                        pl.lit(err).alias(f"{q}_rank_error"))
+                    if not agg.get("interval", False):
+                        out = out.drop(f"{q}_ci_low", f"{q}_ci_high", strict=False)
+                    out = out.with_columns(pl.lit(err).alias(f"{q}_rank_error"))
     return out
 
 

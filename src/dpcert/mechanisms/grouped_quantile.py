@@ -22,6 +22,16 @@ direction); ``r ≤ l∞``, at most ``l0`` groups change and their ``r`` sum to 
   groups: ``ρ(d) = p²·Σ r_g² / (2s²) ≤ p²·l∞·min(l0·l∞, l1) / (2s²)``.  For the same scale this
   is 4× less than the ``ε²/2`` of permute-and-flip in one group (and ``4·l0``× less for ``l0``).
 
+With ``utility="cell"`` each candidate ``c_j`` stands for its cell ``(c_{j−1}, c_j]`` (the first
+for ``{c_0}``), which holds the ranks ``(cum_{j−1}, cum_j]``; the utility is minus the distance
+from the target ``A = a·n + shift`` to the cell's scaled rank range,
+``u_j = −max(0, b·cum_{j−1} − A, A − b·cum_j)``, with the first cell open below and the last open
+above.  The cells tile every target, so the best utility is always 0 (no plateau of bad cells
+can outscore it, whatever the ties); a public integer ``shift`` moves the target by ``shift/b``
+rows, which is how the release's interval endpoints are drawn (proof:
+``docs/proofs/quantile_interval.md``).  The map is the same: each row moves every argument of the
+``max`` by at most ``p``.
+
 Examples
 --------
 >>> from fractions import Fraction
@@ -59,10 +69,12 @@ from dpcert.core.metrics import Metric
 from dpcert.errors import DomainMismatch, InvalidParameter, MetricMismatch
 from dpcert.samplers import bernoulli_exp, uniform_below
 
-__all__ = ["Selection", "make_grouped_quantile"]
+__all__ = ["Selection", "Utility", "make_grouped_quantile"]
 
 #: How each group's candidate is drawn from its rank utilities.
 Selection = Literal["permute_and_flip", "exponential"]
+#: Which rank utility scores the candidates (module docstring).
+Utility = Literal["rank", "cell"]
 
 
 def _gaps(cum: Array, a: int, b: int) -> Array:
@@ -73,6 +85,23 @@ def _gaps(cum: Array, a: int, b: int) -> Array:
     cum64 = cum.astype(np.int64)
     util = -np.abs(b * cum64 - a * cum64[:, -1:])
     out: Array = util.max(axis=1, keepdims=True) - util
+    return out
+
+
+def _cell_gaps(cum: Array, a: int, b: int, shift: int) -> Array:
+    """Per group and cell, ``max(0, b·cum_{j−1} − A, A − b·cum_j)`` with ``A = a·n + shift``
+    (the first cell open below, the last open above): the gap to the best cell, which is 0."""
+    top = int(np.max(cum)) if cum.size else 0
+    if b * top + abs(shift) >= 1 << 62:
+        raise InvalidParameter(f"level denominator {b} × count {top} + shift {shift} "
+                               "overflows int64")
+    cum64 = cum.astype(np.int64)
+    target = a * cum64[:, -1:] + shift
+    below = np.maximum(b * cum64[:, :-1] - target, 0)  # cells 1.. : b·cum_{j−1} − A
+    above = np.maximum(target - b * cum64[:, :-1], 0)  # cells ..C−2 : A − b·cum_j
+    out = np.zeros(cum64.shape, dtype=np.int64)
+    out[:, 1:] = below
+    out[:, :-1] = np.maximum(out[:, :-1], above)
     return out
 
 
@@ -91,11 +120,12 @@ def _bit_coins(gaps: Array, scale: Fraction) -> Array:
     return accept
 
 
-def _em_indices(cum: Array, a: int, b: int, scale: Fraction
-                ) -> Array:
+def _em_indices(cum: Array, a: int, b: int, scale: Fraction,
+                gaps: Array | None = None) -> Array:
     """One exponential-mechanism index per row of ``cum``: ``P(j) ∝ exp(−gap_j/scale)``, by
-    rejection: a uniform candidate accepted with an exact coin, retried until accepted."""
-    gaps = _gaps(cum, a, b)
+    rejection: a uniform candidate accepted with an exact coin, retried until accepted
+    (``gaps``: precomputed gaps, default the rank utility's)."""
+    gaps = _gaps(cum, a, b) if gaps is None else gaps
     k, c = gaps.shape
     out = np.empty(k, dtype=np.int64)
     pending = np.arange(k)
@@ -111,12 +141,15 @@ def _em_indices(cum: Array, a: int, b: int, scale: Fraction
     return out
 
 
-def _indices(cum: Array, a: int, b: int, scale: Fraction) -> Array:
-    """One permute-and-flip index per row of ``cum`` (see module docstring)."""
+def _indices(cum: Array, a: int, b: int, scale: Fraction,
+             gaps: Array | None = None) -> Array:
+    """One permute-and-flip index per row of ``cum`` (see module docstring; ``gaps`` as for
+    `_em_indices`)."""
     k, c = cum.shape
     if k == 0:
         return np.zeros(0, dtype=np.int64)
-    acc = _bit_coins(_gaps(cum, a, b).ravel(), scale).reshape(k, c)
+    gap = _gaps(cum, a, b) if gaps is None else gaps
+    acc = _bit_coins(gap.ravel(), scale).reshape(k, c)
     out = np.empty(k, dtype=np.int64)
     for g in range(k):  # one uniform draw among the accepted candidates per group
         choices = np.flatnonzero(acc[g])
@@ -126,7 +159,8 @@ def _indices(cum: Array, a: int, b: int, scale: Fraction) -> Array:
 
 def make_grouped_quantile(input_domain: Domain, input_metric: Metric, spec: StatSpec,
                           level: Fraction, scale: Number,
-                          selection: Selection = "permute_and_flip") -> Measurement:
+                          selection: Selection = "permute_and_flip", utility: Utility = "rank",
+                          shift: int = 0) -> Measurement:
     """Per group, the index of a candidate chosen for quantile ``level`` by permute-and-flip
     (PureDP) or the exponential mechanism (zCDP, for zCDP budgets: 4× less ρ at one scale).
 
@@ -138,6 +172,9 @@ def make_grouped_quantile(input_domain: Domain, input_metric: Metric, spec: Stat
     level : rational quantile level ``a/b`` in ``[0, 1]``
     scale : scale ``s > 0`` (acceptance ``exp(−gap/s)``, or weights ``exp(−gap/s)``)
     selection : ``"permute_and_flip"`` or ``"exponential"``
+    utility : ``"rank"`` (``−|b·cum_j − a·n|``) or ``"cell"`` (the distance from ``a·n + shift``
+        to the cell's rank range; module docstring)
+    shift : integer moving the cell utility's target by ``shift/b`` rows (``"cell"`` only)
     """
     if not isinstance(input_domain, GroupedDomain) or spec.name not in input_domain.stats:
         raise DomainMismatch(f"make_grouped_quantile needs a GroupedDomain with {spec.name!r}, "
@@ -155,6 +192,10 @@ def make_grouped_quantile(input_domain: Domain, input_metric: Metric, spec: Stat
     if selection not in ("permute_and_flip", "exponential"):
         raise InvalidParameter(f"selection={selection!r} must be 'permute_and_flip' or "
                                "'exponential'")
+    if utility not in ("rank", "cell"):
+        raise InvalidParameter(f"utility={utility!r} must be 'rank' or 'cell'")
+    if not isinstance(shift, int) or isinstance(shift, bool) or (shift and utility == "rank"):
+        raise InvalidParameter(f"shift={shift!r} must be an int, and 0 with utility='rank'")
     a, b = q.numerator, q.denominator
     per_row = max(a, b - a)
     name = spec.name
@@ -162,7 +203,10 @@ def make_grouped_quantile(input_domain: Domain, input_metric: Metric, spec: Stat
     em = selection == "exponential"
 
     def draw(cum: Array, a: int, b: int, s: Fraction) -> Array:
-        return _em_indices(cum, a, b, s) if em else _indices(cum, a, b, s)
+        gaps = _cell_gaps(cum, a, b, shift) if utility == "cell" else None
+        if gaps is None:  # the rank utility: the samplers compute its gaps
+            return _em_indices(cum, a, b, s) if em else _indices(cum, a, b, s)
+        return _em_indices(cum, a, b, s, gaps) if em else _indices(cum, a, b, s, gaps)
 
     def function(grouped: Any) -> Array:
         return draw(np.asarray(grouped.values[name]), a, b, s)
@@ -185,6 +229,6 @@ def make_grouped_quantile(input_domain: Domain, input_metric: Metric, spec: Stat
         batch_map=batch,
         name="grouped_quantile",
         params={"stat": name, "level": str(q), "scale": s, "selection": selection,
-                "candidates": len(spec.candidates)},
-        proof="grouped_quantile.md",
+                "candidates": len(spec.candidates), "utility": utility, "shift": shift},
+        proof="grouped_quantile.md" if utility == "rank" else "quantile_interval.md",
     )

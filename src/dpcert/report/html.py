@@ -102,7 +102,7 @@ def write_html_report(out_dir: Any, releases: Mapping[str, Any],
         An existing or new directory.
     releases : mapping of name to Release (or polars DataFrame)
         The releases to show, in order; Releases are shown tidied (integer counts, quantile
-        rank errors).
+        intervals or rank errors).
     certificate : mapping of name to certificate dict, optional
         Defaults to each Release's own certificate.
     """

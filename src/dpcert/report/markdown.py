@@ -42,8 +42,9 @@ def write_report(out_dir: Path, results: dict[str, Any], certs: dict[str, Any],
                   f"Intervals hold with probability ≥ "
                   f"{format_number(100 * cert['confidence_level'])}% each, for the bounded "
                   "(clamped, contribution-limited) statistic; counts are "
-                  "post-processed to non-negative integers; a quantile shows how many rows its "
-                  "rank may miss the best candidate's by.", ""]
+                  "post-processed to non-negative integers; a quantile's interval contains "
+                  "the group's quantile, and one without an interval shows how many rows its "
+                  "rank may miss the target rank by.", ""]
         png = plot_png(name, df, keys, values)
         if png is None:
             plots_absent = True

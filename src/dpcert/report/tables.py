@@ -1,5 +1,6 @@
 """Release tables as rows of formatted cells: keys, then ``estimate [low, high]`` per aggregate
-(or ``estimate ± r rows in rank`` for a quantile), shared by every report.
+(or ``estimate ± r rows in rank`` for a quantile released without an interval), shared by
+every report.
 
 Examples
 --------
@@ -35,7 +36,7 @@ def rows(df: pl.DataFrame, keys: list[str], values: list[str]) -> list[list[str]
     for r in df.iter_rows(named=True):
         cells = [str(r[k]) for k in keys]
         for v in values:
-            if f"{v}_rank_error" in r:
+            if f"{v}_rank_error" in r and r.get(f"{v}_ci_low") is None:
                 extra = f"± {format_number(r[f'{v}_rank_error'])} rows in rank"
             else:
                 extra = format_interval(r.get(f"{v}_ci_low"), r.get(f"{v}_ci_high"))
