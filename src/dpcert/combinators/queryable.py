@@ -53,7 +53,7 @@ from dpcert.errors import (
 __all__ = ["Queryable", "make_filter", "make_odometer"]
 
 
-def _with_amount(measure: Measure, value: Any) -> Measure:
+def _with_amount(measure: Measure, value: object) -> Measure:
     """``measure`` carrying ``value`` (``PureDP(ε)``, ``ApproxDP(ε, δ)``, ``ZCDP(ρ)``)."""
     if isinstance(value, tuple):
         return ApproxDP(*value)

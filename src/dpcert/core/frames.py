@@ -51,7 +51,7 @@ __all__ = ["FrameDomain", "GroupDistance", "GroupedDomain", "UnitDistance", "fra
 GroupBound = tuple[int, int, int, int]
 
 
-def _canonical(v: Any) -> Any:
+def _canonical(v: object) -> Any:
     """One representative per value as a privacy unit or row entry: every NaN is one value,
     ``-0.0`` is ``0.0``, ``None`` is itself."""
     if isinstance(v, float):
@@ -194,7 +194,7 @@ class FrameDomain(Domain):
         """The schema as a dict."""
         return dict(self.schema)
 
-    def why_not(self, x: Any) -> str | None:
+    def why_not(self, x: object) -> str | None:
         try:
             got = dict(self.schema_of(x))
         except Exception as e:  # any failure to read a schema is non-membership
@@ -230,7 +230,7 @@ class GroupedDomain(Domain):
     stats: tuple[str, ...]
     keys: tuple[tuple[Any, ...], ...] | None = None
 
-    def why_not(self, x: Any) -> str | None:
+    def why_not(self, x: object) -> str | None:
         keys, values = getattr(x, "keys", None), getattr(x, "values", None)
         if keys is None or not isinstance(values, Mapping):
             return "not a grouped result (keys, values)"

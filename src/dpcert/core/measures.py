@@ -121,7 +121,7 @@ class _ScalarMeasure(Measure):
     _field: str = "epsilon"  # the attribute holding the amount, also its JSON key
     _symbol: str = "ε"
 
-    def _init_amount(self, value: Any) -> None:
+    def _init_amount(self, value: object) -> None:
         if value is not None:
             v = as_fraction(value, self._field)
             if v <= 0:

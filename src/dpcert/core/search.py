@@ -72,7 +72,7 @@ def bisect(holds: Callable[[N], bool], good: N, bad: N, *, midpoint: Callable[[N
     return good
 
 
-def _safe(pred: Callable[[Any], bool], x: Any) -> bool:
+def _safe(pred: Callable[[Any], bool], x: object) -> bool:
     try:
         return bool(pred(x))
     except DPCertError:

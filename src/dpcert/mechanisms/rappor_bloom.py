@@ -313,13 +313,13 @@ def _builder(params: RapporBloomParams, input_domain: Domain | None, who: str,
         assert isinstance(domain, VectorDomain)
         to_array = domain.to_array
 
-        def function(x: Any) -> RapporReports:
+        def function(x: object) -> RapporReports:
             return run(np.asarray(to_array(x), dtype=object))
     else:
-        def function(x: Any) -> RapporReports:
+        def function(x: object) -> RapporReports:
             return run([x])
 
-    def batch(x: Any, n: int) -> I64:
+    def batch(x: object, n: int) -> I64:
         rep = run([x] * n)
         out: I64 = np.column_stack([rep.cohorts, rep.bits]).astype(np.int64)
         return out

@@ -81,7 +81,7 @@ def make_cast(input_domain: Domain, input_metric: Metric, to: type, *,
     to_array = input_domain.to_array
     out_element = AtomDomain(float, nan=True) if to is float else AtomDomain(to)
 
-    def function(x: Any) -> Array:
+    def function(x: object) -> Array:
         arr = to_array(x)
         if to is float:
             if src in (bool, int) and arr.dtype != object:

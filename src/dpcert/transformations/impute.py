@@ -44,7 +44,7 @@ def make_impute_constant(input_domain: Domain, input_metric: Metric,
     out = VectorDomain(AtomDomain(float, bounds=element.bounds), size=input_domain.size)
     to_array = input_domain.to_array
 
-    def function(x: Any) -> Array:
+    def function(x: object) -> Array:
         arr = np.array(to_array(x), dtype=np.float64)
         arr[np.isnan(arr)] = c
         return arr

@@ -50,7 +50,7 @@ class PartitionDomain(Domain):
     inner: VectorDomain
     parts: int
 
-    def why_not(self, x: Any) -> str | None:
+    def why_not(self, x: object) -> str | None:
         if not isinstance(x, (list, tuple)):
             return f"{type(x).__name__} is not a list of parts"
         if len(x) != self.parts:

@@ -78,7 +78,7 @@ def make_resize(input_domain: Domain, input_metric: Metric, size: int,
         raise InvalidParameter(f"constant={constant!r} is not in {element!r}: {reason}")
     to_array = input_domain.to_array
 
-    def function(x: Any) -> Array:
+    def function(x: object) -> Array:
         arr = to_array(x)
         n = arr.size
         if n >= m:

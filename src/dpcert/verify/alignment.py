@@ -257,7 +257,7 @@ class Prover:
     def _is_real_noise(self, name: str) -> bool:
         return any(str(v) == name and v.sort() == self.z3.RealSort() for v in self.eta.values())
 
-    def key(self, v: Any) -> tuple[Any, ...]:
+    def key(self, v: object) -> tuple[Any, ...]:
         if isinstance(v, bool):
             return ("b", v)
         c = self.numeral(v)

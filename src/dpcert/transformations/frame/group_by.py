@@ -47,7 +47,7 @@ _EXACT_TYPES: dict[str, type | tuple[type, ...]] = {
     "str": str, "bool": bool, "date": dt.date}
 
 
-def cast_key(value: Any, logical: str, name: str) -> Any:
+def cast_key(value: object, logical: str, name: str) -> Any:
     """``value`` as a member of the logical column type, exactly, or InvalidParameter.
 
     Examples
