@@ -413,7 +413,7 @@ class ContinualSumStream:
         """``d``: the buffers kept on each side (data and noise)."""
         return self._plan.factor.buffers
 
-    def step(self, count: Any) -> float:
+    def step(self, count: Number) -> float:
         """Release the running total after this step's ``count`` (an integer)."""
         if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer)):
             raise InvalidParameter(f"count={count!r} must be an integer")

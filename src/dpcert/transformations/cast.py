@@ -114,6 +114,6 @@ def make_cast(input_domain: Domain, input_metric: Metric, to: type, *,
     )
 
 
-def then_cast(to: type, *, default: Any = None) -> PartialConstructor:
+def then_cast(to: type, *, default: object = None) -> PartialConstructor:
     """Partial form of :func:`make_cast`."""
     return partial(make_cast, "cast", to, default=default)

@@ -56,6 +56,6 @@ def make_impute_constant(input_domain: Domain, input_metric: Metric,
     )
 
 
-def then_impute_constant(constant: Any) -> PartialConstructor:
+def then_impute_constant(constant: object) -> PartialConstructor:
     """Partial form of :func:`make_impute_constant`."""
     return partial(make_impute_constant, "impute_constant", constant)

@@ -96,6 +96,6 @@ def make_resize(input_domain: Domain, input_metric: Metric, size: int,
     )
 
 
-def then_resize(size: int, constant: Any) -> PartialConstructor:
+def then_resize(size: int, constant: object) -> PartialConstructor:
     """Partial form of :func:`make_resize`."""
     return partial(make_resize, "resize", size, constant)

@@ -99,7 +99,7 @@ def _like(z3: Any, target: Any, x: Any) -> Any:
     return x
 
 
-def _check(pv: Prover, hyps: list[Any], goal: Any, what: str) -> None:
+def _check(pv: Prover, hyps: list[Any], goal: object, what: str) -> None:
     if not pv.valid(hyps, goal):
         raise _NotApplicable(what)
 
