@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from dpcert._numbers import Number
 
-__all__ = ["Array", "BoolArray", "Distance", "FloatArray", "IntArray"]
+__all__ = ["Array", "BoolArray", "DistanceLike", "FloatArray", "IntArray"]
 
 #: An array of binary64 floats.
 FloatArray: TypeAlias = npt.NDArray[np.float64]
@@ -31,6 +31,7 @@ IntArray: TypeAlias = npt.NDArray[np.int64]
 BoolArray: TypeAlias = npt.NDArray[np.bool_]
 #: An array of any shape whose dtype the caller chooses.
 Array: TypeAlias = np.ndarray[Any, Any]
-#: A distance between inputs or a privacy amount as users give it: a number (ε, ρ, a count of
-#: changed records) or a tuple of them ((ε, δ); a group distance's (l0, l∞, l1)).
-Distance: TypeAlias = "Number | tuple[Number, ...]"
+#: A distance between inputs or a privacy amount as users give it, before a metric or a measure
+#: validates it: a number (ε, ρ, a count of changed records) or a tuple of them ((ε, δ); a group
+#: distance's (l0, l∞, l1)).  (:data:`dpcert.core.metrics.Distance` is a validated scalar.)
+DistanceLike: TypeAlias = "Number | tuple[Number, ...]"

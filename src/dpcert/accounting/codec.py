@@ -89,7 +89,7 @@ def event_to_json(event: _ev.Event) -> str:
     return json.dumps(doc, separators=(",", ":"), ensure_ascii=True)
 
 
-def _frac(v: Any, where: str) -> Fraction:
+def _frac(v: object, where: str) -> Fraction:
     if not isinstance(v, str):
         raise InvalidParameter(f"{where}={v!r} must be an exact fraction written as a string")
     try:

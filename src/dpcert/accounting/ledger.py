@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from dpcert._types import Distance
+from dpcert._types import DistanceLike
 from dpcert.accounting.codec import event_from_json, event_to_json
 from dpcert.accounting.filters import (
     CLASSIC,
@@ -199,7 +199,7 @@ def describe(kind: str, a: Amount) -> str:
     return f"{sym} = {show_up(a)}"
 
 
-def _hash(*parts: Any) -> str:
+def _hash(*parts: object) -> str:
     h = hashlib.sha256()
     for p in parts:
         h.update(repr(p).encode("utf-8"))
@@ -727,7 +727,7 @@ class Ledger:
         with self._tx() as con:
             return [r[0] for r in con.execute("SELECT name FROM datasets ORDER BY name")]
 
-    def run(self, dataset: str, measurement: Any, data: Any, d_in: Distance = 1,
+    def run(self, dataset: str, measurement: Any, data: object, d_in: DistanceLike = 1,
             note: str | None = None) -> Any:
         """Charge ``measurement.map(d_in)`` to ``dataset``, then run it on ``data``.
 

@@ -41,6 +41,7 @@ import numpy as np
 
 from dpcert._directed import exp_up, log_up, up
 from dpcert._numbers import Number, as_fraction
+from dpcert._types import DistanceLike
 from dpcert._validate import check_delta, check_int, check_nonnegative
 from dpcert.accounting._convert import rdp_to_epsilon, widen
 from dpcert.core.events import BoundedRangeEvent, SelfComposedEvent
@@ -85,7 +86,7 @@ def make_pureDP_to_zCDP(measurement: Measurement) -> Measurement:
     inner = measurement.privacy_map
     event_map = measurement.event_map
 
-    def privacy_map(d: Any) -> Fraction:
+    def privacy_map(d: DistanceLike) -> Fraction:
         rho = as_fraction(inner(d), "d_out") ** 2 / 2
         ev = None if event_map is None else event_map(d)
         if isinstance(ev, BoundedRangeEvent):  # two valid bounds: keep the smaller
@@ -163,7 +164,7 @@ def make_renyiDP_to_approxDP(measurement: Measurement, delta: Number) -> Measure
     assert isinstance(measure, RenyiDP)
     orders = measure.orders
 
-    def privacy_map(d: Any) -> tuple[Fraction, Fraction]:
+    def privacy_map(d: DistanceLike) -> tuple[Fraction, Fraction]:
         curve = measure.validate_distance(measurement.privacy_map(d))
         vals = np.array([float(up(float(curve(a)))) for a in orders])
         return up(rdp_to_epsilon(np.array([float(a) for a in orders]), vals, float(dl))), dl
@@ -177,14 +178,14 @@ def make_renyiDP_to_approxDP(measurement: Measurement, delta: Number) -> Measure
     )
 
 
-def _pair(measurement: Measurement, d: Any) -> tuple[Fraction, Fraction]:
+def _pair(measurement: Measurement, d: DistanceLike) -> tuple[Fraction, Fraction]:
     out = measurement.map(d)
     if isinstance(measurement.output_measure, PureDP):
         return as_fraction(out, "d_out"), Fraction(0)
     return out  # type: ignore[no-any-return]
 
 
-def advanced_composition(epsilon: Number, delta: Number, k: Any,
+def advanced_composition(epsilon: Number, delta: Number, k: Number,
                          delta_prime: Number) -> tuple[Fraction, Fraction]:
     """(ε', δ_total) for k-fold adaptive composition of (ε, δ)-DP (Dwork, Rothblum & Vadhan 2010).
 
@@ -216,7 +217,7 @@ def _log_delta_pure(eps: float, k: int, eps_prime: float) -> float:
     return m + math.log(float(np.exp(terms - m).sum()))
 
 
-def optimal_composition_delta(epsilon: Number, delta: Number, k: Any,
+def optimal_composition_delta(epsilon: Number, delta: Number, k: Number,
                               epsilon_prime: Any) -> Fraction:
     """δ_total for k-fold (ε, δ)-DP at ε' (Kairouz, Oh & Viswanath 2015), an upper bound."""
     e = float(check_nonnegative(epsilon, "epsilon"))
@@ -231,7 +232,7 @@ def optimal_composition_delta(epsilon: Number, delta: Number, k: Any,
     return min(Fraction(1), 1 - (1 - d) ** n * (1 - dprime))
 
 
-def optimal_composition_epsilon(epsilon: Number, delta: Number, k: Any,
+def optimal_composition_epsilon(epsilon: Number, delta: Number, k: Number,
                                 delta_total: Number) -> Fraction:
     """Smallest ε' (upper bound, by bisection returning the safe end) such that k-fold (ε, δ)-DP
     is (ε', delta_total)-DP by the optimal composition theorem."""
@@ -250,7 +251,7 @@ def optimal_composition_epsilon(epsilon: Number, delta: Number, k: Any,
                   midpoint=lambda a, b: Fraction(float((a + b) / 2)), steps=60)
 
 
-def _homogeneous(measurement: Measurement, k: Any, delta_prime: Number, name: str,
+def _homogeneous(measurement: Measurement, k: Number, delta_prime: Number, name: str,
                  rule: Any) -> Measurement:
     if not isinstance(measurement.output_measure, (PureDP, ApproxDP)):
         raise MeasureMismatch(
@@ -271,12 +272,14 @@ def _homogeneous(measurement: Measurement, k: Any, delta_prime: Number, name: st
     )
 
 
-def make_advanced_composition(measurement: Measurement, k: Any, delta_prime: Number) -> Measurement:
+def make_advanced_composition(measurement: Measurement, k: Number,
+                              delta_prime: Number) -> Measurement:
     """Run ``measurement`` k times; privacy by advanced composition (DRV10)."""
     return _homogeneous(measurement, k, delta_prime, "advanced", advanced_composition)
 
 
-def make_optimal_composition(measurement: Measurement, k: Any, delta_prime: Number) -> Measurement:
+def make_optimal_composition(measurement: Measurement, k: Number,
+                             delta_prime: Number) -> Measurement:
     """Run ``measurement`` k times; privacy by optimal homogeneous composition (KOV15):
     δ_total = 1 − (1 − δ)^k (1 − δ') and the smallest ε' it allows."""
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dpcert._types import Distance
+from dpcert._types import DistanceLike
 from dpcert.core.domains import Domain
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import RenyiCurve, RenyiDP
@@ -77,7 +77,7 @@ def make_parallel_composition(input_domain: Domain, input_metric: Metric,
     def function(parts: Any) -> list[Any]:
         return [m.function(p) for m, p in zip(ms, parts, strict=True)]
 
-    def privacy_map(d_in: Distance) -> Any:
+    def privacy_map(d_in: DistanceLike) -> Any:
         l0, _l1, li = input_metric.validate_d_in(d_in)
         if l0 == 0 or li == 0:
             return measure.zero()

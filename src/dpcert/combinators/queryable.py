@@ -36,7 +36,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from dpcert._types import Distance
+from dpcert._types import DistanceLike
 from dpcert.accounting._nesting import flat_leaves
 from dpcert.core.domains import Domain
 from dpcert.core.measurement import Measurement
@@ -53,7 +53,7 @@ from dpcert.errors import (
 __all__ = ["Queryable", "make_filter", "make_odometer"]
 
 
-def _with_amount(measure: Measure, value: Any) -> Measure:
+def _with_amount(measure: Measure, value: object) -> Measure:
     """``measure`` carrying ``value`` (``PureDP(ε)``, ``ApproxDP(ε, δ)``, ``ZCDP(ρ)``)."""
     if isinstance(value, tuple):
         return ApproxDP(*value)
@@ -64,7 +64,7 @@ class Queryable:
     """Data behind a privacy filter (mutable: it records what was spent; thread-safe)."""
 
     def __init__(self, data: Any, input_domain: Domain, input_metric: Metric, measure: Measure,
-                 d_in: Distance = 1, budget: Any = None) -> None:
+                 d_in: DistanceLike = 1, budget: Any = None) -> None:
         input_domain.check_member(data)
         self._data = data
         self.input_domain = input_domain
@@ -162,7 +162,7 @@ class Queryable:
 
 
 def make_filter(input_domain: Domain, input_metric: Metric, budget: Measure,
-                d_in: Distance = 1) -> Measurement:
+                d_in: DistanceLike = 1) -> Measurement:
     """A measurement whose output is a `Queryable` that never spends more than ``budget``
     for inputs ``d_in`` apart.
 
@@ -174,14 +174,14 @@ def make_filter(input_domain: Domain, input_metric: Metric, budget: Measure,
     measure = type(budget)()
     d_in0 = input_metric.validate_d_in(d_in)
 
-    def privacy_map(d: Any) -> Any:
+    def privacy_map(d: DistanceLike) -> Any:
         if d > d_in0:
             raise InvalidParameter(
                 f"d_in={d!r} exceeds the d_in={d_in0!r} this filter charges queries at"
             )
         return value
 
-    def function(data: Any) -> Queryable:
+    def function(data: object) -> Queryable:
         return Queryable(data, input_domain, input_metric, measure, d_in0, value)
 
     return Measurement(
@@ -193,7 +193,7 @@ def make_filter(input_domain: Domain, input_metric: Metric, budget: Measure,
     )
 
 
-def make_odometer(data: Any, input_domain: Domain, input_metric: Metric, measure: Measure,
-                  d_in: Distance = 1) -> Queryable:
+def make_odometer(data: object, input_domain: Domain, input_metric: Metric, measure: Measure,
+                  d_in: DistanceLike = 1) -> Queryable:
     """A `Queryable` without a budget that records what it spends (an odometer)."""
     return Queryable(data, input_domain, input_metric, type(measure)(), d_in, None)

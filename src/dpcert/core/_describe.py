@@ -32,7 +32,7 @@ def frozen_params(params: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType(dict(params or {}))
 
 
-def jsonable(v: Any) -> Any:
+def jsonable(v: object) -> Any:
     """A JSON-friendly rendering: Fractions as exact strings, sequences as lists, others as repr.
 
     Examples

@@ -32,15 +32,15 @@ _ATOM_TYPES: tuple[type, ...] = (bool, int, float, str)
 class Domain:
     """Base class of domains."""
 
-    def member(self, x: Any) -> bool:
+    def member(self, x: object) -> bool:
         """Whether ``x`` belongs to this domain."""
         return self.why_not(x) is None
 
-    def why_not(self, x: Any) -> str | None:
+    def why_not(self, x: object) -> str | None:
         """None if ``x`` is a member, else a short reason it is not."""
         raise NotImplementedError
 
-    def check_member(self, x: Any, name: str = "data") -> None:
+    def check_member(self, x: object, name: str = "data") -> None:
         """Raise `OutOfDomain` (with the reason) unless ``x`` is a member."""
         reason = self.why_not(x)
         if reason is not None:
@@ -86,7 +86,7 @@ class AtomDomain(Domain):
         if self.nan and self.type is not float:
             raise InvalidParameter(f"nan={self.nan!r} only applies to float domains")
 
-    def why_not(self, x: Any) -> str | None:
+    def why_not(self, x: object) -> str | None:
         if self.type is float:
             if not isinstance(x, (float, np.floating)):
                 return f"{x!r} is not a float"
@@ -186,7 +186,7 @@ class VectorDomain(Domain):
         dtype = np.float64 if t is float else np.bool_
         return np.asarray(x, dtype=dtype)
 
-    def why_not(self, x: Any) -> str | None:
+    def why_not(self, x: object) -> str | None:
         if isinstance(x, np.ndarray):
             if x.ndim != 1:
                 return f"array has {x.ndim} dimensions, not 1"
@@ -257,7 +257,7 @@ class TableDomain(Domain):
             col = col.to_numpy()
         return VectorDomain(self.column(name)).to_array(col)
 
-    def why_not(self, x: Any) -> str | None:
+    def why_not(self, x: object) -> str | None:
         names = list(x.keys()) if isinstance(x, dict) else list(getattr(x, "columns", []))
         if not isinstance(x, dict) and not hasattr(x, "columns"):
             return f"{type(x).__name__} is not a table (a dict of columns or a dataframe)"

@@ -36,7 +36,7 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from dpcert._numbers import Number
-from dpcert._types import Distance
+from dpcert._types import DistanceLike
 from dpcert._validate import check_delta, check_int, check_positive, check_probability
 from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP, RenyiDP
 from dpcert.errors import InvalidParameter, UnsupportedEvent
@@ -103,7 +103,7 @@ class Event:
         return f"{type(self).__name__}({', '.join(parts)})"
 
 
-def _set(obj: object, **values: Any) -> None:
+def _set(obj: object, **values: object) -> None:
     for k, v in values.items():
         object.__setattr__(obj, k, v)
 
@@ -309,7 +309,7 @@ class SelfComposedEvent(Event):
     event: Event
     count: int
 
-    def __init__(self, event: Event, count: Any) -> None:
+    def __init__(self, event: Event, count: Number) -> None:
         if not isinstance(event, Event):
             raise InvalidParameter(f"event={event!r} is not an accounting Event")
         _set(self, event=event, count=check_int(count, "count", minimum=0))
@@ -409,7 +409,7 @@ def relation_of(event: Event) -> Relation | None:
     return event.neighbours
 
 
-def relation_for_metric(metric: object, d_in: Distance) -> Relation | None:
+def relation_for_metric(metric: object, d_in: DistanceLike) -> Relation | None:
     """The relation an event at ``d_in`` under ``metric`` is a neighbour statement for.
 
     ``SymmetricDistance`` / ``InsertDeleteDistance`` / the engine's ``UnitDistance`` (one

@@ -40,6 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dpcert._types import DistanceLike
 from dpcert._validate import check_int
 from dpcert.core.domains import Domain
 from dpcert.core.metrics import Metric
@@ -51,7 +52,7 @@ __all__ = ["FrameDomain", "GroupDistance", "GroupedDomain", "UnitDistance", "fra
 GroupBound = tuple[int, int, int, int]
 
 
-def _canonical(v: Any) -> Any:
+def _canonical(v: object) -> Any:
     """One representative per value as a privacy unit or row entry: every NaN is one value,
     ``-0.0`` is ``0.0``, ``None`` is itself."""
     if isinstance(v, float):
@@ -62,7 +63,7 @@ def _canonical(v: Any) -> Any:
     return v
 
 
-def frame_rows(frame: Any) -> list[dict[str, Any]]:
+def frame_rows(frame: object) -> list[dict[str, Any]]:
     """The rows of a small concrete frame as dicts (for adjacency checks and auditing).
 
     Accepts a Polars (Lazy)DataFrame, a pandas DataFrame, a Spark DataFrame or a mapping of
@@ -115,7 +116,7 @@ class UnitDistance(Metric):
         if self.unit is not None and (not isinstance(self.unit, str) or not self.unit):
             raise InvalidParameter(f"unit={self.unit!r} must be a column name or None")
 
-    def distance(self, a: Any, b: Any) -> int:
+    def distance(self, a: DistanceLike, b: DistanceLike) -> int:
         ra, rb = frame_rows(a), frame_rows(b)
         if self.unit is None:
             ca, cb = Counter(map(_row_key, ra)), Counter(map(_row_key, rb))
@@ -150,7 +151,7 @@ class GroupDistance(Metric):
     statistic selected from the groups turns it into an L1 or L2 vector distance.
     """
 
-    def validate_d_in(self, d: Any, name: str = "d_in") -> GroupBound:
+    def validate_d_in(self, d: DistanceLike, name: str = "d_in") -> GroupBound:
         if not (isinstance(d, (tuple, list)) and len(d) in (3, 4)):
             raise InvalidParameter(f"{name}={d!r} must be (units, groups, rows per group, "
                                    "rows) or a triple (units, groups, rows per group)")
@@ -158,11 +159,11 @@ class GroupDistance(Metric):
         l1 = rest[0] if rest else l0 * li
         return (u, l0, li, l1)
 
-    def compare(self, a: Any, b: Any) -> bool:
+    def compare(self, a: DistanceLike, b: DistanceLike) -> bool:
         x, y = self.validate_d_in(a, "a"), self.validate_d_in(b, "b")
         return all(p <= q for p, q in zip(x, y, strict=True))
 
-    def distance(self, a: Any, b: Any) -> Any:
+    def distance(self, a: DistanceLike, b: DistanceLike) -> Any:
         raise InvalidParameter(
             "GroupDistance is a bound derived from UnitDistance by make_bound_contributions; "
             "it cannot be measured on two grouped results (measure the frames with "
@@ -194,7 +195,7 @@ class FrameDomain(Domain):
         """The schema as a dict."""
         return dict(self.schema)
 
-    def why_not(self, x: Any) -> str | None:
+    def why_not(self, x: object) -> str | None:
         try:
             got = dict(self.schema_of(x))
         except Exception as e:  # any failure to read a schema is non-membership
@@ -230,7 +231,7 @@ class GroupedDomain(Domain):
     stats: tuple[str, ...]
     keys: tuple[tuple[Any, ...], ...] | None = None
 
-    def why_not(self, x: Any) -> str | None:
+    def why_not(self, x: object) -> str | None:
         keys, values = getattr(x, "keys", None), getattr(x, "values", None)
         if keys is None or not isinstance(values, Mapping):
             return "not a grouped result (keys, values)"

@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import Any
 
 from dpcert._numbers import Number
-from dpcert._types import Distance
+from dpcert._types import DistanceLike
 from dpcert.core._describe import Wiring, frozen_params, jsonable
 from dpcert.core.domains import Domain
 from dpcert.core.measures import Measure
@@ -96,16 +96,16 @@ class Measurement:
         self.input_domain.check_member(data)
         return self.function(data)
 
-    def map(self, d_in: Distance) -> Any:
+    def map(self, d_in: DistanceLike) -> Any:
         """The privacy loss (in ``output_measure``) for inputs at most ``d_in`` apart."""
         d = self.input_metric.validate_d_in(d_in)
         return self.output_measure.validate_distance(self.privacy_map(d), "d_out")
 
-    def check(self, d_in: Distance, d_out: Distance) -> bool:
+    def check(self, d_in: DistanceLike, d_out: DistanceLike) -> bool:
         """Whether the measurement is ``d_out``-private for inputs ``d_in`` apart."""
         return self.output_measure.compare(self.map(d_in), d_out)
 
-    def event(self, d_in: Distance = 1) -> Any:
+    def event(self, d_in: DistanceLike = 1) -> Any:
         """This measurement as an accounting event at ``d_in`` (see `dpcert.accounting`)."""
         from dpcert.core.events import event_from_distance, relation_for_metric, with_relation
 
@@ -116,7 +116,7 @@ class Measurement:
             ev = event_from_distance(self.output_measure, self.map(d))
         return with_relation(ev, relation_for_metric(self.input_metric, d))
 
-    def sample(self, data: Any, n: int) -> Any:
+    def sample(self, data: object, n: int) -> Any:
         """``n`` independent releases on ``data`` (each costs the map: for auditing and
         simulation, not for publishing).  Vectorised when the mechanism provides it.
 

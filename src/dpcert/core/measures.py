@@ -35,6 +35,7 @@ from fractions import Fraction
 from typing import Any
 
 from dpcert._numbers import Number, as_fraction, round_up, show_up
+from dpcert._types import DistanceLike
 from dpcert._validate import check_nonnegative
 from dpcert.errors import InvalidParameter, MeasureMismatch
 
@@ -63,11 +64,11 @@ class Measure:
     #: Short human name used in messages and certificates.
     name: str = "measure"
 
-    def validate_distance(self, d: Any, name: str = "d_out") -> Any:
+    def validate_distance(self, d: DistanceLike, name: str = "d_out") -> Any:
         """Check a distance in this measure and return it in exact form."""
         raise NotImplementedError
 
-    def compare(self, a: Any, b: Any) -> bool:
+    def compare(self, a: DistanceLike, b: DistanceLike) -> bool:
         """Whether distance ``a`` is at most ``b`` (``a`` promises at least as much privacy)."""
         raise NotImplementedError
 
@@ -76,7 +77,7 @@ class Measure:
         raise NotImplementedError
 
     def compose(self, distances: Sequence[Any]) -> Any:
-        """Distance of the sequential composition of mechanisms with these distances."""
+        """DistanceLike of the sequential composition of mechanisms with these distances."""
         raise NotImplementedError
 
     @property
@@ -106,7 +107,7 @@ class Measure:
         """A human-readable rendering of a distance, rounded up."""
         raise NotImplementedError
 
-    def to_json(self, d: Any) -> Any:
+    def to_json(self, d: DistanceLike) -> Any:
         """A JSON-friendly rendering of a distance (exact strings and rounded-up floats)."""
         raise NotImplementedError
 
@@ -121,7 +122,7 @@ class _ScalarMeasure(Measure):
     _field: str = "epsilon"  # the attribute holding the amount, also its JSON key
     _symbol: str = "ε"
 
-    def _init_amount(self, value: Any) -> None:
+    def _init_amount(self, value: object) -> None:
         if value is not None:
             v = as_fraction(value, self._field)
             if v <= 0:
@@ -130,14 +131,14 @@ class _ScalarMeasure(Measure):
         else:
             object.__setattr__(self, self._field, None)
 
-    def validate_distance(self, d: Any, name: str = "d_out") -> Fraction:
+    def validate_distance(self, d: DistanceLike, name: str = "d_out") -> Fraction:
         if isinstance(d, tuple):
             raise InvalidParameter(
                 f"{name}={d!r}: {type(self).__name__} distances are a single {self._symbol}"
             )
         return check_nonnegative(d, name)
 
-    def compare(self, a: Any, b: Any) -> bool:
+    def compare(self, a: DistanceLike, b: DistanceLike) -> bool:
         return bool(self.validate_distance(a, "a") <= self.validate_distance(b, "b"))
 
     def zero(self) -> Fraction:
@@ -154,7 +155,7 @@ class _ScalarMeasure(Measure):
     def describe(self, d: Any) -> str:
         return f"{self._symbol} = {show_up(self.validate_distance(d))}"
 
-    def to_json(self, d: Any) -> Any:
+    def to_json(self, d: DistanceLike) -> Any:
         return {self._field: _frac_json(self.validate_distance(d))}
 
     def __repr__(self) -> str:
@@ -203,7 +204,7 @@ class ApproxDP(Measure):
             object.__setattr__(self, "epsilon", None)
             object.__setattr__(self, "delta", None)
 
-    def validate_distance(self, d: Any, name: str = "d_out") -> tuple[Fraction, Fraction]:
+    def validate_distance(self, d: DistanceLike, name: str = "d_out") -> tuple[Fraction, Fraction]:
         if not (isinstance(d, tuple) and len(d) == 2):
             raise InvalidParameter(f"{name}={d!r}: ApproxDP distances are pairs (epsilon, delta)")
         e = check_nonnegative(d[0], f"{name}.epsilon")
@@ -212,7 +213,7 @@ class ApproxDP(Measure):
             raise InvalidParameter(f"{name}.delta={d[1]!r} must be in [0, 1]")
         return e, dl
 
-    def compare(self, a: Any, b: Any) -> bool:
+    def compare(self, a: DistanceLike, b: DistanceLike) -> bool:
         ea, da = self.validate_distance(a, "a")
         eb, db = self.validate_distance(b, "b")
         return bool(ea <= eb and da <= db)
@@ -238,7 +239,7 @@ class ApproxDP(Measure):
         e, dl = self.validate_distance(d)
         return f"ε = {show_up(e)}, δ = {show_up(dl)}"
 
-    def to_json(self, d: Any) -> Any:
+    def to_json(self, d: DistanceLike) -> Any:
         e, dl = self.validate_distance(d)
         return {"epsilon": _frac_json(e), "delta": _frac_json(dl)}
 
@@ -305,7 +306,7 @@ class RenyiDP(Measure):
             raise InvalidParameter(f"{name}={d!r}: RenyiDP distances are RenyiCurve objects")
         return d
 
-    def compare(self, a: Any, b: Any) -> bool:
+    def compare(self, a: DistanceLike, b: DistanceLike) -> bool:
         ca, cb = self.validate_distance(a, "a"), self.validate_distance(b, "b")
         return all(ca(o) <= cb(o) for o in self.orders)
 
@@ -327,6 +328,6 @@ class RenyiDP(Measure):
         pts = ", ".join(f"ε({float(o):g}) = {round_up(c(o)):.4g}" for o in self.orders[:6])
         return f"Rényi curve {c.label}: {pts}, ..."
 
-    def to_json(self, d: Any) -> Any:
+    def to_json(self, d: DistanceLike) -> Any:
         c = self.validate_distance(d)
         return {"renyi": {str(o): _frac_json(c(o)) for o in self.orders}}

@@ -157,7 +157,7 @@ class DiscreteDistance(Metric):
         return 0 if a == b else 1
 
 
-def _exact(v: Any, name: str) -> Fraction:
+def _exact(v: object, name: str) -> Fraction:
     if isinstance(v, (bool, np.bool_)):
         raise InvalidParameter(f"{name}={v!r} must be a number")
     if isinstance(v, (float, np.floating)):

@@ -40,7 +40,7 @@ class PartialConstructor:
     def __call__(self, input_domain: Domain, input_metric: Metric) -> Any:
         return self.constructor(input_domain, input_metric)
 
-    def __rrshift__(self, other: Any) -> Any:
+    def __rrshift__(self, other: object) -> Any:
         if isinstance(other, tuple) and len(other) == 2:
             domain, metric = other
             if not isinstance(domain, Domain) or not isinstance(metric, Metric):

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, TypeVar
 
-from dpcert._types import Distance
+from dpcert._types import DistanceLike
 from dpcert.errors import DPCertError, InvalidParameter
 
 __all__ = ["binary_search", "binary_search_param", "bisect", "geometric", "halfway", "int_halfway"]
@@ -72,7 +72,7 @@ def bisect(holds: Callable[[N], bool], good: N, bad: N, *, midpoint: Callable[[N
     return good
 
 
-def _safe(pred: Callable[[Any], bool], x: Any) -> bool:
+def _safe(pred: Callable[[Any], bool], x: object) -> bool:
     try:
         return bool(pred(x))
     except DPCertError:
@@ -145,7 +145,7 @@ def _find_bounds(predicate: Callable[[Any], bool], T: type) -> tuple[Any, Any]:
     raise InvalidParameter("binary_search could not find bounds where the predicate changes")
 
 
-def binary_search_param(make: Callable[[Any], Any], d_in: Distance, d_out: Distance, *,
+def binary_search_param(make: Callable[[Any], Any], d_in: DistanceLike, d_out: DistanceLike, *,
                         T: type = float, bounds: tuple[Any, Any] | None = None) -> Any:
     """The parameter ``p`` at which ``make(p).check(d_in, d_out)`` just holds."""
     return binary_search(lambda p: make(p).check(d_in, d_out), bounds, T=T)

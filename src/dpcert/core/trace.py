@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from dpcert._types import Distance
+from dpcert._types import DistanceLike
 from dpcert.core._describe import jsonable
 from dpcert.core.measurement import Measurement
 from dpcert.core.transformation import Transformation
@@ -47,8 +47,8 @@ class Step:
     constructor: str
     kind: str  # "transformation" or "measurement"
     params: dict[str, Any]
-    d_in: Distance
-    d_out: Distance
+    d_in: DistanceLike
+    d_out: DistanceLike
     proof: str | None
     depth: int
 
@@ -64,7 +64,7 @@ def _params(component: Any) -> dict[str, Any]:
             if k not in ("chain", "parts", "inner", "postprocess")}
 
 
-def trace(component: Transformation | Measurement, d_in: Distance, _depth: int = 0
+def trace(component: Transformation | Measurement, d_in: DistanceLike, _depth: int = 0
           ) -> Iterator[Step]:
     """Every step of ``component`` with the ``d_in`` it sees and its ``d_out`` (see module)."""
     d = component.input_metric.validate_d_in(d_in)

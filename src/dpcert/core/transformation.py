@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from dpcert._types import Distance
+from dpcert._types import DistanceLike
 from dpcert.core._describe import Wiring, frozen_params, jsonable
 from dpcert.core.domains import Domain
 from dpcert.core.measurement import Measurement
@@ -93,17 +93,17 @@ class Transformation:
         self.input_domain.check_member(data)
         return self.function(data)
 
-    def map(self, d_in: Distance) -> Any:
+    def map(self, d_in: DistanceLike) -> Any:
         """The output distance bound for inputs at most ``d_in`` apart."""
         d = self.input_metric.validate_d_in(d_in)
         return self.output_metric.validate_d_in(self.stability_map(d), "d_out")
 
-    def check(self, d_in: Distance, d_out: Distance) -> bool:
+    def check(self, d_in: DistanceLike, d_out: DistanceLike) -> bool:
         """Whether inputs ``d_in`` apart are guaranteed to give outputs ``d_out`` apart."""
         return self.output_metric.compare(
             self.map(d_in), self.output_metric.validate_d_in(d_out, "d_out"))
 
-    def __rshift__(self, other: Any) -> Transformation | Measurement:
+    def __rshift__(self, other: object) -> Transformation | Measurement:
         return chain(self, other)
 
     def describe(self) -> dict[str, Any]:

@@ -417,7 +417,7 @@ def _quantile(gdom: Any, gmet: Any, hist: StatSpec, s: NoisyStat, share: Fractio
     """One quantile per group at the scale that spends ``share`` at one unit: permute-and-flip
     under ε budgets, the exponential mechanism (bounded range: ε²/8, not ε²/2) under zCDP.
     Cell utility; an interval endpoint (``s.side = ∓1``) targets the rank ``q·n ∓ K/b``
-    (:func:`~dpcert.frame.quantile_interval.endpoint_shift` at ``alpha/2``)."""
+    (`endpoint_shift` at ``alpha/2``)."""
     assert s.level is not None
     a, b = s.level.numerator, s.level.denominator
     per_row = max(a, b - a)

@@ -2,16 +2,16 @@
 
 Each quantile ``q = a/b`` of a group is selected three times on the same grid of candidates
 ``c_0 < … < c_{C−1}`` (``c_0``, ``c_{C−1}`` the bounds), each with the *cell* utility of
-:func:`~dpcert.mechanisms.grouped_quantile.make_grouped_quantile` (candidate ``j`` stands for the
+`make_grouped_quantile` (candidate ``j`` stands for the
 cell ``(c_{j−1}, c_j]``, ``{c_0}`` for ``j = 0``):
 
 * the **value**: target rank ``q·n``; the released value is drawn uniformly inside the selected
-  cell (a lattice 2^-:data:`JITTER_BITS` of the cell's width; ``c_0`` for the first cell), so
+  cell (a lattice 2^-`JITTER_BITS` of the cell's width; ``c_0`` for the first cell), so
   values are not on the grid;
 * the **lower endpoint**: target ``q·n − K/b``; ``ci_low`` is the selected cell's lower edge;
 * the **upper endpoint**: target ``q·n + K/b``; ``ci_high`` is the selected cell's upper edge.
 
-``K = ⌈s·ln(2C/α)⌉`` (:func:`endpoint_shift`, ``s`` the selection's scale) makes each endpoint
+``K = ⌈s·ln(2C/α)⌉`` (`endpoint_shift`, ``s`` the selection's scale) makes each endpoint
 miss the group's quantile with probability at most ``α/2``, so ``[ci_low, ci_high]`` contains
 the group's ``q``-quantile (of its bounded, clamped rows: ``x_(⌈q·n⌉)``, ``x_(1)`` for ``q = 0``)
 with probability at least ``1 − α`` (proof: ``docs/proofs/quantile_interval.md``).  The value is

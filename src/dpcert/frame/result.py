@@ -8,7 +8,7 @@ costs no privacy.
   ``[max(0, ⌈lo⌉), max(0, ⌊hi⌋)]``: the tidy interval keeps the coverage of the raw one.  The
   estimate is rounded to the nearest integer and clipped into that interval.
 * **Quantiles** keep their value interval ``<name>_ci_low/high`` (it contains the group's
-  quantile with probability ``≥ 1 − α``: :mod:`dpcert.frame.quantile_interval`; a quantile
+  quantile with probability ``≥ 1 − α``: `dpcert.frame.quantile_interval`; a quantile
   released with ``interval=False`` has none and its empty columns are dropped) and get a
   rank-error column ``<name>_rank_error``: with probability at least ``1 − α`` (per group and
   quantile), the grid cell the value was drawn in holds ranks within that many rows of the

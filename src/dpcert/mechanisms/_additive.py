@@ -113,12 +113,12 @@ def noise_function(input_domain: Domain, space: NoiseSpace,
         assert isinstance(input_domain, VectorDomain)
         to_array = input_domain.to_array
         if space.integer:
-            def vector_int(x: Any) -> Any:
+            def vector_int(x: object) -> Any:
                 arr = np.asarray(to_array(x), dtype=np.int64)
                 return arr + integer_noise(param, arr.size)
             return vector_int
 
-        def vector_float(x: Any) -> Any:
+        def vector_float(x: object) -> Any:
             arr = np.asarray(to_array(x), dtype=np.float64)
             check_length(arr.size, space)
             return lattice_noise(arr, param, k=k)
@@ -139,7 +139,7 @@ def noise_batch(input_domain: Domain, space: NoiseSpace,
         assert isinstance(input_domain, VectorDomain)
         to_array = input_domain.to_array
 
-        def vector_batch(x: Any, n: int) -> Any:
+        def vector_batch(x: object, n: int) -> Any:
             if space.integer:
                 arr = np.asarray(to_array(x), dtype=np.int64)
                 return arr[None, :] + integer_noise(param, n * arr.size).reshape(n, arr.size)

@@ -40,7 +40,7 @@ from typing import Any, Literal
 
 from dpcert._directed import exp_lower, log_bounds, normal_cdf_bounds, sqrt_bounds
 from dpcert._numbers import Number, round_up
-from dpcert._types import Distance
+from dpcert._types import DistanceLike
 from dpcert._validate import check_nonnegative, check_positive, check_probability
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import Domain
@@ -226,13 +226,13 @@ def make_gaussian_approx(input_domain: Domain, input_metric: Metric, scale: Numb
     inner = make_gaussian(input_domain, input_metric, scale, k=k)
     zmap = inner.privacy_map
 
-    def privacy_map(d_in: Distance) -> tuple[Fraction, Fraction]:
+    def privacy_map(d_in: DistanceLike) -> tuple[Fraction, Fraction]:
         rho = Fraction(zmap(d_in))
         if rho == 0:
             return Fraction(0), Fraction(0)
         return zcdp_to_approx_epsilon(rho, dl), dl
 
-    def event_map(d_in: Distance) -> Any:
+    def event_map(d_in: DistanceLike) -> Any:
         assert inner.event_map is not None
         return inner.event_map(d_in)
 

@@ -334,7 +334,7 @@ def make_continual_sum(input_domain: Domain, input_metric: Metric, scale: Number
             return Fraction(0)
         return plan.epsilon(d) if plan.noise == "laplace" else plan.rho(d)
 
-    def function(x: Any) -> FloatArray:
+    def function(x: object) -> FloatArray:
         return plan.release(np.asarray(to_array(x), dtype=np.int64))
 
     params: dict[str, Any] = {"scale": plan.scale, "method": plan.method, "noise": plan.noise,
@@ -344,7 +344,7 @@ def make_continual_sum(input_domain: Domain, input_metric: Metric, scale: Number
         params["smooth"] = plan.smooth
     if plan.method == "streaming":
         params["buffers"] = plan.factor.buffers
-    def batch(x: Any, n: int) -> FloatArray:
+    def batch(x: object, n: int) -> FloatArray:
         return plan.release_batch(np.asarray(to_array(x), dtype=np.int64), n)
 
     return Measurement(
@@ -413,7 +413,7 @@ class ContinualSumStream:
         """``d``: the buffers kept on each side (data and noise)."""
         return self._plan.factor.buffers
 
-    def step(self, count: Any) -> float:
+    def step(self, count: Number) -> float:
         """Release the running total after this step's ``count`` (an integer)."""
         if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer)):
             raise InvalidParameter(f"count={count!r} must be an integer")

@@ -159,7 +159,7 @@ def _gamma_selection(input_domain: Domain, input_metric: Metric, candidates: Seq
     eps = check_positive(epsilon, "epsilon")
     k = len(cands)
 
-    def batch(x: Any, n: int) -> Any:
+    def batch(x: object, n: int) -> Any:
         g = gammas_for(exact_scores(scorer(x), k), eps, sens, monotonic)
         return _pick(cands, draw(g, n))
 
@@ -263,14 +263,14 @@ def make_report_noisy_max(input_domain: Domain, input_metric: Metric,
             return exponential_index(gammas_for(scores, eps, sens, monotonic))
         return noisy_max_index(_integer_scores(scores), scale)
 
-    def batch(x: Any, count: int) -> Any:  # one round (k = 1), vectorised over draws
+    def batch(x: object, count: int) -> Any:  # one round (k = 1), vectorised over draws
         scores = exact_scores(scorer(x), n)
         if noise == "exponential":
             return _pick(cands, exponential_indices(gammas_for(scores, eps, sens, monotonic),
                                                     count))
         return _pick(cands, noisy_max_indices(_integer_scores(scores), scale, count))
 
-    def function(x: Any) -> Any:
+    def function(x: object) -> Any:
         scores = exact_scores(scorer(x), n)
         remaining = list(range(n))
         chosen = []

@@ -113,7 +113,7 @@ def make_histogram(input_domain: Domain, input_metric: Metric, categories: Seque
     else:
         raise InvalidParameter(f"noise={noise!r} must be 'laplace' or 'gaussian'")
 
-    def function(x: Any) -> Any:
+    def function(x: object) -> Any:
         counts = count_categories(np.asarray(to_array(x)), cats)
         return counts + np.asarray(sample(len(cats)), dtype=np.int64)
 

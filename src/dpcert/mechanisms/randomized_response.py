@@ -149,11 +149,11 @@ def make_randomized_response_bool(epsilon: Number, *,
         assert isinstance(domain, VectorDomain)
         to_array = domain.to_array
 
-        def function(x: Any) -> Any:
+        def function(x: object) -> Any:
             arr = np.asarray(to_array(x), dtype=np.bool_)
             return arr ^ bernoulli(p_flip, arr.size)
     else:
-        def function(x: Any) -> Any:
+        def function(x: object) -> Any:
             return bool(x) ^ bool(bernoulli(p_flip, 1)[0])
 
     return Measurement(
@@ -251,7 +251,7 @@ def make_randomized_response(categories: Sequence[Any], epsilon: Number, *,
         assert isinstance(domain, VectorDomain)
         to_array = domain.to_array
 
-        def function(x: Any) -> Any:
+        def function(x: object) -> Any:
             arr = to_array(x)
             idx = _index_of(np.asarray(arr), lookup, cats)
             replace = bernoulli(p_replace, idx.size)
@@ -259,7 +259,7 @@ def make_randomized_response(categories: Sequence[Any], epsilon: Number, *,
             out = out_values[np.where(replace, fresh, idx)]
             return out if atom.type is str else out.astype(type(cats[0]))
     else:
-        def function(x: Any) -> Any:
+        def function(x: object) -> Any:
             if x not in lookup:
                 raise OutOfDomain(f"value {x!r} is not one of categories={cats!r}")
             if bool(bernoulli(p_replace, 1)[0]):

@@ -204,7 +204,7 @@ class RapporBloomParams:
         return tuple(int.from_bytes(digest[8 * j:8 * j + 8], "big") % self.num_bits
                      for j in range(self.num_hashes))
 
-    def bloom_filters(self, values: Any, cohorts: Any) -> U8:
+    def bloom_filters(self, values: object, cohorts: Any) -> U8:
         """The ``(n, num_bits)`` 0/1 Bloom filters of ``values`` in ``cohorts``.
 
         Factorises the (value, cohort) pairs with NumPy, hashes each distinct pair once, then
@@ -305,7 +305,7 @@ def _builder(params: RapporBloomParams, input_domain: Domain | None, who: str,
         raise InvalidParameter(f"params={params!r} must be a RapporBloomParams")
     domain, metric, vector = _local_space(input_domain, AtomDomain(str), who)
 
-    def run(values: Any) -> RapporReports:
+    def run(values: object) -> RapporReports:
         vals = np.asarray(values, dtype=object).reshape(-1)
         cohorts = uniform_below(params.num_cohorts, vals.size, source=source).astype(np.int64)
         bloom = params.bloom_filters(vals, cohorts)
@@ -315,13 +315,13 @@ def _builder(params: RapporBloomParams, input_domain: Domain | None, who: str,
         assert isinstance(domain, VectorDomain)
         to_array = domain.to_array
 
-        def function(x: Any) -> RapporReports:
+        def function(x: object) -> RapporReports:
             return run(np.asarray(to_array(x), dtype=object))
     else:
-        def function(x: Any) -> RapporReports:
+        def function(x: object) -> RapporReports:
             return run([x])
 
-    def batch(x: Any, n: int) -> I64:
+    def batch(x: object, n: int) -> I64:
         rep = run([x] * n)
         out: I64 = np.column_stack([rep.cohorts, rep.bits]).astype(np.int64)
         return out

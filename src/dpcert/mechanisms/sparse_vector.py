@@ -122,7 +122,7 @@ def make_sparse_vector(input_domain: Domain, input_metric: Metric, queries: Sequ
     scale_num = None if eps3 is None else cc * sens / eps3
     total = eps + (eps3 or 0)
 
-    def function(x: Any) -> list[Any]:
+    def function(x: object) -> list[Any]:
         noisy_t = t + int(discrete_laplace(scale_rho, 1)[0])
         nus = discrete_laplace(scale_nu, len(qs)).tolist()
         fresh = [] if scale_num is None else discrete_laplace(scale_num, cc).tolist()
@@ -139,7 +139,7 @@ def make_sparse_vector(input_domain: Domain, input_metric: Metric, queries: Sequ
                 out.append(False if scale_num is None else None)
         return out
 
-    def batch(x: Any, n: int) -> list[list[Any]]:
+    def batch(x: object, n: int) -> list[list[Any]]:
         # n independent runs at once: the same noise draws per run as ``function`` (threshold
         # noise, one noise per query, fresh noise per positive); answers are deterministic.
         k = len(qs)

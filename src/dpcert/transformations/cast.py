@@ -81,7 +81,7 @@ def make_cast(input_domain: Domain, input_metric: Metric, to: type, *,
     to_array = input_domain.to_array
     out_element = AtomDomain(float, nan=True) if to is float else AtomDomain(to)
 
-    def function(x: Any) -> Array:
+    def function(x: object) -> Array:
         arr = to_array(x)
         if to is float:
             if src in (bool, int) and arr.dtype != object:
@@ -114,6 +114,6 @@ def make_cast(input_domain: Domain, input_metric: Metric, to: type, *,
     )
 
 
-def then_cast(to: type, *, default: Any = None) -> PartialConstructor:
+def then_cast(to: type, *, default: object = None) -> PartialConstructor:
     """Partial form of [`make_cast`][dpcert.transformations.cast.make_cast]."""
     return partial(make_cast, "cast", to, default=default)

@@ -66,7 +66,7 @@ def make_clamp(input_domain: Domain, input_metric: Metric, lower: Number, upper:
     out_domain = VectorDomain(out_element, size=input_domain.size)
     to_array = input_domain.to_array
 
-    def function(x: Any) -> Array:
+    def function(x: object) -> Array:
         arr = to_array(x)
         if arr.dtype == object:  # exact Python ints beyond int64
             return np.array([min(max(v, lo_c), hi_c) for v in arr.tolist()], dtype=np.int64)

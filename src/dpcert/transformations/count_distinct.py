@@ -15,8 +15,6 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from dpcert.core.chaining import PartialConstructor, partial
@@ -35,7 +33,7 @@ def make_count_distinct(input_domain: Domain, input_metric: Metric) -> Transform
     assert isinstance(input_domain, VectorDomain)
     to_array = input_domain.to_array
 
-    def function(x: Any) -> int:
+    def function(x: object) -> int:
         arr = to_array(x)
         if arr.size == 0:
             return 0

@@ -56,7 +56,7 @@ def make_count_by_categories(input_domain: Domain, input_metric: Metric,
         Fraction(2) if isinstance(out_metric, L1Distance) else SQRT2_UP)
     to_array = input_domain.to_array
 
-    def function(x: Any) -> Array:
+    def function(x: object) -> Array:
         return count_categories(np.asarray(to_array(x)), cats)
 
     return Transformation(

@@ -44,7 +44,7 @@ def make_impute_constant(input_domain: Domain, input_metric: Metric,
     out = VectorDomain(AtomDomain(float, bounds=element.bounds), size=input_domain.size)
     to_array = input_domain.to_array
 
-    def function(x: Any) -> Array:
+    def function(x: object) -> Array:
         arr = np.array(to_array(x), dtype=np.float64)
         arr[np.isnan(arr)] = c
         return arr
@@ -56,6 +56,6 @@ def make_impute_constant(input_domain: Domain, input_metric: Metric,
     )
 
 
-def then_impute_constant(constant: Any) -> PartialConstructor:
+def then_impute_constant(constant: object) -> PartialConstructor:
     """Partial form of `make_impute_constant`."""
     return partial(make_impute_constant, "impute_constant", constant)

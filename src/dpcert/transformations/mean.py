@@ -22,7 +22,6 @@ Examples
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
 
 from dpcert._numbers import float_exact
 from dpcert.core.chaining import PartialConstructor, partial
@@ -62,7 +61,7 @@ def make_mean(input_domain: Domain, input_metric: Metric) -> Transformation:
     sens = (hi - lo) / n
     to_array = dom.to_array
 
-    def function(x: Any) -> float:
+    def function(x: object) -> float:
         s, _ = exact_sum_and_squares(to_array(x))
         return float(s / n)
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcert._types import Array
+from dpcert._types import Array, DistanceLike
 from dpcert._validate import check_int
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import Domain, VectorDomain
@@ -50,7 +50,7 @@ class PartitionDomain(Domain):
     inner: VectorDomain
     parts: int
 
-    def why_not(self, x: Any) -> str | None:
+    def why_not(self, x: object) -> str | None:
         if not isinstance(x, (list, tuple)):
             return f"{type(x).__name__} is not a list of parts"
         if len(x) != self.parts:
@@ -88,7 +88,7 @@ class PartitionDistance(Metric):
         """The metric each part is compared with."""
         return SymmetricDistance
 
-    def validate_d_in(self, d: Any, name: str = "d_in") -> tuple[int, int, int]:
+    def validate_d_in(self, d: DistanceLike, name: str = "d_in") -> tuple[int, int, int]:
         if isinstance(d, tuple):
             if len(d) != 3:
                 raise InvalidParameter(f"{name}={d!r} must be (l0, l1, linf)")
@@ -123,7 +123,7 @@ def make_partition(input_domain: Domain, input_metric: Metric,
     inner = VectorDomain(input_domain.element)
     n = len(ks)
 
-    def function(data: Any) -> list[Array]:
+    def function(data: object) -> list[Array]:
         arr = input_domain.to_array(data)
         labels = np.asarray(by(arr))
         if labels.shape != arr.shape:

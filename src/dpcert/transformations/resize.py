@@ -78,7 +78,7 @@ def make_resize(input_domain: Domain, input_metric: Metric, size: int,
         raise InvalidParameter(f"constant={constant!r} is not in {element!r}: {reason}")
     to_array = input_domain.to_array
 
-    def function(x: Any) -> Array:
+    def function(x: object) -> Array:
         arr = to_array(x)
         n = arr.size
         if n >= m:
@@ -96,6 +96,6 @@ def make_resize(input_domain: Domain, input_metric: Metric, size: int,
     )
 
 
-def then_resize(size: int, constant: Any) -> PartialConstructor:
+def then_resize(size: int, constant: object) -> PartialConstructor:
     """Partial form of [`make_resize`][dpcert.transformations.resize.make_resize]."""
     return partial(make_resize, "resize", size, constant)

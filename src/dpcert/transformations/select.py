@@ -44,7 +44,7 @@ def make_select_column(input_domain: Domain, input_metric: Metric, column: str
         )
     element = input_domain.column(column)  # raises InvalidParameter for an unknown column
 
-    def function(x: Any) -> Any:
+    def function(x: object) -> Any:
         return input_domain.get(x, column)
 
     return Transformation(

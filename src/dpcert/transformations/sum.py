@@ -78,7 +78,7 @@ def make_sum(input_domain: Domain, input_metric: Metric) -> Transformation:
     if element.type is int:
         bound = max(abs(int(lo)), abs(int(hi)))
 
-        def function(x: Any) -> Any:
+        def function(x: object) -> Any:
             return exact_int_sum(to_array(x), bound)
 
         def stability(d_in: int | Fraction) -> Any:
@@ -86,7 +86,7 @@ def make_sum(input_domain: Domain, input_metric: Metric) -> Transformation:
         out = AtomDomain(int)
     else:
 
-        def function(x: Any) -> Any:
+        def function(x: object) -> Any:
             return float(exact_float_sum(np.asarray(to_array(x), dtype=np.float64)))
 
         def stability(d_in: int | Fraction) -> Any:

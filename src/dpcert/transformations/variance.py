@@ -18,7 +18,6 @@ Examples
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
 
 from dpcert._validate import check_int
 from dpcert.core.chaining import PartialConstructor, partial
@@ -41,7 +40,7 @@ def make_variance(input_domain: Domain, input_metric: Metric, *, ddof: int = 1) 
     sens = (hi - lo) ** 2 * (n - 1) / (n * (n - dd))
     to_array = dom.to_array
 
-    def function(x: Any) -> float:
+    def function(x: object) -> float:
         s, sq = exact_sum_and_squares(to_array(x))
         return float((sq - s * s / n) / (n - dd))
 

@@ -75,7 +75,7 @@ class Prover:
         r = s.check()
         return "sat" if r == self.z3.sat else ("unsat" if r == self.z3.unsat else "unknown")
 
-    def valid(self, hyp: list[Any], goal: Any) -> bool:
+    def valid(self, hyp: list[Any], goal: object) -> bool:
         return self.check(*hyp, self.z3.Not(goal)) == "unsat"
 
     # ---- noise
@@ -100,7 +100,7 @@ class Prover:
             return self.eta[key] if run == 1 else self.eta[key] + self.S[key]
         return f
 
-    def executor(self, blk: str, run: int, data: Any) -> Exec:
+    def executor(self, blk: str, run: int, data: object) -> Exec:
         sizes = {self.sh.size: self.n}
         return Exec(sizes, self.consts, self.params, {self.inp.name: data}, self.sh.counter,
                     self._noise(blk, run), self.noise_vars, {self.inp.name})
@@ -218,7 +218,7 @@ class Prover:
         outs = ex.cond(self.sh.loop.cond, RPath(env=dict(env)))
         return self.z3.Or([self.z3.And([c.z3() for c in cs]) for cs, t in outs if t == truth])
 
-    def _loop_paths(self, env: dict[str, Any], run: int, data: Any) -> list[RPath]:
+    def _loop_paths(self, env: dict[str, Any], run: int, data: object) -> list[RPath]:
         ex = self.executor("body", run, data)
         out: list[RPath] = []
         for k, (cs, t) in enumerate(ex.cond(self.sh.loop.cond, RPath(env=dict(env)))):
@@ -257,7 +257,7 @@ class Prover:
     def _is_real_noise(self, name: str) -> bool:
         return any(str(v) == name and v.sort() == self.z3.RealSort() for v in self.eta.values())
 
-    def key(self, v: Any) -> tuple[Any, ...]:
+    def key(self, v: object) -> tuple[Any, ...]:
         if isinstance(v, bool):
             return ("b", v)
         c = self.numeral(v)

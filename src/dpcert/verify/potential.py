@@ -31,6 +31,7 @@ import time
 from fractions import Fraction
 from typing import Any
 
+from dpcert._types import DistanceLike
 from dpcert.verify.ir import BinOp, Expr
 from dpcert.verify.linear import Monomial, PublicPoly, fmt_frac
 from dpcert.verify.obligations import Fail, _coerce, _cost, _mapping, _maximize, _sub
@@ -99,7 +100,7 @@ def _atoms(e: Expr | None) -> list[Expr]:
     return [e] if isinstance(e, BinOp) else []
 
 
-def _constant_under(se: Search, invp: list[Any], d: Any) -> bool:
+def _constant_under(se: Search, invp: list[Any], d: DistanceLike) -> bool:
     """Whether the invariant fixes ``d`` (a difference of the runs) to one value."""
     s = se.pv.solver()
     s.add(*se.side, *invp)

@@ -99,7 +99,7 @@ def _like(z3: Any, target: Any, x: Any) -> Any:
     return x
 
 
-def _check(pv: Prover, hyps: list[Any], goal: Any, what: str) -> None:
+def _check(pv: Prover, hyps: list[Any], goal: object, what: str) -> None:
     if not pv.valid(hyps, goal):
         raise _NotApplicable(what)
 
@@ -249,7 +249,7 @@ def prove_top_gap(prog: Program, sh: LoopShape, deadline: float) -> TopGapProof 
     return _render(prog, pv, argmax, t, u, sg, v, u0, site, lo, hi, smax, cost)
 
 
-def _render(prog: Program, pv: Prover, b: str, t: str, u: str, sg: int, v: Any, u0: Fraction,
+def _render(prog: Program, pv: Prover, b: str, t: str, u: str, sg: int, v: object, u0: Fraction,
             site: str, lo: Fraction, hi: Fraction, smax: Fraction,
             cost: PublicPoly) -> TopGapProof:
     z3 = pv.z3

@@ -91,7 +91,7 @@ def make_bound_contributions(input_domain: Domain, input_metric: Metric, by: Seq
     unit = metric.unit
     vals = tuple(value_columns)
 
-    def function(frame: Any) -> Any:
+    def function(frame: object) -> Any:
         if unit is None:
             return frame
         if backend is None:

@@ -47,7 +47,7 @@ _EXACT_TYPES: dict[str, type | tuple[type, ...]] = {
     "str": str, "bool": bool, "date": dt.date}
 
 
-def cast_key(value: Any, logical: str, name: str) -> Any:
+def cast_key(value: object, logical: str, name: str) -> Any:
     """``value`` as a member of the logical column type, exactly, or InvalidParameter.
 
     Examples
@@ -135,7 +135,7 @@ def make_group_by(input_domain: Domain, input_metric: Metric, by: Sequence[str],
         public = tuple(cast)
     out = GroupedDomain(by_t, tuple(names), public)
 
-    def function(frame: Any) -> Any:
+    def function(frame: object) -> Any:
         if backend is None:
             raise InvalidParameter("make_group_by was built without a backend")
         # no group columns: one group (the key ``()``), which backends compute as keys=None

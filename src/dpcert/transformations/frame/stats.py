@@ -96,7 +96,7 @@ def centre_of(spec: StatSpec) -> int:
     return (rl + rh) // 2
 
 
-def centred_values(values: Any, counts: Any, centre: int) -> Array:
+def centred_values(values: object, counts: Any, centre: int) -> Array:
     """``values − centre·counts`` exactly (int64 when it fits, else Python ints)."""
     big: Array = (np.asarray(values).astype(object)
                                  - centre * np.asarray(counts).astype(object))
