@@ -98,7 +98,9 @@ class Session:
     Parameters
     ----------
     data
-        Polars LazyFrame/DataFrame, or a ``.csv``/``.parquet`` path.
+        Polars LazyFrame/DataFrame, or a ``.csv``/``.parquet`` path; a pyspark DataFrame
+        (:mod:`dpcert.backends.spark`); a DuckDB relation, or a ``(connection, "table")`` pair
+        (:mod:`dpcert.backends.duckdb`).
     privacy_unit
         Column identifying a person; ``None`` when every row is a different person.
     budget
@@ -131,15 +133,20 @@ class Session:
             raise InvalidParameter(f"privacy_unit={privacy_unit!r} must be a column name")
         from dpcert.backends import backend_for
 
-        #: The backend running this session's data work (Polars, or Spark for a pyspark
-        #: DataFrame, which stays in Spark: :mod:`dpcert.backends`).
+        #: The backend running this session's data work (Polars; Spark for a pyspark
+        #: DataFrame, DuckDB for a DuckDB relation: the data stays in its engine,
+        #: :mod:`dpcert.backends`).
         self._backend = backend_for(data)
-        if self._backend.name == "spark":
+        if self._backend.name != "polars":
             if schema is not None:
                 raise InvalidParameter(f"schema={schema!r} applies to .csv/.parquet paths only, "
-                                       "not to a Spark DataFrame")
+                                       f"not to {self._backend.name} data")
             self._lf: Any = data
-            logical = dict(self._backend.schema(data))
+            if self._backend.name == "duckdb":
+                from dpcert.backends.duckdb import to_duck
+
+                self._lf = to_duck(data)
+            logical = dict(self._backend.schema(self._lf))
             names = sorted(logical)
         else:
             self._lf = to_lazy(data, schema)
