@@ -228,3 +228,26 @@ def test_duckdb_release_cannot_fail_after_the_charge(case: Case) -> None:
         return (con, con.from_arrow(df.to_arrow()))
 
     check_total(case, engine)
+
+
+def test_release_spec_on_the_duckdb_engine(tmp_path: Any) -> None:
+    """``dpcert release --engine duckdb``: the curator's file is read by DuckDB."""
+    import json
+
+    from dpcert.cli.main import main
+
+    pl.DataFrame({"pid": [1, 1, 2, 3, 4, 5], "region": ["n", "s", "n", "s", "n", "n"]}
+                 ).write_parquet(tmp_path / "people.parquet")
+    (tmp_path / "spec.toml").write_text(
+        '[data]\nprivacy_unit = "pid"\n\n[[query]]\nname = "by_region"\ngroup_by = ["region"]\n'
+        'keys = ["n", "s", "w"]\nmax_groups = 1\nmax_rows_per_group = 1\n'
+        'budget = { epsilon = 1000, delta = 0 }\naggregates = [{ kind = "count" }]\n')
+    assert main(["release", str(tmp_path / "spec.toml"), "--no-ledger", "--data",
+                 str(tmp_path / "people.parquet"), "--budget-epsilon", "2000", "--budget-delta", "0",
+                 "--out", str(tmp_path / "out"), "--engine", "duckdb"]) == 0
+    cert = json.loads((tmp_path / "out" / "certificate.json").read_text())
+    assert cert["by_region"]["backend"] == "duckdb"
+    out = pl.read_csv(tmp_path / "out" / "by_region.csv")
+    # unit 1 keeps one of its two groups; noise scale 1/1000 (discrete): exact w.p. > 1 - 1e-400
+    got = dict(zip(out["region"].to_list(), out["count"].to_list(), strict=True))
+    assert got["w"] == 0 and got["n"] + got["s"] == 5 and got["n"] in (3, 4)

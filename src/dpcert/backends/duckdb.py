@@ -52,7 +52,7 @@ from dpcert.backends.base import BoundSpec, GroupedStats, StatSpec
 from dpcert.backends.duckdb_expr import quote as _q
 from dpcert.errors import InvalidParameter
 
-__all__ = ["DuckDBBackend", "DuckTable", "is_duckdb", "to_duck"]
+__all__ = ["DuckDBBackend", "DuckTable", "is_duckdb", "read_table", "to_duck"]
 
 _SIGN = 1 << 63
 _H = '"#h"'  # the running hash of the bounding query
@@ -129,6 +129,24 @@ def to_duck(data: Any) -> DuckTable:
         return DuckTable(con, data)
     raise InvalidParameter(f"data of type {type(data).__name__} is not a DuckDB relation or a "
                            "(connection, table) pair")
+
+
+def read_table(path: str) -> DuckTable:
+    """A lazy relation of a ``.csv`` or ``.parquet`` file, or of ``DATABASE.duckdb:TABLE`` (a
+    table in a DuckDB database file, opened read-only), on a new connection; reads no rows
+    except CSV type sniffing."""
+    import duckdb
+
+    if ".duckdb:" in path:
+        db, table = path.rsplit(":", 1)
+        return to_duck((duckdb.connect(db, read_only=True), table))
+    con = duckdb.connect()
+    if path.endswith(".csv"):
+        return DuckTable(con, con.read_csv(path))
+    if path.endswith(".parquet"):
+        return DuckTable(con, con.read_parquet(path))
+    raise InvalidParameter(f"path={path!r}: expected a .csv, .parquet or DATABASE.duckdb:TABLE "
+                           "path")
 
 
 def _type_name(t: Any) -> str:

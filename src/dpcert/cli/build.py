@@ -111,6 +111,16 @@ def _session(cur: Curator, spec: ReleaseSpec, where: str) -> tuple[Any, str, Any
             raise InvalidParameter("--engine spark reads CSV cells itself (bad cells become "
                                    "null): the binding's declared types apply to Polars only")
         source = read_table(location, master=cur.spark_master, remote=cur.spark_remote)
+    elif cur.engine == "duckdb":
+        try:
+            from dpcert.backends.duckdb import read_table as read_duckdb
+        except ImportError as e:
+            raise InvalidParameter("--engine duckdb needs duckdb: pip install "
+                                   "'dpcert[duckdb]'") from e
+        if schema is not None:
+            raise InvalidParameter("--engine duckdb reads CSV cells itself: the binding's "
+                                   "declared types apply to Polars only")
+        source = read_duckdb(location)
     import warnings
 
     from dpcert.frame.ledger import BudgetMismatchWarning

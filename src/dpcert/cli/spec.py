@@ -145,7 +145,7 @@ class CuratorConfig(BaseModel):
     budget_epsilon: str | float | None = None
     budget_delta: str | float | None = None
     budget_rho: str | float | None = None
-    engine: Literal["polars", "spark"] | None = None
+    engine: Literal["polars", "spark", "duckdb"] | None = None
     spark_master: str | None = None
     spark_remote: str | None = None
 
