@@ -76,6 +76,9 @@ class DataSpec(BaseModel):
     privacy_unit: str | Literal[False] = Field(
         description="column identifying a person (a person may have many rows), or false when "
                     "every row is a different person")
+    metadata: str | None = Field(
+        None, description="table metadata file (types, bounds, public key sets, max_ids; "
+                          "docs/guide/sql.md), relative to the spec")
 
 
 class BudgetSpec(BaseModel):

@@ -25,7 +25,7 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -45,6 +45,9 @@ from dpcert.frame.result import ReleaseMixin
 from dpcert.frame.source import check_bound_source
 from dpcert.operator import UNKNOWN, FailureClass, report_failure
 from dpcert.samplers import EntropySource
+
+if TYPE_CHECKING:
+    from dpcert.frame.metadata import TableMetadata
 
 __all__ = ["Query", "Release", "Session", "require_budget"]
 
@@ -109,7 +112,14 @@ class Session:
         Optional path of a persistent budget ledger (:class:`dpcert.accounting.ledger.Ledger`)
         and the dataset's name in it; every release is charged there before it is computed.
     name
-        The table's name in SQL queries (:meth:`sql`).
+        The table's name in SQL queries (:meth:`sql`); default the metadata's, else ``data``.
+    metadata
+        A table metadata file (``.toml``/``.yaml``) or :class:`~dpcert.frame.metadata.
+        TableMetadata`: the privacy unit, column types, bounds, public key sets and
+        contribution bounds, admitted against the schema here (:mod:`dpcert.frame.metadata`).
+    public
+        Public tables (no privacy unit in them) that SQL queries may ``JOIN`` on a key unique
+        in them, by table name (:mod:`dpcert.frame.public_join`).
     rule
         The session's privacy filter across its releases (``"auto"``, ``"basic"``,
         ``"renyi"`` or ``"gdp"``; :mod:`dpcert.accounting.filters`, ``docs/proofs/filters.md``).
@@ -121,10 +131,26 @@ class Session:
 
     def __init__(self, data: Any, privacy_unit: str | None = None, *, budget: Measure,
                  ledger: str | None = None, dataset: str | None = None,
-                 schema: Mapping[str, Any] | None = None, name: str = "data",
-                 rule: str = "auto",
+                 schema: Mapping[str, Any] | None = None, name: str | None = None,
+                 rule: str = "auto", metadata: Any = None,
+                 public: Mapping[str, Any] | None = None,
                  _source: EntropySource | None = None) -> None:
         budget = require_budget(budget)
+        #: The table's metadata (:mod:`dpcert.frame.metadata`), or None.
+        self.metadata: TableMetadata | None = None
+        if metadata is not None:
+            from dpcert.frame.metadata import load_metadata
+
+            self.metadata = load_metadata(metadata)
+            if privacy_unit is None:
+                privacy_unit = self.metadata.unit
+            elif privacy_unit != self.metadata.unit:
+                raise InvalidParameter(f"privacy_unit={privacy_unit!r} but the metadata's "
+                                       f"privacy_unit is {self.metadata.unit!r}")
+            if name is None:
+                name = self.metadata.name
+        if name is None:
+            name = "data"
         if not isinstance(name, str) or not name:
             raise InvalidParameter(f"name={name!r} must be a non-empty table name")
         #: The table's name in SQL queries.
@@ -159,6 +185,14 @@ class Session:
         if privacy_unit is not None:  # admitted as a unit (compared exactly), or refused
             native = self._backend.native_schema(self._lf)
             self._backend.admitted_type(privacy_unit, native[privacy_unit], "unit")
+        if self.metadata is not None:  # admitted against the schema before any charge
+            self.metadata.check_schema(self._backend.schema(self._lf))
+        #: Public tables a SQL query may join (:mod:`dpcert.frame.public_join`), by name.
+        self.public: dict[str, Any] = {}
+        if public is not None:
+            from dpcert.frame.public_join import check_public_tables
+
+            self.public = check_public_tables(public, self, privacy_unit)
         self.privacy_unit = privacy_unit
         self.budget = budget
         self._spent: Any = budget.zero()
@@ -221,15 +255,19 @@ class Session:
         """The query of a SQL ``SELECT`` over this session's table (:mod:`dpcert.frame.sql`,
         ``docs/guide/sql.md``); refused with :class:`~dpcert.errors.UnsupportedSQL` naming the
         clause when it leaves the subset.  ``keys``: the public keys of its ``GROUP BY`` (as
-        :meth:`Query.group_by`; private keys when omitted); ``bounds``: ``{column: (lo, hi)}``
-        for aggregates without ``contribution_bounds_per_group``; ``dialect``: sqlglot's
-        dialect (BigQuery's for a ``WITH DIFFERENTIAL_PRIVACY`` query, standard SQL otherwise).
-        ``release()`` then uses the budget of the query's ``OPTIONS`` unless given one."""
+        :meth:`Query.group_by`; when omitted, the metadata's key sets if every ``GROUP BY``
+        column has one, else private keys); ``bounds``: ``{column: (lo, hi)}`` for aggregates
+        without ``contribution_bounds_per_group`` (over the metadata's bounds); ``dialect``:
+        sqlglot's dialect (BigQuery's for a ``WITH DIFFERENTIAL_PRIVACY`` query, standard SQL
+        otherwise).  ``release()`` then uses the budget of the query's ``OPTIONS`` unless given
+        one."""
         try:
             from dpcert.frame.sql import parse_sql
         except ImportError:
             raise BackendUnavailable("Session.sql needs sqlglot: pip install 'dpcert[sql]'"
                                      ) from None
+        if self.metadata is not None:  # the metadata's bounds, under the ones given here
+            bounds = {**self.metadata.bounds(), **(bounds or {})}
         return parse_sql(self.query(), text, keys=keys, bounds=bounds, dialect=dialect)
 
     def continual(self, time: str, periods: Any, **options: Any) -> Any:

@@ -181,17 +181,23 @@ class _Context:
         q = replace(start, sql=sql)
         if t.args.get("where") is not None:
             q = q.filter(self._where(t.args["where"].this))
+        meta = self.session.metadata
+        if keys is None and group and meta is not None:
+            keys = meta.keys_for(group)
         if group:
             q = q.group_by(*group, keys="private" if keys is None else keys)
         elif keys is not None:
             raise UnsupportedSQL(f"keys={keys!r} given but the query has no GROUP BY")
         q = q.agg(*parts.aggregates)
         if unit is not None:
-            rows = _int_option(opts, "max_rows_per_group", parts.row_bound or 1)
+            rows = _int_option(opts, "max_rows_per_group", parts.row_bound or (
+                meta.max_rows_per_group if meta is not None and meta.max_rows_per_group
+                else 1))
             if parts.row_bound is not None and rows != parts.row_bound:
                 raise UnsupportedSQL(f"max_rows_per_group={rows} disagrees with COUNT's "
                                      f"contribution bound {parts.row_bound}")
-            q = q.bound_contributions(_int_option(opts, "max_groups_contributed", 1), rows)
+            q = q.bound_contributions(_int_option(opts, "max_groups_contributed",
+                                                  meta.max_ids if meta is not None else 1), rows)
         post = SqlPost(columns=tuple(parts.columns), stddev=tuple(parts.stddev),
                        having=self._having(parts), order=self._order(parts),
                        limit=self._limit(), values=tuple(parts.values))
