@@ -8,8 +8,9 @@ groups outside them never leave DuckDB.
 
 Examples
 --------
->>> >>> fixed_point_sql(StatSpec("s", "fixed_sum", "x", Fraction(0), Fraction(10), exponent=-1))
-... # doctest: +ELLIPSIS
+>>> from fractions import Fraction
+>>> fixed_point_sql(StatSpec("s", "fixed_sum", "x", Fraction(0), Fraction(10),
+...                          exponent=-1))  # doctest: +ELLIPSIS
 'CASE WHEN "x" IS NULL OR isnan(CAST("x" AS DOUBLE)) THEN 0 ELSE CAST(least(greatest(...
 """
 

@@ -30,8 +30,8 @@ Examples
 --------
 >>> import duckdb
 >>> con = duckdb.connect()
->>> _ = con.execute("CREATE TABLE t AS SELECT * FROM (VALUES (1, 'a', 1.0), (1, 'a', 2.0), "
-...                 "(1, 'b', 3.0), (2, 'a', 4.0)) v(u, g, x)")
+>>> _ = con.execute("CREATE TABLE t AS SELECT u, g, CAST(x AS DOUBLE) AS x FROM (VALUES "
+...                 "(1, 'a', 1), (1, 'a', 2), (1, 'b', 3), (2, 'a', 4)) v(u, g, x)")
 >>> be = DuckDBBackend()
 >>> b = be.keyed_bound(to_duck((con, "t")), BoundSpec("u", ("g",), 1, 1, key=bytes(16),
 ...                                                   value_columns=("x",)))

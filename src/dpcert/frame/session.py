@@ -394,6 +394,16 @@ class Query:
     post: Any = field(default=None, repr=False)
     #: The budget :meth:`release` uses when given none (a SQL query's OPTIONS).
     default_budget: Measure | None = None
+    #: A join with a public table (a SQL query's ``JOIN``, :mod:`dpcert.frame.public_join`).
+    join: Any = field(default=None, repr=False)
+
+    def _frame(self) -> Any:
+        """The frame the plan reads: the session's data, joined with the public table."""
+        if self.join is None:
+            return self.session._lf
+        from dpcert.frame.public_join import join_frame
+
+        return join_frame(self.session._backend.name, self.session._lf, self.join)
 
     def filter(self, predicate: Any) -> Query:
         """Keep rows matching a Polars expression or SQL predicate string (data-independent)."""
@@ -492,14 +502,23 @@ class Query:
         if key is None:
             src = self.session._source or default_source()
             key = src.random_uint64(2).tobytes()
-        plan, lf = self.plan(), self.session._lf
+        plan, lf = self.plan(), self._frame()
         admission = admit_plan(plan, backend, lf)  # before anything: refusals name the column
         neighbours = None
-        if backend.name == "polars":  # auditing neighbours are built with Polars
+        if backend.name == "polars" and self.join is None:  # auditing neighbours: Polars
             neighbours = (lambda d: unit_neighbours(lf, plan) if d >= 1 else [])  # noqa: E731
-        return compile_plan(plan, budget, schema=backend.schema(lf), backend=backend, key=key,
-                            alpha=alpha, source=self.session._source, neighbours=neighbours,
-                            admission=admission)
+        m = compile_plan(plan, budget, schema=backend.schema(lf), backend=backend, key=key,
+                         alpha=alpha, source=self.session._source, neighbours=neighbours,
+                         admission=admission)
+        if self.join is None:
+            return m
+        from dpcert.core.frames import FrameDomain, UnitDistance
+        from dpcert.frame.public_join import make_public_join
+
+        data = self.session._lf
+        user = FrameDomain(tuple(backend.schema(data).items()), backend.schema)
+        return make_public_join(user, UnitDistance(plan.privacy_unit), m.input_domain,
+                                self.join, backend.name) >> m
 
     def check(self, budget: Measure) -> Measurement:
         """Every check that runs before a charge (schema, filters, keys, names, bounds, noise
@@ -509,9 +528,9 @@ class Query:
         budget = require_budget(budget)
         plan = self.plan()
         if self.session._backend.name == "polars":
-            check_schema(self.session._lf, plan)
+            check_schema(self._frame(), plan)
         else:  # Spark: columns here; filters, keys and types are checked when compiling
-            cols = self.session._backend.schema(self.session._lf)
+            cols = self.session._backend.schema(self._frame())
             missing = sorted(c for c in plan.columns if c not in cols)
             if missing:
                 raise InvalidParameter(f"columns {missing} are not in the data: it has "
@@ -557,7 +576,9 @@ class Query:
         from dpcert.frame.binding import charge_body
 
         sess = self.session
-        return charge_body(m, plan, budget, _schema(m), session_budget=sess.budget,
+        schema = (_schema(m) if self.join is None
+                  else dict(sess._backend.schema(self._frame())))
+        return charge_body(m, plan, budget, schema, session_budget=sess.budget,
                            session_spent=spent,
                            dataset=sess.dataset if sess._ledger is not None else None,
                            ledger_total=ledger_total, label=label, batch=batch, alpha=a,
