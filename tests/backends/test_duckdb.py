@@ -243,8 +243,8 @@ def test_release_spec_on_the_duckdb_engine(tmp_path: Any) -> None:
         'keys = ["n", "s", "w"]\nmax_groups = 1\nmax_rows_per_group = 1\n'
         'budget = { epsilon = 1000, delta = 0 }\naggregates = [{ kind = "count" }]\n')
     assert main(["release", str(tmp_path / "spec.toml"), "--no-ledger", "--data",
-                 str(tmp_path / "people.parquet"), "--budget-epsilon", "2000", "--budget-delta", "0",
-                 "--out", str(tmp_path / "out"), "--engine", "duckdb"]) == 0
+                 str(tmp_path / "people.parquet"), "--budget-epsilon", "2000",
+                 "--budget-delta", "0", "--out", str(tmp_path / "out"), "--engine", "duckdb"]) == 0
     cert = json.loads((tmp_path / "out" / "certificate.json").read_text())
     assert cert["by_region"]["backend"] == "duckdb"
     out = pl.read_csv(tmp_path / "out" / "by_region.csv")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -37,7 +38,7 @@ _EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _US = dt.timedelta(microseconds=1)
 
 
-def _dbl(x: float) -> str:
+def _dbl(x: float | Fraction) -> str:
     return f"CAST('{float(x)!r}' AS DOUBLE)"
 
 

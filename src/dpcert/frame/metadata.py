@@ -177,7 +177,7 @@ def load_metadata(source: str | os.PathLike[str] | TableMetadata) -> TableMetada
                                f"({type(e).__name__})") from None
     try:
         if path.suffix in (".yaml", ".yml"):
-            import yaml
+            import yaml  # type: ignore[import-untyped]
 
             raw = yaml.safe_load(text)
         else:

@@ -517,8 +517,10 @@ class Query:
 
         data = self.session._lf
         user = FrameDomain(tuple(backend.schema(data).items()), backend.schema)
-        return make_public_join(user, UnitDistance(plan.privacy_unit), m.input_domain,
-                                self.join, backend.name) >> m
+        joined = m.input_domain
+        assert isinstance(joined, FrameDomain)
+        return make_public_join(user, UnitDistance(plan.privacy_unit), joined, self.join,
+                                backend.name) >> m
 
     def check(self, budget: Measure) -> Measurement:
         """Every check that runs before a charge (schema, filters, keys, names, bounds, noise
