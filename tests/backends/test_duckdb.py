@@ -86,8 +86,10 @@ def test_sql_xxhash64_equals_numpy() -> None:
     alphabet = "ab\x01é漢😀"
     rows = [(rng.choice([-(2**63), 2**63 - 1, 0, -1, rng.randint(-(2**63), 2**63 - 1)])
              if i % 7 else None,
-             rng.choice([0.0, -0.0, float("nan"), None, 5e-324, float("inf"),
-                         rng.uniform(-1e9, 1e9)]),
+             rng.choice([0.0, -0.0, float("nan"), None, 5e-324, -1e-310, float("inf"),
+                         -float("inf"), 2.2250738585072014e-308, -1.7976931348623157e308,
+                         2.0**-1023, 0.5, rng.uniform(-1e9, 1e9),
+                         rng.uniform(-1, 1) * 10.0 ** rng.randint(-320, 307)]),
              "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 70))) if i % 11 else None,
              dt.date(1969, 12, 31) + dt.timedelta(days=rng.randint(-9000, 9000)) if i % 5 else None,
              dt.datetime(1960, 1, 1) + dt.timedelta(microseconds=rng.randint(0, 2**52)))

@@ -7,11 +7,12 @@ expression over the previous link's hash (a ``UBIGINT`` column, the seed):
   microseconds) is hashed in SQL arithmetic: XXH64's ``hashLong`` with its 64-bit products taken
   as ``UHUGEINT`` products masked to 64 bits, left rotations as a masked shift ``|`` a right
   shift (so no shift overflows), ``xor`` as DuckDB's ``xor``;
-* a ``double`` or ``bytes`` column (floats, strings: DuckDB has no function giving a double's
-  bits, and ``hashUnsafeBytes`` runs over each string's words) goes through one vectorised Arrow
-  UDF per encoding, :func:`register`, which runs :func:`dpcert.backends._hash.hash_series`, the
-  NumPy code of the Polars backend, on each batch of DuckDB's vectors: never one Python call per
-  row.
+* a ``double`` column is hashed the same way on its canonical IEEE bits, which
+  :func:`double_bits_stages` computes exactly in SQL;
+* a ``bytes`` column (strings: ``hashUnsafeBytes`` runs over each string's 8-byte words) goes
+  through one vectorised Arrow UDF, :func:`register`, which runs
+  :func:`dpcert.backends._hash.hash_series`, the NumPy code of the Polars backend, on each batch
+  of DuckDB's vectors: never one Python call per row.
 
 A null value leaves the hash unchanged (Spark's rule), as in :mod:`dpcert.backends._hash`.
 
@@ -33,12 +34,13 @@ import numpy as np
 
 from dpcert.backends import _hash
 
-__all__ = ["UDF_NAMES", "hash_long_sql", "hash_long_stages", "register", "to_ubigint_sql"]
+__all__ = ["UDF_NAMES", "double_bits_stages", "hash_long_sql", "hash_long_stages", "register",
+           "to_ubigint_sql"]
 
 _M = (1 << 64) - 1
-#: The UDF of each non-``long`` encoding: ``name(seed UBIGINT, value) -> UBIGINT``.
-UDF_NAMES = {"double": "__dpcert_xxh64_double", "bytes": "__dpcert_xxh64_bytes"}
-_UDF_TYPES = {"double": "DOUBLE", "bytes": "VARCHAR"}
+#: The UDF of the ``bytes`` encoding: ``name(seed UBIGINT, value VARCHAR) -> UBIGINT``.
+UDF_NAMES = {"bytes": "__dpcert_xxh64_bytes"}
+_UDF_TYPES = {"bytes": "VARCHAR"}
 
 
 def _mul(a: str, p: int) -> str:
@@ -78,19 +80,45 @@ def hash_long_sql(x: str, seed: str) -> str:
     return exprs["h"]
 
 
+def double_bits_stages(d: str, e: str, x: str) -> list[tuple[str, str]]:
+    """A DOUBLE column ``d``'s IEEE-754 bits into the UBIGINT column ``x`` (via the INTEGER
+    column ``e``), canonical as :func:`dpcert.backends._hash.canonical_double_bits` (one NaN,
+    ``-0.0`` as ``0.0``), as successive assignments.  DuckDB has no function giving a double's
+    bits, so they are computed exactly: the exponent from ``log2``, corrected by comparing with
+    exact powers of two; the mantissa by an exact division by ``2**e``; subnormals by two exact
+    products by ``2**537``."""
+    a = f"abs({d})"
+    special = f"isnan({d}) OR isinf({d}) OR {d} = 0"
+    p = "CAST(2 AS DOUBLE)"
+    e0 = f"CASE WHEN {special} THEN 0 ELSE CAST(floor(log2({a})) AS INTEGER) END"
+    fix = (f"{e} - CASE WHEN {a} < pow({p}, {e}) THEN 1 ELSE 0 END "
+           f"+ CASE WHEN {a} >= pow({p}, {e} + 1) THEN 1 ELSE 0 END")
+    normal = (f"(CAST({e} + 1023 AS UBIGINT) << 52) + "
+              f"CAST(({a} / pow({p}, {e}) - 1) * {float(2**52)!r} AS UBIGINT)")
+    sub = f"CAST({a} * pow({p}, 537) * pow({p}, 537) AS UBIGINT)"
+    mag = f"CASE WHEN {e} >= -1022 THEN {normal} ELSE {sub} END"
+    bits = (f"CASE WHEN isnan({d}) THEN CAST({_hash._CANON_NAN} AS UBIGINT) "
+            f"WHEN {d} = 0 THEN CAST(0 AS UBIGINT) "
+            f"WHEN isinf({d}) THEN CAST({0x7FF0000000000000} AS UBIGINT) "
+            f"+ CASE WHEN {d} < 0 THEN CAST({1 << 63} AS UBIGINT) ELSE CAST(0 AS UBIGINT) END "
+            f"ELSE {mag} + CASE WHEN {d} < 0 THEN CAST({1 << 63} AS UBIGINT) "
+            "ELSE CAST(0 AS UBIGINT) END END")
+    return [(e, e0), (e, fix), (x, bits)]
+
+
 def to_ubigint_sql(x: str) -> str:
     """A BIGINT expression's two's-complement bits as a UBIGINT (Java's long as unsigned)."""
     return f"CAST(CAST({x} AS HUGEINT) & {_M} AS UBIGINT)"
 
 
-def _udf(encoding: Literal["double", "bytes"]) -> Any:
+def _udf(encoding: Literal["bytes"]) -> Any:
     def run(seed: Any, value: Any) -> Any:
         import polars as pl
         import pyarrow as pa
 
         s = pl.from_arrow(value)
         assert isinstance(s, pl.Series)
-        s = s.cast(pl.Float64 if encoding == "double" else pl.String)
+        s = s.cast(pl.String)
         seeds = np.asarray(seed.to_numpy(zero_copy_only=False), dtype=np.uint64)
         return pa.array(_hash.hash_series(s, seeds), type=pa.uint64())
 
@@ -104,6 +132,6 @@ def register(con: Any) -> None:
     ).fetchall()}
     for enc, name in UDF_NAMES.items():
         if name not in have:
-            con.create_function(name, _udf(enc), ["UBIGINT", _UDF_TYPES[enc]],  # type: ignore[arg-type]
+            con.create_function(name, _udf("bytes"), ["UBIGINT", _UDF_TYPES[enc]],
                                 "UBIGINT", type="arrow", null_handling="special",
                                 side_effects=False)

@@ -200,15 +200,21 @@ def _encoded(col: str, logical: str) -> str:
 def _link(q: str, col: str, logical: str) -> str:
     """``q`` with one more link of the hash chain: ``"#h" = computeHash(col, "#h")`` (a null
     value leaves ``"#h"``), as successive projections."""
-    if logical in ("float", "str"):
-        enc, sql_type = ("double", "DOUBLE") if logical == "float" else ("bytes", "VARCHAR")
-        return (f"SELECT * REPLACE ({dh.UDF_NAMES[enc]}({_H}, CAST({_q(col)} AS {sql_type})) "
+    if logical == "str":
+        return (f"SELECT * REPLACE ({dh.UDF_NAMES['bytes']}({_H}, CAST({_q(col)} AS VARCHAR)) "
                 f"AS {_H}) FROM ({q})")
-    x = dh.to_ubigint_sql(_encoded(col, logical))
-    q = f'SELECT *, {_H} AS "#s", {x} AS "#x" FROM ({q})'
-    for c, sql in dh.hash_long_stages('"#x"', _H):
+    if logical == "float":  # the double's canonical bits, computed in SQL
+        q = (f'SELECT *, {_H} AS "#s", CAST({_q(col)} AS DOUBLE) AS "#d", '
+             f'CAST(0 AS INTEGER) AS "#e", CAST(0 AS UBIGINT) AS "#x" FROM ({q})')
+        stages = dh.double_bits_stages('"#d"', '"#e"', '"#x"')
+        scratch = '"#s", "#x", "#d", "#e"'
+    else:
+        x = dh.to_ubigint_sql(_encoded(col, logical))
+        q = f'SELECT *, {_H} AS "#s", {x} AS "#x" FROM ({q})'
+        stages, scratch = [], '"#s", "#x"'
+    for c, sql in [*stages, *dh.hash_long_stages('"#x"', _H)]:
         q = f"SELECT * REPLACE ({sql} AS {c}) FROM ({q})"
-    return (f'SELECT * EXCLUDE ("#s", "#x") REPLACE (CASE WHEN "#x" IS NULL THEN "#s" ELSE '
+    return (f'SELECT * EXCLUDE ({scratch}) REPLACE (CASE WHEN "#x" IS NULL THEN "#s" ELSE '
             f"{_H} END AS {_H}) FROM ({q})")
 
 
