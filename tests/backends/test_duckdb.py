@@ -109,6 +109,23 @@ def test_sql_xxhash64_equals_numpy() -> None:
     assert [got[i] for i in range(len(rows))] == [int(x) for x in want]
 
 
+@pytest.mark.parametrize("exponent", [-1, 0, 1, 3])
+def test_fixed_point_values_equal_polars_on_ties_and_extremes(exponent: int) -> None:
+    """The value rule row by row: halves (ties to even), negatives, bounds, NaN, null, ±inf."""
+    from dpcert.backends._duckdb_stats import fixed_point_sql
+    from dpcert.backends._polars_stats import fixed_point_expr
+
+    vals: list[Any] = [k / 4 for k in range(-80, 81)] + [
+        None, float("nan"), float("inf"), -float("inf"), 1e300, -1e300, 5e-324, 2.5, 3.5, -2.5]
+    df = pl.DataFrame({"v": vals}, schema={"v": pl.Float64}).with_row_index("i")
+    tab = to_db(df)
+    for kind in ("fixed_sum", "fixed_sum_sq"):
+        spec = StatSpec("s", kind, "v", Fraction(-7, 2), Fraction(15, 2), exponent=exponent)
+        want = df.select(fixed_point_expr(spec)).to_series().to_list()
+        got = dict(tab.derive(f"SELECT i, {fixed_point_sql(spec)} FROM _t").rel.fetchall())
+        assert [got[i] for i in range(len(vals))] == want, kind
+
+
 @pytest.mark.parametrize(("G", "R"), [(2, 1), (5, 3)])
 def test_polars_and_duckdb_give_identical_statistics(G: int, R: int) -> None:
     df = data(seed=G)
@@ -149,7 +166,7 @@ def test_other_units_keys_and_filters_are_identical(unit: str, by: tuple[str, ..
 
 def test_bounding_is_one_query_with_no_python_per_row() -> None:
     """The bounded frame is a lazy DuckDB relation: nothing runs until it is read, and its SQL
-    holds the windows (the hash of strings and doubles is a vectorised Arrow UDF)."""
+    holds the windows (only the hash of strings is a vectorised Arrow UDF)."""
     tab = to_db(data(100))
     b = DB.keyed_bound(tab, BoundSpec("u", ("g",), 1, 1, key=KEY, value_columns=("v",)))
     assert isinstance(b, DuckTable)
