@@ -194,7 +194,8 @@ def test_a_session_on_duckdb_releases_from_python_and_sql() -> None:
     con = duckdb.connect()
     con.execute("CREATE TABLE people AS SELECT i % 50 AS pid, CASE WHEN i % 3 = 0 THEN 'n' "
                 "ELSE 's' END AS region, CAST(i % 97 AS DOUBLE) AS income FROM range(3000) t(i)")
-    for data_ in ((con, "people"), (con, con.sql("SELECT * FROM people"))):
+    for data_ in ((con, "people"), (con, con.sql("SELECT * FROM people")),
+                  con.sql("SELECT * FROM people")):
         sess = dp.Session(data_, "pid", budget=dp.ZCDP(4))
         assert backend_for(data_).name == "duckdb"
         r = (sess.query().filter("income > 10").group_by("region", keys=["n", "s"])
