@@ -153,3 +153,17 @@ def test_polars_and_duckdb_give_the_same_joined_statistics() -> None:
         sb = db.group_stats(db.keyed_bound(b, spec), ["region"], keys, [StatSpec("n", "count")])
         assert sa.values["n"].tolist() == sb.values["n"].tolist()
         assert (sa.values["n"][-1] > 0) == (how == "left")
+
+
+def test_a_duckdb_session_joins_a_duckdb_public_table() -> None:
+    duckdb = pytest.importorskip("duckdb")
+    con = duckdb.connect()
+    con.execute("CREATE TABLE p AS SELECT i % 100 AS pid, i % 4 AS rid FROM range(1000) t(i)")
+    con.execute("CREATE TABLE r AS SELECT * FROM (VALUES (0, 'a'), (1, 'b'), (2, 'c')) "
+                "v(rid, name)")
+    sess = dp.Session((con, "p"), "pid", budget=dp.ZCDP(100), public={"regions": (con, "r")})
+    res = sess.sql("SELECT name, COUNT(*) AS n FROM data JOIN regions USING (rid) "
+                   "GROUP BY name").release(budget=dp.ZCDP(50))
+    assert res.table["name"].to_list() == ["a", "b", "c"]
+    assert res.certificate["backend"] == "duckdb"
+    assert [round(v) for v in res.table["n"].to_list()] == [25, 25, 25]  # ρ = 50: sd < 0.2

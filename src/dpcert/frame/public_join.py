@@ -29,7 +29,6 @@ Examples
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -44,9 +43,6 @@ if TYPE_CHECKING:
     from dpcert.frame.session import Session
 
 __all__ = ["PublicJoin", "check_public_tables", "join_frame", "make_public_join"]
-
-_counter = itertools.count()
-
 
 @dataclass(frozen=True)
 class PublicJoin:
@@ -72,8 +68,6 @@ def check_public_tables(public: Mapping[str, Any], session: Session,
     """The session's public tables as Polars frames (read now: they are public), refused when
     a name is not a plain table name or the session's own, or when a table holds a column
     named as the privacy unit."""
-    from dpcert.frame.io import to_lazy
-
     if not isinstance(public, Mapping):
         raise InvalidParameter(f"public={public!r} must map table names to frames")
     out: dict[str, pl.DataFrame] = {}
@@ -81,12 +75,28 @@ def check_public_tables(public: Mapping[str, Any], session: Session,
         if not isinstance(name, str) or not name or name == session.name:
             raise InvalidParameter(f"public: table name {name!r} must be a non-empty name other "
                                    f"than the session's table {session.name!r}")
-        df = to_lazy(frame).collect()
+        df = _public_frame(frame)
         if unit is not None and unit in df.columns:
             raise InvalidParameter(f"public[{name!r}] has a column {unit!r}, the privacy unit: a "
                                    "public table holds no private data")
         out[name] = df
     return out
+
+
+def _public_frame(frame: Any) -> pl.DataFrame:
+    """A public table as a Polars frame: Polars, pandas, Arrow, a path, or DuckDB data."""
+    from dpcert.backends.duckdb import is_duckdb
+    from dpcert.frame.io import to_lazy
+
+    if is_duckdb(frame):
+        from dpcert.backends.duckdb import to_duck
+
+        rel = to_duck(frame).rel
+        fetch = getattr(rel, "to_arrow_table", None) or rel.fetch_arrow_table  # newer / 1.x
+        out = pl.from_arrow(fetch())
+        assert isinstance(out, pl.DataFrame)
+        return out
+    return to_lazy(frame).collect()
 
 
 def plan_join(session: Session, table: str, how: str, key: str, public_key: str
@@ -138,7 +148,7 @@ def join_frame(backend_name: str, data: Any, join: PublicJoin) -> Any:
         from dpcert.backends.duckdb_expr import quote
 
         tab = to_duck(data)
-        view = f"__dpcert_public_{next(_counter)}_{id(join)}"
+        view = f"__dpcert_public_{id(join)}"  # one view per planned join
         tab.con.register(view, join.frame.to_arrow())
         cols = ", ".join(f"_p.{quote(c)}" for c in join.columns)
         sel = "_t.*" + (f", {cols}" if cols else "")
