@@ -146,7 +146,7 @@ def test_engine_flags_are_checked_before_anything_is_read_or_charged(
     assert curator.release(curator.spec(), "--spark-master", "local[2]") == 2
     assert "go with --engine spark" in capsys.readouterr().err
     with pytest.raises(SystemExit) as e:
-        curator.release(curator.spec(), "--engine", "duckdb")
+        curator.release(curator.spec(), "--engine", "sqlite")
     assert e.value.code == 2
     curator.assert_nothing_charged()
 

@@ -10,7 +10,9 @@ __all__ = ["BoundSpec", "FrameOps", "GroupedStats", "StatKind", "StatSpec", "bac
 
 def backend_for(data: Any) -> FrameOps:
     """The backend that runs on ``data``: Spark for a pyspark DataFrame (classic or Spark
-    Connect), else Polars (LazyFrame, DataFrame, or a .csv/.parquet path).
+    Connect), DuckDB for a DuckDB relation or a ``(connection, table)`` pair
+    (`dpcert.backends.duckdb.to_duck`), else Polars (LazyFrame, DataFrame, or a
+    .csv/.parquet path).
 
     >>> import polars as pl
     >>> backend_for(pl.DataFrame({"a": [1]})).name
@@ -21,6 +23,11 @@ def backend_for(data: Any) -> FrameOps:
         from dpcert.backends.spark import SparkBackend
 
         return SparkBackend()
+    if mod.lstrip("_").startswith("duckdb") or type(data).__name__ in ("tuple", "DuckTable"):
+        from dpcert.backends.duckdb import DuckDBBackend, is_duckdb
+
+        if is_duckdb(data):
+            return DuckDBBackend()
     from dpcert.backends.polars import PolarsBackend
 
     return PolarsBackend()

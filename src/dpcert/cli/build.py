@@ -92,7 +92,8 @@ def _source(cur: Curator, unit: str | None) -> tuple[str, Any, Any]:
 
 
 
-def _session(cur: Curator, spec: ReleaseSpec, where: str) -> tuple[Any, str, Any]:
+def _session(cur: Curator, spec: ReleaseSpec, where: str,
+             spec_path: Path | None = None) -> tuple[Any, str, Any]:
     import dpcert as dp
 
     unit = spec.data.privacy_unit or None
@@ -113,6 +114,16 @@ def _session(cur: Curator, spec: ReleaseSpec, where: str) -> tuple[Any, str, Any
             raise InvalidParameter("--engine spark reads CSV cells itself (bad cells become "
                                    "null): the binding's declared types apply to Polars only")
         source = read_table(location, master=cur.spark_master, remote=cur.spark_remote)
+    elif cur.engine == "duckdb":
+        try:
+            from dpcert.backends.duckdb import read_table as read_duckdb
+        except ImportError as e:
+            raise InvalidParameter("--engine duckdb needs duckdb: pip install "
+                                   "'dpcert[duckdb]'") from e
+        if schema is not None:
+            raise InvalidParameter("--engine duckdb reads CSV cells itself: the binding's "
+                                   "declared types apply to Polars only")
+        source = read_duckdb(location)
     import warnings
 
     from dpcert.frame.ledger import BudgetMismatchWarning
@@ -120,8 +131,11 @@ def _session(cur: Curator, spec: ReleaseSpec, where: str) -> tuple[Any, str, Any
     try:
         with warnings.catch_warnings():  # the session's total is the ledger's: it applies
             warnings.simplefilter("ignore", BudgetMismatchWarning)
+            meta = spec.data.metadata
+            if meta is not None and spec_path is not None:
+                meta = str(spec_path.parent / meta)
             sess = dp.Session(source, unit, budget=total, ledger=cur.ledger,
-                              dataset=cur.dataset, schema=schema)
+                              dataset=cur.dataset, schema=schema, metadata=meta)
     except DPCertError as e:
         raise SpecError(f"{where}: {e}") from e
     return sess, location, binding
@@ -170,6 +184,14 @@ def _aggregate(a: AggregateSpec, where: str) -> Any:
     except DPCertError as e:
         raise SpecError(f"{where}: {e}") from e
     return agg
+
+
+def _with_bounds(a: AggregateSpec, bounds: dict[str, Any]) -> AggregateSpec:
+    """``a`` with the metadata's bounds of its column when it gives none."""
+    if a.bounds is None and a.column in bounds:
+        lo, hi = bounds[a.column]
+        return a.model_copy(update={"bounds": [lo, hi]})
+    return a
 
 
 def _line_of(text: str, needle: str, span: tuple[int, int], nth: int = 0) -> int:
@@ -248,7 +270,9 @@ def _plain_query(sess: Any, q: QuerySpec, where: str, text: str, path: str,
         qq = qq.filter(q.filter)
     if q.group_by is not None:
         qq = qq.group_by(*q.group_by, keys=q.keys)
-    qq = qq.agg(*[_aggregate(a, f"{path}:{_line_of(text, 'kind', span, j)} {label}")
+    meta_bounds = sess.metadata.bounds() if sess.metadata is not None else {}
+    qq = qq.agg(*[_aggregate(_with_bounds(a, meta_bounds),
+                             f"{path}:{_line_of(text, 'kind', span, j)} {label}")
                   for j, a in enumerate(q.aggregates)])
     if sess.privacy_unit is not None:
         qq = qq.bound_contributions(q.max_groups, q.max_rows_per_group)
@@ -273,7 +297,7 @@ def build(spec_path: Path, spec: ReleaseSpec, text: str, cur: Curator, *,
           check_total: bool = True) -> Built:
     """The session on the curator's source and the spec's queries, each checked and (with
     ``check_total``) their total against the session and the ledger; reads only the schema."""
-    sess, location, binding = _session(cur, spec, f"{spec_path}:1")
+    sess, location, binding = _session(cur, spec, f"{spec_path}:1", spec_path)
     queries = _queries(sess, spec, text, spec_path)
     if check_total:
         problem = over_budget(sess, queries)

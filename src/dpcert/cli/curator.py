@@ -67,7 +67,7 @@ def add_curator_flags(p: argparse.ArgumentParser) -> None:
     for name, what in (("epsilon", "ε"), ("delta", "δ"), ("rho", "ρ (zCDP)")):
         g.add_argument(f"--budget-{name}", metavar=name[0].upper(),
                        help=f"with --no-ledger: the total {what} of this release")
-    g.add_argument("--engine", choices=["polars", "spark"], help="default: polars")
+    g.add_argument("--engine", choices=["polars", "spark", "duckdb"], help="default: polars")
     g.add_argument("--spark-master", help="with --engine spark: a Spark master URL")
     g.add_argument("--spark-remote", help="with --engine spark: a Spark Connect URL")
     g.add_argument("--curator-config", metavar="TOML",

@@ -76,6 +76,9 @@ class DataSpec(BaseModel):
     privacy_unit: str | Literal[False] = Field(
         description="column identifying a person (a person may have many rows), or false when "
                     "every row is a different person")
+    metadata: str | None = Field(
+        None, description="table metadata file (types, bounds, public key sets, max_ids; "
+                          "docs/guide/sql.md), relative to the spec")
 
 
 class BudgetSpec(BaseModel):
@@ -145,7 +148,7 @@ class CuratorConfig(BaseModel):
     budget_epsilon: str | float | None = None
     budget_delta: str | float | None = None
     budget_rho: str | float | None = None
-    engine: Literal["polars", "spark"] | None = None
+    engine: Literal["polars", "spark", "duckdb"] | None = None
     spark_master: str | None = None
     spark_remote: str | None = None
 

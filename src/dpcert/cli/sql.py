@@ -4,7 +4,7 @@ certificate; ``docs/guide/sql.md``).
 
 Examples
 --------
->>> print(spec_text("SELECT COUNT(*) FROM data", "pid", name="q", keys=None,
+>>> print(spec_text("SELECT COUNT(*) FROM data", ("pid", None), name="q", keys=None,
 ...                 bounds=["x=0:10"]))
 [data]
 privacy_unit = "pid"
@@ -41,11 +41,15 @@ def _bound(item: str) -> tuple[str, float, float]:
         raise SpecError(f"--bounds={item!r} must be COLUMN=LOWER:UPPER") from None
 
 
-def spec_text(sql: str, unit: str | None, *, name: str, keys: str | None,
+def spec_text(sql: str, data: tuple[str | None, str | None], *, name: str, keys: str | None,
               bounds: list[str] | None) -> str:
-    """The release spec of one SQL query (TOML; JSON strings and arrays are valid TOML)."""
-    lines = ["[data]", f"privacy_unit = {json.dumps(unit) if unit else 'false'}", "",
-             "[[query]]", f"name = {json.dumps(name)}", f"sql = {json.dumps(sql)}"]
+    """The release spec of one SQL query (TOML; JSON strings and arrays are valid TOML);
+    ``data``: the privacy unit and the metadata file (either may be ``None``)."""
+    unit, metadata = data
+    lines = ["[data]", f"privacy_unit = {json.dumps(unit) if unit else 'false'}"]
+    if metadata is not None:
+        lines.append(f"metadata = {json.dumps(metadata)}")
+    lines += ["", "[[query]]", f"name = {json.dumps(name)}", f"sql = {json.dumps(sql)}"]
     if keys is not None:
         try:
             parsed = keys if keys == "private" else json.loads(keys)
@@ -63,8 +67,19 @@ def run(args: argparse.Namespace) -> int:
     """Write the one-query spec to a scratch file and release it as ``dpcert release``."""
     from dpcert.cli.release import run as release
 
+    meta = None
+    if args.metadata is not None:
+        from dpcert.frame.metadata import load_metadata
+
+        meta = str(Path(args.metadata).resolve())
+        if args.privacy_unit is None:
+            args.privacy_unit = load_metadata(meta).unit or "none"
+    if args.privacy_unit is None:
+        raise SpecError("dpcert sql needs --privacy-unit COL (or 'none'), or --metadata FILE "
+                        "that names it")
     unit = None if args.privacy_unit == "none" else args.privacy_unit
-    text = spec_text(args.sql, unit, name=args.name, keys=args.keys, bounds=args.bounds)
+    text = spec_text(args.sql, (unit, meta), name=args.name, keys=args.keys,
+                     bounds=args.bounds)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "sql-query.toml"
         path.write_text(text, encoding="utf-8")
@@ -88,8 +103,11 @@ def register(sub: Any) -> None:
                     "`dpcert release` releases a spec with that one query.", epilog=EPILOG)
     p.add_argument("sql", help="the query, e.g. \"SELECT region, COUNT(*) FROM data GROUP BY "
                                "region\"")
-    p.add_argument("--privacy-unit", required=True,
-                   help="column identifying a person, or 'none' when every row is one")
+    p.add_argument("--privacy-unit",
+                   help="column identifying a person, or 'none' when every row is one "
+                        "(default: the metadata's)")
+    p.add_argument("--metadata", metavar="FILE",
+                   help="table metadata (.toml/.yaml): types, bounds, public key sets, max_ids")
     p.add_argument("--keys", help="public keys of the GROUP BY as a JSON list, or 'private' "
                                   "(default)")
     p.add_argument("--bounds", action="append", metavar="COL=LO:HI",

@@ -25,7 +25,7 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -45,6 +45,9 @@ from dpcert.frame.result import ReleaseMixin
 from dpcert.frame.source import check_bound_source
 from dpcert.operator import UNKNOWN, FailureClass, report_failure
 from dpcert.samplers import EntropySource
+
+if TYPE_CHECKING:
+    from dpcert.frame.metadata import TableMetadata
 
 __all__ = ["Query", "Release", "Session", "require_budget"]
 
@@ -92,13 +95,45 @@ class Release(ReleaseMixin):
                 f"{' ...' if t.width > 6 else ''}; cost {measure} {spent}{lvl})")
 
 
+def _with_metadata(metadata: Any, privacy_unit: str | None, name: str | None
+                   ) -> tuple[TableMetadata, str | None, str | None]:
+    """The loaded metadata, and the privacy unit and table name it implies (an explicit
+    privacy unit must agree with it; an explicit name wins)."""
+    from dpcert.frame.metadata import load_metadata
+
+    meta = load_metadata(metadata)
+    if privacy_unit is None:
+        privacy_unit = meta.unit
+    elif privacy_unit != meta.unit:
+        raise InvalidParameter(f"privacy_unit={privacy_unit!r} but the metadata's "
+                               f"privacy_unit is {meta.unit!r}")
+    return meta, privacy_unit, meta.name if name is None else name
+
+
+def _engine_frame(backend: Any, data: Any, schema: Mapping[str, Any] | None) -> Any:
+    """``data`` as the backend's frame: a Polars LazyFrame (pandas, Arrow, paths), a DuckDB
+    relation, or the Spark DataFrame itself; ``schema`` applies to file paths only."""
+    if backend.name == "polars":
+        return to_lazy(data, schema)
+    if schema is not None:
+        raise InvalidParameter(f"schema={schema!r} applies to .csv/.parquet paths only, "
+                               f"not to {backend.name} data")
+    if backend.name == "duckdb":
+        from dpcert.backends.duckdb import to_duck
+
+        return to_duck(data)
+    return data
+
+
 class Session:
     """A private dataset with a privacy unit and a total budget.
 
     Parameters
     ----------
     data
-        Polars LazyFrame/DataFrame, or a ``.csv``/``.parquet`` path.
+        Polars LazyFrame/DataFrame, or a ``.csv``/``.parquet`` path; a pyspark DataFrame
+        (`dpcert.backends.spark`); a DuckDB relation, or a ``(connection, "table")`` pair
+        (`dpcert.backends.duckdb`).
     privacy_unit
         Column identifying a person; ``None`` when every row is a different person.
     budget
@@ -109,7 +144,14 @@ class Session:
     dataset
         The dataset's name in ``ledger`` (required with it).
     name
-        The table's name in SQL queries (`sql`).
+        The table's name in SQL queries (`sql`); default the metadata's, else ``data``.
+    metadata
+        A table metadata file (``.toml``/``.yaml``) or :class:`~dpcert.frame.metadata.
+        TableMetadata`: the privacy unit, column types, bounds, public key sets and
+        contribution bounds, admitted against the schema here (`dpcert.frame.metadata`).
+    public
+        Public tables (no privacy unit in them) that SQL queries may ``JOIN`` on a key unique
+        in them, by table name (`dpcert.frame.public_join`).
     rule
         The session's privacy filter across its releases (``"auto"``, ``"basic"``,
         ``"renyi"`` or ``"gdp"``; `dpcert.accounting.filters`, ``docs/proofs/filters.md``).
@@ -121,10 +163,16 @@ class Session:
 
     def __init__(self, data: Any, privacy_unit: str | None = None, *, budget: Measure,
                  ledger: str | None = None, dataset: str | None = None,
-                 schema: Mapping[str, Any] | None = None, name: str = "data",
-                 rule: str = "auto",
+                 schema: Mapping[str, Any] | None = None, name: str | None = None,
+                 rule: str = "auto", metadata: Any = None,
+                 public: Mapping[str, Any] | None = None,
                  _source: EntropySource | None = None) -> None:
         budget = require_budget(budget)
+        #: The table's metadata (`dpcert.frame.metadata`), or None.
+        self.metadata: TableMetadata | None = None
+        if metadata is not None:
+            self.metadata, privacy_unit, name = _with_metadata(metadata, privacy_unit, name)
+        name = "data" if name is None else name
         if not isinstance(name, str) or not name:
             raise InvalidParameter(f"name={name!r} must be a non-empty table name")
         #: The table's name in SQL queries.
@@ -133,27 +181,20 @@ class Session:
             raise InvalidParameter(f"privacy_unit={privacy_unit!r} must be a column name")
         from dpcert.backends import backend_for
 
-        #: The backend running this session's data work (Polars, or Spark for a pyspark
-        #: DataFrame, which stays in Spark: :mod:`dpcert.backends`).
+        #: The backend running this session's data work (Polars; Spark for a pyspark
+        #: DataFrame, DuckDB for a DuckDB relation: the data stays in its engine,
+        #: `dpcert.backends`).
         self._backend = backend_for(data)
-        if self._backend.name == "spark":
-            if schema is not None:
-                raise InvalidParameter(f"schema={schema!r} applies to .csv/.parquet paths only, "
-                                       "not to a Spark DataFrame")
-            self._lf: Any = data
-            logical = dict(self._backend.schema(data))
-            names = sorted(logical)
-        else:
-            self._lf = to_lazy(data, schema)
-            cols = self._lf.collect_schema()
-            names = sorted(cols.names())
-        if privacy_unit is not None and privacy_unit not in names:
-            raise InvalidParameter(
-                f"privacy_unit={privacy_unit!r} is not a column; the data has {names}"
-            )
-        if privacy_unit is not None:  # admitted as a unit (compared exactly), or refused
-            native = self._backend.native_schema(self._lf)
-            self._backend.admitted_type(privacy_unit, native[privacy_unit], "unit")
+        self._lf: Any = _engine_frame(self._backend, data, schema)
+        self._admit_unit(privacy_unit)
+        if self.metadata is not None:  # admitted against the schema before any charge
+            self.metadata.check_schema(self._backend.schema(self._lf))
+        #: Public tables a SQL query may join (:mod:`dpcert.frame.public_join`), by name.
+        self.public: dict[str, Any] = {}
+        if public is not None:
+            from dpcert.frame.public_join import check_public_tables
+
+            self.public = check_public_tables(public, self, privacy_unit)
         self.privacy_unit = privacy_unit
         self.budget = budget
         self._spent: Any = budget.zero()
@@ -210,21 +251,37 @@ class Session:
         """Start a query on this session's data."""
         return Query(self)
 
+    def _admit_unit(self, privacy_unit: str | None) -> None:
+        """The privacy unit is a column, admitted as a unit (compared exactly), or refused."""
+        if privacy_unit is None:
+            return
+        names = sorted(self._backend.schema(self._lf))
+        if privacy_unit not in names:
+            raise InvalidParameter(
+                f"privacy_unit={privacy_unit!r} is not a column; the data has {names}"
+            )
+        native = self._backend.native_schema(self._lf)
+        self._backend.admitted_type(privacy_unit, native[privacy_unit], "unit")
+
     def sql(self, text: str, *, keys: Any = None,
             bounds: Mapping[str, tuple[Any, Any]] | None = None,
             dialect: str | None = None) -> Query:
         """The query of a SQL ``SELECT`` over this session's table (`dpcert.frame.sql`,
         ``docs/guide/sql.md``); refused with `UnsupportedSQL` naming the
         clause when it leaves the subset.  ``keys``: the public keys of its ``GROUP BY`` (as
-        `Query.group_by`; private keys when omitted); ``bounds``: ``{column: (lo, hi)}``
-        for aggregates without ``contribution_bounds_per_group``; ``dialect``: sqlglot's
-        dialect (BigQuery's for a ``WITH DIFFERENTIAL_PRIVACY`` query, standard SQL otherwise).
-        ``release()`` then uses the budget of the query's ``OPTIONS`` unless given one."""
+        `Query.group_by`; when omitted, the metadata's key sets if every ``GROUP BY``
+        column has one, else private keys); ``bounds``: ``{column: (lo, hi)}`` for aggregates
+        without ``contribution_bounds_per_group`` (over the metadata's bounds); ``dialect``:
+        sqlglot's dialect (BigQuery's for a ``WITH DIFFERENTIAL_PRIVACY`` query, standard SQL
+        otherwise).  ``release()`` then uses the budget of the query's ``OPTIONS`` unless given
+        one."""
         try:
             from dpcert.frame.sql import parse_sql
         except ImportError:
             raise BackendUnavailable("Session.sql needs sqlglot: pip install 'dpcert[sql]'"
                                      ) from None
+        if self.metadata is not None:  # the metadata's bounds, under the ones given here
+            bounds = {**self.metadata.bounds(), **(bounds or {})}
         return parse_sql(self.query(), text, keys=keys, bounds=bounds, dialect=dialect)
 
     def continual(self, time: str, periods: Any, **options: Any) -> Any:
@@ -351,6 +408,16 @@ class Query:
     post: Any = field(default=None, repr=False)
     #: The budget :meth:`release` uses when given none (a SQL query's OPTIONS).
     default_budget: Measure | None = None
+    #: A join with a public table (a SQL query's ``JOIN``, :mod:`dpcert.frame.public_join`).
+    join: Any = field(default=None, repr=False)
+
+    def _frame(self) -> Any:
+        """The frame the plan reads: the session's data, joined with the public table."""
+        if self.join is None:
+            return self.session._lf
+        from dpcert.frame.public_join import join_frame
+
+        return join_frame(self.session._backend.name, self.session._lf, self.join)
 
     def filter(self, predicate: Any) -> Query:
         """Keep rows matching a Polars expression or SQL predicate string (data-independent)."""
@@ -449,14 +516,25 @@ class Query:
         if key is None:
             src = self.session._source or default_source()
             key = src.random_uint64(2).tobytes()
-        plan, lf = self.plan(), self.session._lf
+        plan, lf = self.plan(), self._frame()
         admission = admit_plan(plan, backend, lf)  # before anything: refusals name the column
         neighbours = None
-        if backend.name == "polars":  # auditing neighbours are built with Polars
+        if backend.name == "polars" and self.join is None:  # auditing neighbours: Polars
             neighbours = (lambda d: unit_neighbours(lf, plan) if d >= 1 else [])  # noqa: E731
-        return compile_plan(plan, budget, schema=backend.schema(lf), backend=backend, key=key,
-                            alpha=alpha, source=self.session._source, neighbours=neighbours,
-                            admission=admission)
+        m = compile_plan(plan, budget, schema=backend.schema(lf), backend=backend, key=key,
+                         alpha=alpha, source=self.session._source, neighbours=neighbours,
+                         admission=admission)
+        if self.join is None:
+            return m
+        from dpcert.core.frames import FrameDomain, UnitDistance
+        from dpcert.frame.public_join import make_public_join
+
+        data = self.session._lf
+        user = FrameDomain(tuple(backend.schema(data).items()), backend.schema)
+        joined = m.input_domain
+        assert isinstance(joined, FrameDomain)
+        return make_public_join(user, UnitDistance(plan.privacy_unit), joined, self.join,
+                                backend.name) >> m
 
     def check(self, budget: Measure) -> Measurement:
         """Every check that runs before a charge (schema, filters, keys, names, bounds, noise
@@ -471,9 +549,9 @@ class Query:
     def _check_data(self, plan: QueryPlan) -> None:
         """The checks of the data against the plan that come before compiling it."""
         if self.session._backend.name == "polars":
-            check_schema(self.session._lf, plan)
+            check_schema(self._frame(), plan)
         else:  # Spark: columns here; filters, keys and types are checked when compiling
-            cols = self.session._backend.schema(self.session._lf)
+            cols = self.session._backend.schema(self._frame())
             missing = sorted(c for c in plan.columns if c not in cols)
             if missing:
                 raise InvalidParameter(f"columns {missing} are not in the data: it has "
@@ -517,7 +595,9 @@ class Query:
         from dpcert.frame.binding import charge_body
 
         sess = self.session
-        return charge_body(m, plan, budget, _schema(m), session_budget=sess.budget,
+        schema = (_schema(m) if self.join is None
+                  else dict(sess._backend.schema(self._frame())))
+        return charge_body(m, plan, budget, schema, session_budget=sess.budget,
                            session_spent=spent,
                            dataset=sess.dataset if sess._ledger is not None else None,
                            ledger_total=ledger_total, label=label, batch=batch, alpha=a,

@@ -8,10 +8,11 @@ The subset: ``COUNT(*)``, ``COUNT(DISTINCT <privacy unit>)``, ``SUM``, ``AVG``, 
 row-local allow-list; ``GROUP BY`` columns with public keys (``keys=``) or private keys;
 ``HAVING``, ``ORDER BY`` and ``LIMIT`` on the released table (post-processing,
 `dpcert.frame.sql_post`); BigQuery's ``SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(...)`` and
-``contribution_bounds_per_group => (lo, hi)`` (`dpcert.frame.sql_text`).  Anything else
-(subqueries, joins, windows, set operations, unknown functions, comments, several statements,
-huge literals) raises `UnsupportedSQL` naming the clause, before any
-charge.
+``contribution_bounds_per_group => (lo, hi)`` (`dpcert.frame.sql_text`); one ``JOIN`` or
+``LEFT JOIN`` with a public table of the session on a key unique in it
+(`dpcert.frame.public_join`).  Anything else (subqueries, other joins, windows, set
+operations, unknown functions, comments, several statements, huge literals) raises
+`UnsupportedSQL` naming the clause, before any charge.
 
 Variances are population variances (``VAR_POP``); ``VARIANCE``/``VAR_SAMP`` release the same
 statistic (the factor ``n/(n-1)`` is below the noise for any group a DP release can show).
@@ -36,6 +37,7 @@ dpcert.errors.UnsupportedSQL: subquery is not supported (dpcert's SQL subset: do
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -51,6 +53,7 @@ from dpcert.frame.sql_post import SqlPost
 from dpcert.frame.sql_text import BOUNDS_FUNCTION, Prepassed, prepass
 
 if TYPE_CHECKING:
+    from dpcert.frame.public_join import PublicJoin
     from dpcert.frame.session import Query, Session
 
 __all__ = ["parse_sql"]
@@ -64,7 +67,7 @@ _CLAUSES = {"with_": "WITH (common table expression)", "distinct": "SELECT DISTI
             "prewhere": "PREWHERE", "settings": "SETTINGS", "format": "FORMAT",
             "match": "MATCH_RECOGNIZE", "options": "OPTION", "for_": "FOR", "kind": "SELECT AS",
             "hint": "optimizer hints", "exclude": "EXCLUDE", "operation_modifiers": "modifiers"}
-_ALLOWED_ARGS = {"expressions", "from_", "where", "group", "having", "order", "limit"}
+_ALLOWED_ARGS = {"expressions", "from_", "where", "group", "having", "order", "limit", "joins"}
 _REFUSED_NODES: tuple[tuple[type[Any], str], ...] = (
     (exp.Subquery, "subquery"), (exp.Query, "subquery"), (exp.Window, "window function (OVER)"),
     (exp.Join, "JOIN"), (exp.Lateral, "LATERAL"), (exp.Unnest, "UNNEST"),
@@ -125,8 +128,11 @@ def _check_shape(tree: Any) -> None:
             raise UnsupportedSQL(f"{_CLAUSES.get(key, key)}{_HINT}")
     if tree.args.get("from_") is None:
         raise UnsupportedSQL("a query must read FROM the session's table")
+    joins = tree.args.get("joins") or []
+    if len(joins) > 1:
+        raise UnsupportedSQL(f"{len(joins)} JOINs: one join with a public table at most")
     for node in tree.walk():
-        if node is tree:
+        if node is tree or node in joins:
             continue
         if isinstance(node, exp.Star) and isinstance(node.parent, exp.Count):
             continue
@@ -152,6 +158,52 @@ class _Context:
             raise UnsupportedSQL(f"FROM {table.name!r}: this session's table is named "
                                  f"{session.name!r} (Session(..., name=...))")
         self.tables = {table.name, table.alias_or_name}
+        self.join: PublicJoin | None = None
+        self.public_tables: set[str] = set()
+        joins = tree.args.get("joins") or []
+        if joins:
+            self.join = self._join(joins[0])
+            self.columns |= set(self.join.columns)
+
+    def _join(self, j: exp.Join) -> PublicJoin:
+        """The public join of a ``JOIN`` clause (checked before any charge)."""
+        from dpcert.frame.public_join import plan_join
+
+        table = j.this
+        if not isinstance(table, exp.Table) or table.args.get("db") or table.args.get("catalog"):
+            raise UnsupportedSQL(f"JOIN {j.this.sql()[:80]}: only a public table can be joined")
+        if table.name not in self.session.public:
+            raise UnsupportedSQL(f"JOIN {table.name!r}: not a public table of this session "
+                                 f"(Session(..., public={{...}}) has "
+                                 f"{sorted(self.session.public)})")
+        side, kind = (j.side or "").upper(), (j.kind or "").upper()
+        if j.args.get("method") or kind not in ("", "INNER", "OUTER") or side not in ("", "LEFT") \
+                or (kind == "OUTER" and side != "LEFT"):
+            what = " ".join(x for x in (j.args.get("method"), side, kind) if x)
+            raise UnsupportedSQL(f"{what or 'this'} JOIN{_HINT}: only JOIN or LEFT JOIN with a "
+                                 "public table")
+        self.public_tables = {table.name, table.alias_or_name}
+        using, on = j.args.get("using"), j.args.get("on")
+        if using:
+            if len(using) != 1:
+                raise UnsupportedSQL("JOIN USING: one key column")
+            key = pkey = str(using[0].name)
+        elif isinstance(on, exp.EQ) and all(isinstance(x, exp.Column) for x in on.args.values()):
+            sides = {}
+            for col in (on.this, on.expression):
+                if col.table in self.public_tables:
+                    sides["public"] = str(col.name)
+                elif not col.table or col.table in self.tables:
+                    sides["data"] = str(col.name)
+            if set(sides) != {"public", "data"}:
+                raise UnsupportedSQL(f"JOIN ON {on.sql()[:80]}: equate one column of "
+                                     f"{self.session.name} with one of {table.name}")
+            key, pkey = sides["data"], sides["public"]
+        else:
+            raise UnsupportedSQL(f"JOIN ON {on.sql()[:80] if on else ''}: only an equality of "
+                                 "one key column of each table")
+        return plan_join(self.session, table.name, "left" if side == "LEFT" else "inner", key,
+                         pkey)
 
     def column(self, node: exp.Expression, where: str) -> str:
         """The session column a plain column reference names."""
@@ -159,11 +211,22 @@ class _Context:
             raise UnsupportedSQL(f"{where}: {node.sql()[:80]!r} must be a plain column")
         if node.args.get("db") or node.args.get("catalog"):
             raise UnsupportedSQL(f"{where}: {node.sql()[:80]!r} names another database")
+        if node.table and node.table in self.public_tables and self.join is not None:
+            name = str(node.name)
+            if name == self.join.public_key:
+                return self.join.key
+            if name not in self.join.columns:
+                raise UnsupportedSQL(f"{where}: column {name!r} is not in public table "
+                                     f"{self.join.table!r}")
+            return name
         if node.table and node.table not in self.tables:
             raise UnsupportedSQL(f"{where}: {node.sql()[:80]!r} names table {node.table!r}")
         if node.name not in self.columns:
             raise UnsupportedSQL(f"{where}: column {node.name!r} is not in the table; it has "
                                  f"{sorted(self.columns)}")
+        if node.table and self.join is not None and node.name in self.join.columns:
+            raise UnsupportedSQL(f"{where}: {node.sql()[:80]!r}: that column is the public "
+                                 f"table's ({self.join.table})")
         return str(node.name)
 
     def query(self, start: Query, sql: str, keys: Any) -> Query:
@@ -178,24 +241,46 @@ class _Context:
         parts = _Parts()
         for item in t.expressions:
             self._select_item(item, group, unit, parts)
-        q = replace(start, sql=sql)
+        q = replace(start, sql=sql, join=self.join)
         if t.args.get("where") is not None:
             q = q.filter(self._where(t.args["where"].this))
+        meta = self.session.metadata
+        if keys is None and group:
+            keys = self._default_keys(group)
         if group:
             q = q.group_by(*group, keys="private" if keys is None else keys)
         elif keys is not None:
             raise UnsupportedSQL(f"keys={keys!r} given but the query has no GROUP BY")
         q = q.agg(*parts.aggregates)
         if unit is not None:
-            rows = _int_option(opts, "max_rows_per_group", parts.row_bound or 1)
+            rows = _int_option(opts, "max_rows_per_group", parts.row_bound or (
+                meta.max_rows_per_group if meta is not None and meta.max_rows_per_group
+                else 1))
             if parts.row_bound is not None and rows != parts.row_bound:
                 raise UnsupportedSQL(f"max_rows_per_group={rows} disagrees with COUNT's "
                                      f"contribution bound {parts.row_bound}")
-            q = q.bound_contributions(_int_option(opts, "max_groups_contributed", 1), rows)
+            q = q.bound_contributions(_int_option(opts, "max_groups_contributed",
+                                                  meta.max_ids if meta is not None else 1), rows)
         post = SqlPost(columns=tuple(parts.columns), stddev=tuple(parts.stddev),
                        having=self._having(parts), order=self._order(parts),
                        limit=self._limit(), values=tuple(parts.values))
         return replace(q, post=post, default_budget=_budget(self.session, opts))
+
+    def _default_keys(self, group: list[str]) -> list[tuple[Any, ...]] | None:
+        """Public keys when none are given: per column, a joined public column's distinct
+        non-null values, else the metadata's key set; their product, or ``None`` (private
+        keys) when a column has neither."""
+        meta = self.session.metadata
+        sets: list[list[Any]] = []
+        for c in group:
+            if self.join is not None and c in self.join.columns:
+                vals = self.join.frame[c].drop_nulls().unique(maintain_order=True).to_list()
+                sets.append(vals)
+            elif meta is not None and (ks := meta.keys_for([c])) is not None:
+                sets.append([k[0] for k in ks])
+            else:
+                return None
+        return [tuple(k) for k in itertools.product(*sets)]
 
     def _unit(self, opts: Mapping[str, Any]) -> str | None:
         unit = self.session.privacy_unit
