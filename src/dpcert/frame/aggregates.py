@@ -33,29 +33,33 @@ def count_distinct() -> CountDistinct:
     return CountDistinct()
 
 
-def sum(column: str, bounds: tuple[Any, Any]) -> Sum:  # mirrors Polars naming
-    """Sum of ``column``, each value clamped to ``bounds`` (nulls/NaN become the lower bound)."""
+def sum(column: str, bounds: tuple[Any, Any] | None = None) -> Sum:  # mirrors Polars naming
+    """Sum of ``column``, each value clamped to ``bounds`` (nulls/NaN become the lower bound).
+    Without ``bounds`` they are chosen privately at release time (:mod:`dpcert.frame.autobounds`,
+    from the query's ``auto_share`` of the budget)."""
     return Sum(column, bounds)
 
 
-def mean(column: str, bounds: tuple[Any, Any]) -> Mean:
-    """Mean of ``column`` clamped to ``bounds``."""
+def mean(column: str, bounds: tuple[Any, Any] | None = None) -> Mean:
+    """Mean of ``column`` clamped to ``bounds`` (chosen privately when omitted)."""
     return Mean(column, bounds)
 
 
-def variance(column: str, bounds: tuple[Any, Any]) -> Variance:
-    """Variance of ``column`` clamped to ``bounds``."""
+def variance(column: str, bounds: tuple[Any, Any] | None = None) -> Variance:
+    """Variance of ``column`` clamped to ``bounds`` (chosen privately when omitted)."""
     return Variance(column, bounds)
 
 
-def quantile(column: str, qs: float | Sequence[float], bounds: tuple[Any, Any],
+def quantile(column: str, qs: float | Sequence[float], bounds: tuple[Any, Any] | None = None,
              candidates: int = 1025) -> Quantile:
-    """Quantiles ``qs`` of ``column`` within ``bounds`` (exponential-mechanism family)."""
+    """Quantiles ``qs`` of ``column`` within ``bounds`` (exponential-mechanism family); the
+    bounds are chosen privately when omitted."""
     levels = (qs,) if isinstance(qs, (int, float)) else tuple(qs)
     return Quantile(column, levels, bounds, candidates)
 
 
-def median(column: str, bounds: tuple[Any, Any], candidates: int = 1025) -> Quantile:
+def median(column: str, bounds: tuple[Any, Any] | None = None,
+           candidates: int = 1025) -> Quantile:
     """Median of ``column`` within ``bounds``: ``quantile(column, 0.5, bounds)`` named
     ``median_<column>`` (rename it with ``.alias``)."""
     q = Quantile(column, (0.5,), bounds, candidates)

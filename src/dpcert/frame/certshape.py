@@ -56,12 +56,12 @@ RELEASE_FIELDS: dict[str, tuple[str, ...]] = {
     "budget_split": (_STR,), "measurements": (_LIST,), "composition": (_STR,),
     "release_total": _AMOUNT, "session": (_DICT,), "binding": (_DICT,), "filters": (_LIST,),
     "confidence_level": (_NUM,), "sampler": (_STR,), "proofs": (_STR,), "created": (_STR,),
-    "ledger": (_DICT, "null"), "charge": (_DICT,),
+    "ledger": (_DICT, "null"), "charge": (_DICT,), "chosen_bounds": (_DICT,),
 }
 _NESTED: dict[str, dict[str, tuple[str, ...]]] = {
     "plan": {"aggregates": (_LIST,), "group_keys": (_LIST,), "keys": (_STR, _LIST),
-             "privacy_unit": (_STR,), "max_groups": (_INT,), "max_rows_per_group": (_INT,),
-             "filters": (_LIST,)},
+             "privacy_unit": (_STR,), "max_groups": (_INT, "null"),
+             "max_rows_per_group": (_INT, "null"), "filters": (_LIST,), "auto_share": (_STR,)},
     "budget": {"measure": (_STR,), "value": (_STR, _INT, _NUM, _LIST)},
     "session": {"budget": (_STR,), "budget_exact": (_DICT,), "spent_total": _AMOUNT},
     "binding": {"dataset": (_STR, "null"), "ledger_budget": (_DICT, "null"),
@@ -69,7 +69,7 @@ _NESTED: dict[str, dict[str, tuple[str, ...]]] = {
     "charge": {"body_sha256": (_STR,), "ledger": (_DICT, "null")},
     "ledger": {"path": (_STR,), "dataset": (_STR,), "remaining": _AMOUNT,
                "chain_head": (_STR,), "charges": (_INT,), "budget_notes": (_LIST,)},
-    "contribution_bounds": {"max_groups": (_INT,), "max_rows_per_group": (_INT,),
+    "contribution_bounds": {"max_groups": (_INT, "null"), "max_rows_per_group": (_INT, "null"),
                             "method": (_STR,)},
 }
 _CHARGE_LEDGER = {"charge_id": (_INT,), "position": (_INT,), "index": (_INT,)}

@@ -112,7 +112,8 @@ def plan_stats(plan: QueryPlan) -> tuple[dict[str, NoisyStat], dict[str, dict[st
         elif isinstance(a, CountDistinct):
             uses[a.name] = {"n": _stat(stats, "units", "unit_count", plan.privacy_unit, None, w)}
         elif isinstance(a, (Sum, Mean, Variance)):
-            key = f"{a.column}[{a.bounds[0]!r},{a.bounds[1]!r}]"
+            key = (f"{a.column}[auto]" if a.bounds is None
+                   else f"{a.column}[{a.bounds[0]!r},{a.bounds[1]!r}]")
             u = {"s": _stat(stats, f"sum:{key}", "fixed_sum", a.column, a.bounds, w)}
             if isinstance(a, (Mean, Variance)):
                 u["n"] = _stat(stats, "count", "count", None, None, w)
@@ -120,7 +121,7 @@ def plan_stats(plan: QueryPlan) -> tuple[dict[str, NoisyStat], dict[str, dict[st
                 u["q"] = _stat(stats, f"sumsq:{key}", "fixed_sum_sq", a.column, a.bounds, w)
             uses[a.name] = u
         elif isinstance(a, Quantile):
-            b = (Fraction(a.bounds[0]), Fraction(a.bounds[1]))
+            b = None if a.bounds is None else (Fraction(a.bounds[0]), Fraction(a.bounds[1]))
             for qname, q in zip(a.names(), a.qs, strict=True):
                 name = f"quantile:{qname}"
                 stats[name] = NoisyStat(name, "quantile", a.column, b, w,
@@ -213,8 +214,14 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
     Measurement
         Output: a :class:`~dpcert.frame.postprocess.ReleaseTable` ``{column: list}`` with the
         key columns, then per output name ``<name>``, ``<name>_ci_low``, ``<name>_ci_high``.
-        Its ``map(1)`` is what the release costs.
+        Its ``map(1)`` is what the release costs.  A plan with omitted bounds compiles to the
+        adaptive release of :mod:`dpcert.frame.autobounds`.
     """
+    if plan.is_auto:
+        from dpcert.frame.autobounds import compile_auto
+
+        return compile_auto(plan, budget, schema=schema, backend=backend, key=key, alpha=alpha,
+                            source=source, neighbours=neighbours, admission=admission)
     pre = compile_transformation(plan, budget, schema=schema, backend=backend, key=key,
                                  source=source, neighbours=neighbours, admission=admission)
     t, specs, stats, shares = pre.transformation, pre.specs, pre.stats, pre.shares
@@ -299,6 +306,9 @@ def compile_transformation(plan: QueryPlan, budget: Measure, *, schema: Mapping[
     :func:`~dpcert.frame.admit.make_admit` and every later step reads internal names only.
     The neighbour harness (:mod:`dpcert.frame.neighbours`) runs exactly this on neighbouring
     tables."""
+    if plan.max_groups is None or plan.max_rows_per_group is None or plan.auto_columns:
+        raise InvalidParameter("compile_transformation needs every bound: choose them first "
+                               "(dpcert.frame.autobounds.concrete_plan)")
     private = plan.public_keys is None
     stats, _ = plan_stats(plan)
     shares, delta = _split(budget, stats, private)

@@ -119,11 +119,19 @@ def release_components(m: Measurement, plan: QueryPlan, budget: Measure) -> list
 
     stats, uses = plan_stats(plan)
     private = plan.public_keys is None
+    out: list[dict[str, Any]] = []
+    if plan.is_auto:  # the selections first, then the release on what is left
+        from dpcert.frame.autobounds import quantities, split_auto
+
+        share, budget = split_auto(plan, budget)
+        out += [{"name": f"select({q})", "aggregate": "(bound selection)",
+                 "kind": "select_bounds", "statistic": q, "d_in": "1 privacy unit",
+                 "mechanism": "noisy histogram, highest bin over the threshold",
+                 "budget": str(share)} for q in quantities(plan)]
     shares, _ = _split(budget, stats, private)
     scales = m.params.get("scales", {})
     kinds = {"count": "count", "unit_count": "count_distinct", "fixed_sum": "sum",
              "fixed_sum_sq": "sumsq", "quantile": "quantile"}
-    out: list[dict[str, Any]] = []
     for a in plan.aggregates:
         names = a.names() if isinstance(a, Quantile) else [a.name]
         for n in names:
