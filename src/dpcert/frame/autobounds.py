@@ -19,7 +19,7 @@ moves each score by at most one whatever its number of rows:
 3. the release itself (:func:`~dpcert.frame.compile.compile_plan`) with the chosen values and
    the remaining budget.
 
-``k = ⌈2·ln(C/β)/ε⌉`` (:func:`~dpcert.mechanisms.edge_rank.default_k`, ``β = 1/20``, ``C``
+``k = ⌈2·ln(C/β)/ε⌉`` (:func:`~dpcert.mechanisms.edge_rank.default_k`, ``β = 1/1000``, ``C``
 candidates): the least count at which the candidates beyond all the data are unlikely.  So a
 bound leaves out about ``k`` units beyond it -- the clipping bias, which Amin et al. (ICML 2019)
 trade against noise -- and ``k`` does not grow with the data.
@@ -42,7 +42,7 @@ Examples
 (Fraction(1, 30), PureDP(0.9))
 >>> m = compile_plan(plan, PureDP(1), schema={"g": "str", "u": "int", "x": "float"},
 ...                  backend=None)
->>> m.map(1), [c.name for c in m.children]
+>>> m.map(1), [c.name for c in m.children[-1].children]
 (Fraction(1, 1), ['select(max_groups)', 'select(max_rows_per_group)', \
 'select(bounds:x, lower)', 'select(bounds:x, upper)', 'release(chosen bounds)'])
 """
@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -67,7 +67,7 @@ from dpcert.frame.admit import Admission, make_admit
 from dpcert.frame.compile import _schema_reader, compile_plan
 from dpcert.frame.plan import Aggregate, QueryPlan
 from dpcert.frame.postprocess import ReleaseTable
-from dpcert.mechanisms.edge_rank import default_k, make_edge_rank
+from dpcert.mechanisms.edge_rank import Side, default_k, make_edge_rank
 from dpcert.transformations.frame import make_frame_filter
 from dpcert.transformations.frame.profile import (
     COUNT_CAP,
@@ -77,11 +77,11 @@ from dpcert.transformations.frame.profile import (
     value_candidates,
 )
 
-__all__ = ["BETA", "compile_auto", "concrete_plan", "order_bounds", "quantities",
-           "selection_epsilon", "split_auto"]
+__all__ = ["BETA", "SelectionStep", "compile_auto", "concrete_plan", "order_bounds",
+           "quantities", "selection_epsilon", "selection_steps", "split_auto"]
 
 #: Probability weight left to candidates beyond all the data (a utility figure only).
-BETA = Fraction(1, 20)
+BETA = Fraction(1, 1000)
 
 
 def quantities(plan: QueryPlan) -> list[str]:
@@ -155,7 +155,8 @@ def _stand_in(dom: Any, met: Any, measure: Measure, at_one: Any, params: dict[st
         raise InvalidParameter("the release on chosen bounds runs inside its query only")
 
     return Measurement(dom, met, measure, function=not_run,
-                       privacy_map=lambda d: group_privacy_map(measure, at_one, int(d)),
+                       privacy_map=lambda d: (at_one if d == 1 else
+                                              group_privacy_map(measure, at_one, int(d))),
                        name="release(chosen bounds)", params=params,
                        proof="frame_autobounds.md")
 
@@ -183,6 +184,66 @@ def _prefix(plan: QueryPlan, schema: Mapping[str, str], backend: FrameOps | None
     return pre, domain, metric, by, values
 
 
+@dataclass(frozen=True)
+class SelectionStep:
+    """One choice: the 1-stable transformation to one number per unit, and the
+    exponential-mechanism parameters on it."""
+
+    name: str
+    transformation: Transformation
+    candidates: tuple[Any, ...]
+    side: Side
+    epsilon: Fraction
+    k: int
+
+    def measurement(self, zcdp: bool) -> Measurement:
+        """``transformation >> make_edge_rank`` (converted to zCDP under a ρ budget)."""
+        t = self.transformation
+        em = make_edge_rank(t.output_domain, t.output_metric, self.candidates, self.k,
+                            self.side, self.epsilon)
+        m: Any = t >> em
+        if zcdp:
+            m = make_pureDP_to_zCDP(m)
+        label = self.name.replace(":lower", ", lower").replace(":upper", ", upper")
+        return Measurement(m.input_domain, m.input_metric, m.output_measure, m.function,
+                           m.privacy_map, name=f"select({label})", children=(m,),
+                           wiring="shared", params={"k": self.k, "side": self.side,
+                                                    "candidates": len(self.candidates),
+                                                    "epsilon": str(self.epsilon)},
+                           proof="frame_autobounds.md")
+
+
+def selection_steps(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
+                    backend: FrameOps | None, neighbours: Any = None,
+                    admission: Admission | None = None
+                    ) -> tuple[Transformation | None, list[SelectionStep]]:
+    """``admit >> filter`` as in the release (``None`` when there is neither), and the choices
+    of ``plan`` after it in order (``max_groups``, ``max_rows_per_group``, then per column
+    ``bounds:<c>:lower`` and ``:upper``).  The neighbour harness runs exactly these."""
+    share, _ = split_auto(plan, budget)
+    zcdp = isinstance(budget, ZCDP)
+    pre, domain, metric, by, values = _prefix(plan, schema, backend, neighbours, admission)
+
+    def step(name: str, t: Transformation, cands: tuple[Any, ...], side: Side,
+             part: Fraction) -> SelectionStep:
+        eps = selection_epsilon(part, zcdp)
+        return SelectionStep(name, t, cands, side, eps, default_k(eps, len(cands), BETA))
+
+    out: list[SelectionStep] = []
+    for q, what in (("max_groups", "groups"), ("max_rows_per_group", "rows")):
+        if q in plan.auto_contributions:
+            t = make_unit_profile(domain, metric, by, what,  # type: ignore[arg-type]
+                                  backend=backend)
+            out.append(step(q, t, count_candidates(), "upper", share))
+    for c in plan.auto_columns:
+        for side, which in (("lower", "min"), ("upper", "max")):
+            t = make_unit_extremes(domain, metric, values[c], which,  # type: ignore[arg-type]
+                                   backend=backend)
+            out.append(step(f"bounds:{c}:{side}", t, value_candidates(), side,  # type: ignore[arg-type]
+                            share / 2))
+    return pre, out
+
+
 def compile_auto(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
                  backend: FrameOps | None, key: bytes | None = None, alpha: Any = 0.05,
                  source: Any = None, neighbours: Any = None,
@@ -195,60 +256,34 @@ def compile_auto(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
             "cannot run them: give bounds= on every aggregate and bound_contributions(G, R)")
     share, main = split_auto(plan, budget)
     zcdp = isinstance(budget, ZCDP)
-    pre, domain, metric, by, values = _prefix(plan, schema, backend, neighbours, admission)
-    counts, grid = count_candidates(), value_candidates()
-
-    def choice(t: Transformation, cands: Sequence[Any], side: str, part: Fraction,
-               name: str) -> Measurement:
-        eps = selection_epsilon(part, zcdp)
-        em: Measurement = make_edge_rank(t.output_domain, t.output_metric, cands,
-                                         default_k(eps, len(cands), BETA),
-                                         side, eps)  # type: ignore[arg-type]
-        m: Any = t >> em
-        if pre is not None:
-            m = pre >> m
-        if zcdp:
-            m = make_pureDP_to_zCDP(m)
-        return Measurement(m.input_domain, m.input_metric, m.output_measure, m.function,
-                           m.privacy_map, name=name, children=(m,), wiring="shared",
-                           params={"k": em.params["k"], "candidates": len(cands),
-                                   "epsilon": str(eps)}, proof="frame_autobounds.md")
-
-    sels: dict[str, Measurement] = {}
-    for q, what in (("max_groups", "groups"), ("max_rows_per_group", "rows")):
-        if q in plan.auto_contributions:
-            t = make_unit_profile(domain, metric, by, what,  # type: ignore[arg-type]
-                                  backend=backend)
-            sels[q] = choice(t, counts, "upper", share, f"select({q})")
-    for c in plan.auto_columns:
-        for side, which in (("lower", "min"), ("upper", "max")):
-            t = make_unit_extremes(domain, metric, values[c], which,  # type: ignore[arg-type]
-                                   backend=backend)
-            sels[f"{c}:{side}"] = choice(t, grid, side, share / 2,
-                                         f"select(bounds:{c}, {side})")
+    pre, steps = selection_steps(plan, budget, schema=schema, backend=backend,
+                                 neighbours=neighbours, admission=admission)
+    sels = {s.name: s.measurement(zcdp) for s in steps}
+    grid = value_candidates()
     # before any charge: the release compiles (limits, memory) at both ends of every choice
     for n, b in ((1, (0.0, 2.0**-20)), (COUNT_CAP, (-(2.0**64), 2.0**64))):
         ends: dict[str, Any] = {"bounds": {c: b for c in plan.auto_columns},
                                 **{q: n for q in plan.auto_contributions}}
         compile_plan(concrete_plan(plan, ends), main, schema=schema, backend=backend,
                      key=key, alpha=alpha, admission=admission)
+    dom, met = steps[0].transformation.input_domain, steps[0].transformation.input_metric
     parts = [*sels.values(),
-             _stand_in(domain if pre is None else pre.input_domain,
-                       metric if pre is None else pre.input_metric, type(budget)(),
-                       main.require_value("budget"),
+             _stand_in(dom, met, type(budget)(), main.require_value("budget"),
                        {"budget": repr(main), "built": "compile_plan with the chosen values"})]
 
-    def privacy_map(d: Any) -> Any:
+    def inner_map(d: Any) -> Any:
         losses = [p.map(d) for p in parts]
         if isinstance(budget, ApproxDP):
             losses = [x if isinstance(x, tuple) else (x, Fraction(0)) for x in losses]
         return budget.compose(losses)
 
     def function(frame: Any) -> ReleaseTable:
-        chosen: dict[str, Any] = {q: int(sels[q](frame)) for q in plan.auto_contributions}
+        seen = frame if pre is None else pre(frame)  # what the choices read
+        chosen: dict[str, Any] = {q: int(sels[q](seen)) for q in plan.auto_contributions}
         chosen["bounds"] = {
-            c: order_bounds(float(sels[f"{c}:lower"](frame)), float(sels[f"{c}:upper"](frame)),
-                            grid) for c in plan.auto_columns}
+            c: order_bounds(float(sels[f"bounds:{c}:lower"](seen)),
+                            float(sels[f"bounds:{c}:upper"](seen)), grid)
+            for c in plan.auto_columns}
         release = compile_plan(concrete_plan(plan, chosen), main, schema=schema,
                                backend=backend, key=key, alpha=alpha, source=source,
                                neighbours=neighbours, admission=admission)
@@ -257,9 +292,17 @@ def compile_auto(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
         table.chosen = chosen  # type: ignore[attr-defined]
         return table
 
-    return Measurement(parts[-1].input_domain, parts[-1].input_metric, type(budget)(),
-                       function=function, privacy_map=privacy_map,
-                       name="query", children=tuple(parts), wiring="shared",
+    inner = Measurement(dom, met, type(budget)(), function=function, privacy_map=inner_map,
+                        name="choose bounds, then release", children=tuple(parts),
+                        wiring="shared", proof="frame_autobounds.md",
+                        params={"auto": quantities(plan), "auto_share": str(plan.auto_share),
+                                "selection_budget": str(share), "release_budget": repr(main)})
+    head: tuple[Any, ...] = () if pre is None else (pre,)
+    return Measurement(head[0].input_domain if head else dom,
+                       head[0].input_metric if head else met, type(budget)(),
+                       function=function,
+                       privacy_map=lambda d: inner.map(pre.map(d) if pre is not None else d),
+                       name="query", children=(*head, inner), wiring="chain",
                        params={"plan": plan.describe(), "auto": quantities(plan),
                                "auto_share": str(plan.auto_share),
                                "selection_budget": str(share), "release_budget": repr(main),

@@ -25,7 +25,7 @@ Examples
 >>> acc["output"].to_list()
 ['(choose max_groups)', '(choose max_rows_per_group)', '(choose bounds:x)', 'count', 'sum_x']
 >>> acc["rank_error"].to_list()[:3]
-[430.0, 430.0, 1142.0]
+[664.0, 664.0, 1611.0]
 """
 
 from __future__ import annotations

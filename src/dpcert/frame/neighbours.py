@@ -246,7 +246,13 @@ def check_neighbours(df: pl.DataFrame, plan: QueryPlan, budget: Measure, *, seed
     each neighbour (:func:`neighbours`, plus ``extra``) with the same bounding key (from
     ``seed``), and assert that the exact grouped statistics move by no more than the compiled
     stability maps say (module docstring).  Returns the number of neighbours checked; raises
-    ``AssertionError`` naming the neighbour and the statistic."""
+    ``AssertionError`` naming the neighbour and the statistic.  A plan with bounds chosen
+    privately is checked by :func:`dpcert.frame.autobounds_neighbours.check_auto_neighbours`
+    (the choices, then the release at the ends of every choice)."""
+    if plan.is_auto:
+        from dpcert.frame.autobounds_neighbours import check_auto_neighbours
+
+        return check_auto_neighbours(df, plan, budget, seed=seed, extra=extra)
     backend = PolarsBackend()
     key = InsecureSeededSource(seed).random_uint64(2).tobytes()
     pre = compile_transformation(plan, budget, schema=backend.schema(df.lazy()),

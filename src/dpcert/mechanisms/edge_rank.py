@@ -1,18 +1,18 @@
 """A bound near the edge of the data, by the exponential mechanism on a rank score.
 
-For an upper bound, candidate ``c`` scores the distance from ``m(c) = min(k, B(c))`` to the
-interval ``[A(c), A⁺(c)]``, negated::
+For an upper bound, candidate ``c_j`` (of ``c_0 < c_1 < …``) scores the distance from
+``m = min(k, B(c_j))`` to the interval ``[A(c_j), A(c_{j−1})]``, negated::
 
-    u(x, c) = −max(0, A(c) − m(c), m(c) − A⁺(c))
+    u(x, c_j) = −max(0, A(c_j) − m, m − A(c_{j−1}))
 
-with ``A(c) = #{xᵢ > c}``, ``A⁺(c) = #{xᵢ ≥ c}``, ``B(c) = #{xᵢ < c}``: 0 where ``c`` has at
-most ``k`` records above it and at least ``k`` at or above it (or, with fewer than ``2k``
-records, where it splits them evenly), so ties are handled as in a quantile.  A lower bound
-mirrors it (``m = min(k, A)``, interval ``[B, B⁺]``, ``B⁺(c) = #{xᵢ ≤ c}``).  Adding or
-removing one record either moves both ends of the interval by at most one together, or moves
-``m`` by at most one: the distance moves by at most 1, and the exponential mechanism (McSherry &
-Talwar 2007) samples ``c`` with probability ∝ ``exp(ε·u(x, c)/2)``: ``map(d_in) = ε·d_in``
-(proof: ``docs/proofs/edge_rank.md``).
+with ``A(c) = #{xᵢ > c}``, ``B(c) = #{xᵢ < c}`` and ``A(c_{−1}) = n``: 0 when at most ``k``
+records lie above ``c_j`` and at least ``k`` above the candidate before it (so the records between
+two candidates count for the upper one, ties and gaps alike), or, with fewer than ``2k`` records,
+where as many lie above as below.  A lower bound mirrors it: ``m = min(k, A(c_j))``, interval
+``[B(c_j), B(c_{j+1})]`` with ``B(c_C) = n``.  Adding (removing) one record changes each of the
+three counts by at most one, all in the same direction, so ``a − m`` and ``m − b`` move by at most
+one and so does the score; the exponential mechanism (McSherry & Talwar 2007) samples ``c`` with
+probability ∝ ``exp(ε·u(x, c)/2)``: ``map(d_in) = ε·d_in`` (proof: ``docs/proofs/edge_rank.md``).
 
 Why a count ``k`` and not a level: the bias of clipping at a bound grows with the number of
 records beyond it, and the noise it saves does not depend on the data's size (Amin, Kulesza,
@@ -29,8 +29,8 @@ Examples
 >>> m.map(1), m.params["k"]
 (Fraction(1, 1), 5)
 >>> edge_scores([1.0, 2.0, 3.0, 900.0], [2.0, 4.0, 1024.0], 1, "upper").tolist()
-[-1, 0, -1]
->>> edge_scores([3.0, 3.0, 3.0, 3.0], [2.0, 3.0, 4.0], 2, "upper").tolist()
+[-1, 0, 0]
+>>> edge_scores([3.0, 3.0, 3.0, 3.0], [2.0, 4.0, 8.0], 2, "upper").tolist()
 [-4, 0, -2]
 """
 
@@ -70,16 +70,17 @@ def default_k(epsilon: Any, candidates: int, beta: Any = Fraction(1, 20)) -> int
 
 def edge_scores(data: Any, candidates: Sequence[Any], k: int, side: Side
                 ) -> np.ndarray[Any, Any]:
-    """The scores of every candidate (exact integers)."""
+    """The scores of every candidate (exact integers; module docstring)."""
     xs = np.sort(np.asarray(data, dtype=np.float64))
     c = np.asarray(candidates, dtype=np.float64)
-    below = np.searchsorted(xs, c, side="left").astype(np.int64)  # x < c
-    upto = np.searchsorted(xs, c, side="right").astype(np.int64)  # x <= c
-    above, from_c = xs.size - upto, xs.size - below  # x > c, x >= c
-    if side == "upper":
-        m, lo, hi = np.minimum(k, below), above, from_c
-    else:
-        m, lo, hi = np.minimum(k, above), below, upto
+    below = np.searchsorted(xs, c, side="left").astype(np.int64)  # x < c_j
+    above = (xs.size - np.searchsorted(xs, c, side="right")).astype(np.int64)  # x > c_j
+    if side == "upper":  # interval [#{x > c_j}, #{x > c_(j-1)}]
+        m, lo = np.minimum(k, below), above
+        hi = np.concatenate(([xs.size], above[:-1]))
+    else:  # interval [#{x < c_j}, #{x < c_(j+1)}]
+        m, lo = np.minimum(k, above), below
+        hi = np.concatenate((below[1:], [xs.size]))
     out: np.ndarray[Any, Any] = -np.maximum(0, np.maximum(lo - m, m - hi))
     return out
 
