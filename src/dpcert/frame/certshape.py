@@ -149,9 +149,13 @@ def load_certificates(text: str | bytes) -> dict[str, dict[str, Any]]:
     return certs
 
 
+#: Fields only releases with bounds chosen privately have (``dpcert.frame.autobounds``).
+OPTIONAL_FIELDS = frozenset({"chosen_bounds", "auto_share"})
+
+
 def _fields(d: Mapping[str, Any], spec: Mapping[str, tuple[str, ...]], where: str,
             exact: bool = True) -> None:
-    missing = sorted(k for k in spec if k not in d)
+    missing = sorted(k for k in spec if k not in d and k not in OPTIONAL_FIELDS)
     extra = sorted(str(k) for k in d if k not in spec)
     if missing:
         raise CertificateError(f"{where}: missing fields {missing}")
@@ -159,7 +163,7 @@ def _fields(d: Mapping[str, Any], spec: Mapping[str, tuple[str, ...]], where: st
         raise CertificateError(f"{where}: unknown fields {extra[:10]} (not part of the "
                                "certificate format: refused rather than ignored)")
     for k, kinds in spec.items():
-        if _type(d[k]) not in kinds:
+        if k in d and _type(d[k]) not in kinds:
             raise CertificateError(f"{where}.{k}={str(d[k])[:60]!r} is a {_type(d[k])}, not "
                                    f"{' or '.join(kinds)}")
 
