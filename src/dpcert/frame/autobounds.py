@@ -138,7 +138,7 @@ def concrete_plan(plan: QueryPlan, chosen: Mapping[str, Any]) -> QueryPlan:
 
     def fill(a: Aggregate) -> Aggregate:
         if getattr(a, "bounds", 0) is None:
-            return replace(a, bounds=tuple(bounds[a.column]))  # type: ignore[attr-defined]
+            return replace(a, bounds=tuple(bounds[a.column]))  # type: ignore[call-arg,attr-defined]
         return a
 
     return replace(plan, aggregates=tuple(fill(a) for a in plan.aggregates),

@@ -445,12 +445,14 @@ def _to_table(plan: QueryPlan, uses: Mapping[str, Mapping[str, str]],
                 continue
             u = uses[a.name]
             if isinstance(a, Mean):
+                assert a.bounds is not None  # a compiled plan has every bound
                 off = offsets.get(u["s"], 0.0)
                 v, lo, hi = mean_interval(real(noisy[u["s"]], u["s"]), real(noisy[u["n"]], u["n"]),
                                           half[u["s"]][2], half[u["n"]][2],
                                           (a.bounds[0] - off, a.bounds[1] - off))
                 v, lo, hi = v + off, lo + off, hi + off
             elif isinstance(a, Variance):
+                assert a.bounds is not None
                 v, lo, hi = variance_interval(
                     real(noisy[u["s"]], u["s"]), real(noisy[u["q"]], u["q"]),
                     real(noisy[u["n"]], u["n"]), half[u["s"]][3], half[u["q"]][3],

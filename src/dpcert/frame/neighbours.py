@@ -90,7 +90,7 @@ def adversarial_unit(df: pl.DataFrame, plan: QueryPlan, *, rows_per_group: int |
     subnormal), ``"high"`` or ``"low"``."""
     assert plan.privacy_unit is not None
     unit_vals = _fresh_unit(df[plan.privacy_unit])
-    R = rows_per_group or plan.max_rows_per_group + 3
+    R = rows_per_group or (plan.max_rows_per_group or 1) + 3
     keys = list(plan.group_keys)
     key_rows: list[tuple[Any, ...]] = (list(plan.public_keys or []) if keys else [()])
     if keys and fresh_keys:

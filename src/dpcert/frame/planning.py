@@ -133,6 +133,7 @@ def _composite_half_width(agg: Mean | Variance, u: dict[str, str],
                           half: dict[int, dict[str, float]], n: int) -> float:
     """Half-width of a mean's or variance's interval for ``n`` rows at the bounds' midpoint,
     by the same interval arithmetic as the release."""
+    assert agg.bounds is not None  # auto bounds: frame/autobounds_accuracy.py
     lo, hi = agg.bounds
     mid = (lo + hi) / 2
     cnt = np.array([float(n)])
@@ -148,6 +149,7 @@ def _composite_half_width(agg: Mean | Variance, u: dict[str, str],
 def _quantile_row(name: str, agg: Quantile, level: Fraction, eps: Fraction, rows: int,
                   alpha: Fraction, n: int) -> dict[str, Any]:
     r = rank_error(level, eps, rows, agg.candidates, float(alpha))
+    assert agg.bounds is not None
     step = (agg.bounds[1] - agg.bounds[0]) / (agg.candidates - 1)
     lo, hi = max(0.0, float(level) - r / n), min(1.0, float(level) + r / n)
     return {"output": name, "kind": "quantile", "mechanism": "permute_and_flip",

@@ -68,7 +68,7 @@ def default_k(epsilon: Any, candidates: int, beta: Any = Fraction(1, 20)) -> int
     return max(1, math.ceil(2 * math.log(candidates / float(beta)) / float(epsilon)))
 
 
-def edge_scores(data: Any, candidates: Sequence[Any], k: int, side: Side
+def edge_scores(data: Any, candidates: Sequence[Any] | np.ndarray[Any, Any], k: int, side: Side
                 ) -> np.ndarray[Any, Any]:
     """The scores of every candidate (exact integers; module docstring)."""
     xs = np.sort(np.asarray(data, dtype=np.float64))
