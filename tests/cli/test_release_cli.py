@@ -193,3 +193,25 @@ def test_a_run_states_the_contribution_bounds_it_defaulted(
     err = capsys.readouterr().err
     assert "dpcert: default query 1: max_groups = 1" in err
     assert "dpcert: default query 1: max_rows_per_group = 1" in err
+
+
+def test_a_spec_without_bounds_chooses_them_in_the_release(
+        curator: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = curator.queries('[[query]]\nname = "auto"\ngroup_by = ["region"]\nkeys = ["n", "s"]\n'
+                           'max_groups = "auto"\nmax_rows_per_group = "auto"\n'
+                           "budget = { epsilon = 0.5, delta = 0 }\n"
+                           'aggregates = [{ kind = "count" }, { kind = "mean", '
+                           'column = "income" }]\n')
+    args = ["release", str(spec), "--ledger", curator.ledger, "--dataset", "people"]
+    assert main([*args, "--dry-run"]) == 0
+    text = capsys.readouterr().out
+    for needle in ("(choose max_rows_per_group)", "(choose bounds:income)", "clipping bias",
+                   "bounds = chosen privately", "auto_share = 0.1"):
+        assert needle in text, needle
+    curator.assert_nothing_charged()
+    assert main([*args, "--out", str(curator.out)]) == 0
+    cert = json.loads((curator.out / "auto.certificate.json").read_text())
+    assert set(cert["chosen_bounds"]) == {"max_groups", "max_rows_per_group", "bounds"}
+    assert cert["release_total"]["epsilon"]["exact"] == "1/2"
+    assert main(["certificate", "check", str(curator.out / "auto.certificate.json"),
+                 "--ledger", curator.ledger]) == 0
