@@ -40,6 +40,7 @@ Examples
 >>> share, main = split_auto(plan, PureDP(1))
 >>> share, main
 (Fraction(1, 30), PureDP(0.9))
+>>> from dpcert.frame.compile import compile_plan
 >>> m = compile_plan(plan, PureDP(1), schema={"g": "str", "u": "int", "x": "float"},
 ...                  backend=None)
 >>> m.map(1), [c.name for c in m.children[-1].children]
@@ -64,7 +65,6 @@ from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
 from dpcert.core.transformation import Transformation
 from dpcert.errors import BackendUnavailable, InvalidParameter
 from dpcert.frame.admit import Admission, make_admit
-from dpcert.frame.compile import _schema_reader, compile_plan
 from dpcert.frame.plan import Aggregate, QueryPlan
 from dpcert.frame.postprocess import ReleaseTable
 from dpcert.mechanisms.edge_rank import Side, default_k, make_edge_rank
@@ -244,12 +244,17 @@ def selection_steps(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, st
     return pre, out
 
 
+def _schema_reader(backend: FrameOps | None) -> Any:
+    return (lambda frame: {}) if backend is None else backend.schema
+
+
 def compile_auto(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
                  backend: FrameOps | None, key: bytes | None = None, alpha: Any = 0.05,
                  source: Any = None, neighbours: Any = None,
-                 admission: Admission | None = None) -> Measurement:
+                 admission: Admission | None = None, compile_plan: Any) -> Measurement:
     """The release of a plan with omitted bounds (arguments as
-    :func:`~dpcert.frame.compile.compile_plan`): the choices, then the release."""
+    :func:`~dpcert.frame.compile.compile_plan`, which passes itself as ``compile_plan``):
+    the choices, then the release."""
     if backend is not None and not hasattr(backend, "unit_profile"):
         raise BackendUnavailable(
             f"bounds chosen privately need the Polars backend; the {backend.name} backend "

@@ -63,10 +63,10 @@ def _choice_row(q: str, share: Fraction, zcdp: bool) -> dict[str, Any]:
                         "(clipping bias, not in any interval)"}
 
 
-def auto_accuracy_table(query: Any, budget: Measure, alpha: Fraction, n: int) -> pl.DataFrame:
-    """The accuracy table of a query with omitted bounds (module docstring)."""
-    from dpcert.frame.planning import accuracy_table
-
+def auto_accuracy_table(query: Any, budget: Measure, alpha: Fraction, n: int,
+                        accuracy_table: Any) -> pl.DataFrame:
+    """The accuracy table of a query with omitted bounds (module docstring);
+    ``accuracy_table`` is :func:`dpcert.frame.planning.accuracy_table` (which calls this)."""
     plan = query.plan()
     query.measurement(budget, key=bytes(16))  # every check of the real release
     share, main = split_auto(plan, budget)

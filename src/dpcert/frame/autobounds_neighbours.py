@@ -33,9 +33,10 @@ from dpcert.core.measures import Measure
 from dpcert.frame.admit import admit_plan
 from dpcert.frame.autobounds import concrete_plan, selection_steps
 from dpcert.frame.plan import QueryPlan
+from dpcert.frame.neighbours import check_neighbours, neighbours
 from dpcert.mechanisms.edge_rank import edge_scores
 
-__all__ = ["check_auto_neighbours"]
+__all__ = ["check_any_neighbours", "check_auto_neighbours"]
 
 #: Concrete values the release after the choices is checked at (the ends of every choice).
 ENDS: tuple[dict[str, Any], ...] = (
@@ -61,8 +62,6 @@ def check_auto_neighbours(df: pl.DataFrame, plan: QueryPlan, budget: Measure, *,
     """Check every selection step and the release at the ends of every choice on ``df`` and
     its neighbours; returns the number of (neighbour, check) pairs, raises ``AssertionError``
     naming the neighbour and the step."""
-    from dpcert.frame.neighbours import check_neighbours, neighbours
-
     backend = PolarsBackend()
     admission = admit_plan(plan, backend, df.lazy())
     pre, steps = selection_steps(plan, budget, schema=backend.schema(df.lazy()),
@@ -86,3 +85,12 @@ def check_auto_neighbours(df: pl.DataFrame, plan: QueryPlan, budget: Measure, *,
     for end in ENDS:
         n += check_neighbours(df, _ends(plan, end), budget, seed=seed, extra=extra)
     return n
+
+
+def check_any_neighbours(df: pl.DataFrame, plan: QueryPlan, budget: Measure, *, seed: int = 0,
+                         extra: list[tuple[str, pl.DataFrame]] | None = None) -> int:
+    """:func:`check_auto_neighbours` for a plan with omitted bounds, else
+    :func:`dpcert.frame.neighbours.check_neighbours` (what ``dpcert.testing`` exports)."""
+    if plan.is_auto:
+        return check_auto_neighbours(df, plan, budget, seed=seed, extra=extra)
+    return check_neighbours(df, plan, budget, seed=seed, extra=extra)

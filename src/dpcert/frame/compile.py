@@ -50,6 +50,7 @@ from dpcert.core.metrics import L1Distance, L2Distance
 from dpcert.core.transformation import Transformation
 from dpcert.errors import BudgetExceeded, InvalidParameter, MeasureMismatch
 from dpcert.frame.admit import Admission, make_admit
+from dpcert.frame.autobounds import compile_auto
 from dpcert.frame.checks import check_scale_limit
 from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, QueryPlan, Sum, Variance
 from dpcert.frame.postprocess import ReleaseTable, mean_interval, variance_interval
@@ -218,10 +219,9 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
         adaptive release of :mod:`dpcert.frame.autobounds`.
     """
     if plan.is_auto:
-        from dpcert.frame.autobounds import compile_auto
-
         return compile_auto(plan, budget, schema=schema, backend=backend, key=key, alpha=alpha,
-                            source=source, neighbours=neighbours, admission=admission)
+                            source=source, neighbours=neighbours, admission=admission,
+                            compile_plan=compile_plan)
     pre = compile_transformation(plan, budget, schema=schema, backend=backend, key=key,
                                  source=source, neighbours=neighbours, admission=admission)
     t, specs, stats, shares = pre.transformation, pre.specs, pre.stats, pre.shares

@@ -248,11 +248,8 @@ def check_neighbours(df: pl.DataFrame, plan: QueryPlan, budget: Measure, *, seed
     stability maps say (module docstring).  Returns the number of neighbours checked; raises
     ``AssertionError`` naming the neighbour and the statistic.  A plan with bounds chosen
     privately is checked by :func:`dpcert.frame.autobounds_neighbours.check_auto_neighbours`
-    (the choices, then the release at the ends of every choice)."""
-    if plan.is_auto:
-        from dpcert.frame.autobounds_neighbours import check_auto_neighbours
-
-        return check_auto_neighbours(df, plan, budget, seed=seed, extra=extra)
+    (the choices, then the release at the ends of every choice), which
+    ``dpcert.testing.check_neighbours`` dispatches to."""
     backend = PolarsBackend()
     key = InsecureSeededSource(seed).random_uint64(2).tobytes()
     pre = compile_transformation(plan, budget, schema=backend.schema(df.lazy()),

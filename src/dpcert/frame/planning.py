@@ -84,7 +84,7 @@ def accuracy_table(query: Any, budget: Measure, alpha: Fraction, n: int) -> pl.D
     if plan.is_auto:  # bounds chosen at release time: figures per unit of them
         from dpcert.frame.autobounds_accuracy import auto_accuracy_table
 
-        return auto_accuracy_table(query, budget, alpha, n)
+        return auto_accuracy_table(query, budget, alpha, n, accuracy_table)
     m = query.measurement(budget, alpha=alpha, key=bytes(16))
     _, uses = plan_stats(plan)
     half = {1: m.params["half_widths"]}
