@@ -32,8 +32,8 @@ from dpcert.backends.polars import PolarsBackend
 from dpcert.core.measures import Measure
 from dpcert.frame.admit import admit_plan
 from dpcert.frame.autobounds import concrete_plan, selection_steps
-from dpcert.frame.plan import QueryPlan
 from dpcert.frame.neighbours import check_neighbours, neighbours
+from dpcert.frame.plan import QueryPlan
 from dpcert.mechanisms.edge_rank import edge_scores
 
 __all__ = ["check_any_neighbours", "check_auto_neighbours"]
