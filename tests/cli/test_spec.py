@@ -40,8 +40,8 @@ def _error(text: str) -> str:
     ('{ kind = "count" }', '{ kind = "count", alais = "n" }', 7,
      "unknown key 'alais' (did you mean 'alias'?)"),
     ('{ kind = "count" }', '{ kind = "cuont" }', 7, "query 'a' aggregates[0].kind"),
-    ('name = "a"', 'name = "a"\nmax_groups = "2"', 6, "Input should be a valid integer"),
-    ('name = "a"', 'name = "a"\nmax_groups = 0', 6, "greater than or equal to 1"),
+    ('name = "a"', 'name = "a"\nmax_groups = "2"', 6, "an integer >= 1"),
+    ('name = "a"', 'name = "a"\nmax_groups = 0', 6, "an integer >= 1"),
 ])
 def test_a_misspelled_or_mistyped_key_is_refused_with_its_line(
         old: str, new: str, line: int, needle: str) -> None:

@@ -444,3 +444,19 @@ class PolarsBackend:
                     specs: Sequence[StatSpec]) -> GroupedStats:
         """Exact integer statistics per group; see `dpcert.backends.base`."""
         return grouped_stats(to_lazy(data), list(by), keys, list(specs))
+
+    def unit_profile(self, data: Any, unit: str, by: Sequence[str], what: str
+                     ) -> np.ndarray[Any, Any]:
+        """One integer per privacy unit: its groups, or its most rows in one group
+        (:mod:`dpcert.backends._polars_bins`; for choosing contribution bounds)."""
+        from dpcert.backends._polars_profile import unit_profile
+
+        return unit_profile(to_lazy(data), unit, by, what)
+
+    def unit_extremes(self, data: Any, unit: str | None, column: str, which: str
+                      ) -> np.ndarray[Any, Any]:
+        """One float per privacy unit: its largest or smallest value of ``column`` (for
+        choosing value bounds; :mod:`dpcert.backends._polars_profile`)."""
+        from dpcert.backends._polars_profile import unit_extremes
+
+        return unit_extremes(to_lazy(data), unit, column, which)

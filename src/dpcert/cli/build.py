@@ -163,8 +163,8 @@ def _budget(b: BudgetSpec, where: str) -> Any:
 def _aggregate(a: AggregateSpec, where: str) -> Any:
     import dpcert as dp
 
-    need = {"sum": ("column", "bounds"), "mean": ("column", "bounds"),
-            "variance": ("column", "bounds"), "quantile": ("column", "q", "bounds")}
+    need = {"sum": ("column",), "mean": ("column",), "variance": ("column",),
+            "quantile": ("column", "q")}
     missing = [k for k in need.get(a.kind, ()) if getattr(a, k) is None]
     if missing:
         raise SpecError(f"{where}: aggregate {a.kind!r} needs {missing}")
@@ -174,9 +174,9 @@ def _aggregate(a: AggregateSpec, where: str) -> Any:
         elif a.kind == "count_distinct":
             agg = dp.count_distinct()
         elif a.kind == "quantile":
-            agg = dp.quantile(a.column, a.q, tuple(a.bounds or ()))
-        else:
-            agg = getattr(dp, a.kind)(a.column, tuple(a.bounds or ()))
+            agg = dp.quantile(a.column, a.q, None if a.bounds is None else tuple(a.bounds))
+        else:  # omitted bounds: chosen privately (dpcert.frame.autobounds)
+            agg = getattr(dp, a.kind)(a.column, None if a.bounds is None else tuple(a.bounds))
         if a.alias is not None:
             agg = agg.alias(a.alias)
         if a.weight is not None:
@@ -275,7 +275,10 @@ def _plain_query(sess: Any, q: QuerySpec, where: str, text: str, path: str,
                              f"{path}:{_line_of(text, 'kind', span, j)} {label}")
                   for j, a in enumerate(q.aggregates)])
     if sess.privacy_unit is not None:
-        qq = qq.bound_contributions(q.max_groups, q.max_rows_per_group)
+        qq = qq.bound_contributions(*(None if v == "auto" else v
+                                      for v in (q.max_groups, q.max_rows_per_group)))
+    if q.auto_share is not None:
+        qq = qq.auto_share(q.auto_share)
     return qq, _budget(q.budget, f"{path}:{_line_of(text, 'budget', span)} {label}")
 
 

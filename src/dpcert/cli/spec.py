@@ -97,7 +97,8 @@ class AggregateSpec(BaseModel):
     kind: Literal["count", "count_distinct", "sum", "mean", "variance", "quantile"]
     column: str | None = Field(None, description="value column (sum, mean, variance, quantile)")
     bounds: Annotated[list[Number], Field(min_length=2, max_length=2)] | None = Field(
-        None, description="[lower, upper]: every value is clamped to it")
+        None, description="[lower, upper]: every value is clamped to it; omitted: chosen "
+                          "privately from the query's auto_share of its budget")
     q: float | list[float] | None = Field(None, description="quantile level(s) in [0, 1]")
     alias: str | None = Field(None, description="output column name")
     weight: float | None = Field(None, description="share of the query's budget (default 1)")
@@ -112,8 +113,15 @@ class QuerySpec(BaseModel):
     group_by: list[str] | None = Field(None, description="key columns; omitted: one group")
     keys: Literal["private"] | list[Key] | list[list[Key]] | None = Field(
         None, description='public keys, or "private" for DP partition selection')
-    max_groups: Annotated[int, Field(ge=1)] = 1
-    max_rows_per_group: Annotated[int, Field(ge=1)] = 1
+    max_groups: Annotated[int, Field(ge=1)] | Literal["auto"] = Field(
+        1, description='an integer >= 1 (groups a privacy unit may contribute to), or "auto" '
+                       "(chosen privately)")
+    max_rows_per_group: Annotated[int, Field(ge=1)] | Literal["auto"] = Field(
+        1, description='an integer >= 1 (rows a privacy unit may contribute per group), or '
+                       '"auto" (chosen privately)')
+    auto_share: Annotated[float, Field(gt=0, lt=1)] | None = Field(
+        None, description="share of the query's budget spent choosing omitted bounds and "
+                          '"auto" contribution bounds (default 0.1)')
     budget: BudgetSpec | None = Field(
         None, description="required, except for a sql query whose OPTIONS give epsilon")
     aggregates: Annotated[list[AggregateSpec], Field(min_length=1)] | None = Field(
@@ -384,9 +392,15 @@ def applied_defaults(spec: ReleaseSpec) -> list[str]:
         for key in ("max_groups", "max_rows_per_group"):
             if key in unset and spec.data.privacy_unit is not False:
                 out.append(f"{where}: {key} = {getattr(q, key)}")
+        auto = any(getattr(q, k) == "auto" for k in ("max_groups", "max_rows_per_group"))
         for j, a in enumerate(q.aggregates or []):
+            if a.bounds is None and a.kind in ("sum", "mean", "variance", "quantile"):
+                auto = True
+                out.append(f"{where}: aggregates[{j}] ({a.kind}).bounds = chosen privately")
             if a.alias is None:
                 out.append(f"{where}: aggregates[{j}] ({a.kind}).alias = default name")
             if a.weight is None:
                 out.append(f"{where}: aggregates[{j}] ({a.kind}).weight = 1 (an even split)")
+        if auto and "auto_share" in unset:
+            out.append(f"{where}: auto_share = 0.1 (of the budget, to choose the bounds)")
     return out

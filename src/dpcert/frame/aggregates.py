@@ -77,18 +77,20 @@ def count_distinct() -> CountDistinct:
     return CountDistinct()
 
 
-def sum(column: str, bounds: tuple[Any, Any]) -> Sum:  # mirrors Polars naming
+def sum(column: str, bounds: tuple[Any, Any] | None = None) -> Sum:  # mirrors Polars naming
     """Sum of ``column`` per group, each value clamped to ``bounds``.
 
     Parameters
     ----------
     column : str
         The numeric column to add up.
-    bounds : tuple of (lower, upper)
+    bounds : tuple of (lower, upper), optional
         Finite bounds with ``lower <= upper`` and ``|bound| <= 2**64``, chosen from domain
         knowledge, never from the data.  Values outside are clamped to them and missing values
         (null, NaN) count as ``lower``; the sum, and its interval, are those of the clamped
-        data.  The noise grows with ``max(|lower|, |upper|)``.
+        data.  The noise grows with ``max(|lower|, |upper|)``.  Omitted, they are chosen
+        privately at release time from the query's ``auto_share`` of the budget
+        (`dpcert.frame.autobounds`); the same holds for every aggregate's ``bounds``.
 
     Returns
     -------
@@ -121,7 +123,7 @@ def sum(column: str, bounds: tuple[Any, Any]) -> Sum:  # mirrors Polars naming
     return Sum(column, bounds)
 
 
-def mean(column: str, bounds: tuple[Any, Any]) -> Mean:
+def mean(column: str, bounds: tuple[Any, Any] | None = None) -> Mean:
     """Mean of ``column`` per group, each value clamped to ``bounds``.
 
     Released as a noisy sum over a noisy count, each measured with part of the query's budget;
@@ -131,7 +133,7 @@ def mean(column: str, bounds: tuple[Any, Any]) -> Mean:
     ----------
     column : str
         The numeric column to average.
-    bounds : tuple of (lower, upper)
+    bounds : tuple of (lower, upper), optional
         Finite bounds with ``lower <= upper``, as for `sum`: values outside are clamped and
         missing values count as ``lower``, so the mean is that of the clamped data.  A mean
         centred in a narrow range is more accurate than one in a wide range.
@@ -163,7 +165,7 @@ def mean(column: str, bounds: tuple[Any, Any]) -> Mean:
     return Mean(column, bounds)
 
 
-def variance(column: str, bounds: tuple[Any, Any]) -> Variance:
+def variance(column: str, bounds: tuple[Any, Any] | None = None) -> Variance:
     """Variance of ``column`` per group, each value clamped to ``bounds``.
 
     Released from three noisy parts, a count, a sum and a sum of squares, each measured with
@@ -173,7 +175,7 @@ def variance(column: str, bounds: tuple[Any, Any]) -> Variance:
     ----------
     column : str
         The numeric column.
-    bounds : tuple of (lower, upper)
+    bounds : tuple of (lower, upper), optional
         Finite bounds with ``lower <= upper``, as for `sum`: values outside are clamped and
         missing values count as ``lower``, so the variance is that of the clamped data.
 
@@ -199,7 +201,7 @@ def variance(column: str, bounds: tuple[Any, Any]) -> Variance:
     return Variance(column, bounds)
 
 
-def quantile(column: str, qs: float | Sequence[float], bounds: tuple[Any, Any],
+def quantile(column: str, qs: float | Sequence[float], bounds: tuple[Any, Any] | None = None,
              candidates: int = 1025, interval: bool = True) -> Quantile:
     """Quantiles ``qs`` of ``column`` per group, within ``bounds``.
 
@@ -220,7 +222,7 @@ def quantile(column: str, qs: float | Sequence[float], bounds: tuple[Any, Any],
     qs : float or sequence of float
         Levels in [0, 1], each rounded to four decimals (``0.5`` is the median); each level
         is one noisy selection.
-    bounds : tuple of (lower, upper)
+    bounds : tuple of (lower, upper), optional
         Finite bounds with ``lower <= upper``: the range the quantiles are searched in; values
         outside are clamped to it and missing values count as ``lower``.
     candidates : int, default 1025
@@ -261,7 +263,7 @@ def quantile(column: str, qs: float | Sequence[float], bounds: tuple[Any, Any],
     return Quantile(column, levels, bounds, candidates, interval)
 
 
-def median(column: str, bounds: tuple[Any, Any], candidates: int = 1025,
+def median(column: str, bounds: tuple[Any, Any] | None = None, candidates: int = 1025,
            interval: bool = True) -> Quantile:
     """Median of ``column`` per group, within ``bounds``: ``quantile(column, 0.5, bounds)``.
 
@@ -269,7 +271,7 @@ def median(column: str, bounds: tuple[Any, Any], candidates: int = 1025,
     ----------
     column : str
         The numeric column.
-    bounds : tuple of (lower, upper)
+    bounds : tuple of (lower, upper), optional
         Finite bounds with ``lower <= upper``, as for `quantile`.
     candidates : int, default 1025
         Number of grid points, as for `quantile`.

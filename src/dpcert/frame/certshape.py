@@ -56,12 +56,12 @@ RELEASE_FIELDS: dict[str, tuple[str, ...]] = {
     "budget_split": (_STR,), "measurements": (_LIST,), "composition": (_STR,),
     "release_total": _AMOUNT, "session": (_DICT,), "binding": (_DICT,), "filters": (_LIST,),
     "confidence_level": (_NUM,), "sampler": (_STR,), "proofs": (_STR,), "created": (_STR,),
-    "ledger": (_DICT, "null"), "charge": (_DICT,),
+    "ledger": (_DICT, "null"), "charge": (_DICT,), "chosen_bounds": (_DICT,),
 }
 _NESTED: dict[str, dict[str, tuple[str, ...]]] = {
     "plan": {"aggregates": (_LIST,), "group_keys": (_LIST,), "keys": (_STR, _LIST),
-             "privacy_unit": (_STR,), "max_groups": (_INT,), "max_rows_per_group": (_INT,),
-             "filters": (_LIST,)},
+             "privacy_unit": (_STR,), "max_groups": (_INT, "null"),
+             "max_rows_per_group": (_INT, "null"), "filters": (_LIST,), "auto_share": (_STR,)},
     "budget": {"measure": (_STR,), "value": (_STR, _INT, _NUM, _LIST)},
     "session": {"budget": (_STR,), "budget_exact": (_DICT,), "spent_total": _AMOUNT},
     "binding": {"dataset": (_STR, "null"), "ledger_budget": (_DICT, "null"),
@@ -69,7 +69,7 @@ _NESTED: dict[str, dict[str, tuple[str, ...]]] = {
     "charge": {"body_sha256": (_STR,), "ledger": (_DICT, "null")},
     "ledger": {"path": (_STR,), "dataset": (_STR,), "remaining": _AMOUNT,
                "chain_head": (_STR,), "charges": (_INT,), "budget_notes": (_LIST,)},
-    "contribution_bounds": {"max_groups": (_INT,), "max_rows_per_group": (_INT,),
+    "contribution_bounds": {"max_groups": (_INT, "null"), "max_rows_per_group": (_INT, "null"),
                             "method": (_STR,)},
 }
 _CHARGE_LEDGER = {"charge_id": (_INT,), "position": (_INT,), "index": (_INT,)}
@@ -149,9 +149,13 @@ def load_certificates(text: str | bytes) -> dict[str, dict[str, Any]]:
     return certs
 
 
+#: Fields only releases with bounds chosen privately have (``dpcert.frame.autobounds``).
+OPTIONAL_FIELDS = frozenset({"chosen_bounds", "auto_share"})
+
+
 def _fields(d: Mapping[str, Any], spec: Mapping[str, tuple[str, ...]], where: str,
             exact: bool = True) -> None:
-    missing = sorted(k for k in spec if k not in d)
+    missing = sorted(k for k in spec if k not in d and k not in OPTIONAL_FIELDS)
     extra = sorted(str(k) for k in d if k not in spec)
     if missing:
         raise CertificateError(f"{where}: missing fields {missing}")
@@ -159,7 +163,7 @@ def _fields(d: Mapping[str, Any], spec: Mapping[str, tuple[str, ...]], where: st
         raise CertificateError(f"{where}: unknown fields {extra[:10]} (not part of the "
                                "certificate format: refused rather than ignored)")
     for k, kinds in spec.items():
-        if _type(d[k]) not in kinds:
+        if k in d and _type(d[k]) not in kinds:
             raise CertificateError(f"{where}.{k}={str(d[k])[:60]!r} is a {_type(d[k])}, not "
                                    f"{' or '.join(kinds)}")
 

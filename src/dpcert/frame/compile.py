@@ -50,6 +50,7 @@ from dpcert.core.metrics import L1Distance, L2Distance
 from dpcert.core.transformation import Transformation
 from dpcert.errors import BudgetExceeded, InvalidParameter
 from dpcert.frame.admit import Admission, make_admit
+from dpcert.frame.autobounds import compile_auto
 from dpcert.frame.checks import check_scale_limit
 from dpcert.frame.measure_policy import MeasurePolicy, measure_policy
 from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, QueryPlan, Sum, Variance
@@ -121,7 +122,8 @@ def plan_stats(plan: QueryPlan) -> tuple[dict[str, NoisyStat], dict[str, dict[st
         elif isinstance(a, CountDistinct):
             uses[a.name] = {"n": _stat(stats, "units", "unit_count", plan.privacy_unit, None, w)}
         elif isinstance(a, (Sum, Mean, Variance)):
-            key = f"{a.column}[{a.bounds[0]!r},{a.bounds[1]!r}]"
+            key = (f"{a.column}[auto]" if a.bounds is None
+                   else f"{a.column}[{a.bounds[0]!r},{a.bounds[1]!r}]")
             u = {"s": _stat(stats, f"sum:{key}", "fixed_sum", a.column, a.bounds, w)}
             if isinstance(a, (Mean, Variance)):
                 u["n"] = _stat(stats, "count", "count", None, None, w)
@@ -143,7 +145,7 @@ def _quantile_stats(stats: dict[str, NoisyStat], a: Quantile, w: Fraction
                     ) -> dict[str, dict[str, str]]:
     """The selections of quantile aggregate ``a`` (added to ``stats``) and, per output, which
     it reads: the value, and with an interval its two ends (a third of the weight each)."""
-    b = (Fraction(a.bounds[0]), Fraction(a.bounds[1]))
+    b = None if a.bounds is None else (Fraction(a.bounds[0]), Fraction(a.bounds[1]))
     roles = QUANTILE_ROLES if a.interval else QUANTILE_ROLES[:1]
     uses: dict[str, dict[str, str]] = {}
     for qname, q in zip(a.names(), a.qs, strict=True):
@@ -223,8 +225,13 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
     Measurement
         Output: a `ReleaseTable` ``{column: list}`` with the
         key columns, then per output name ``<name>``, ``<name>_ci_low``, ``<name>_ci_high``.
-        Its ``map(1)`` is what the release costs.
+        Its ``map(1)`` is what the release costs.  A plan with omitted bounds compiles to the
+        adaptive release of :mod:`dpcert.frame.autobounds`.
     """
+    if plan.is_auto:
+        return compile_auto(plan, budget, schema=schema, backend=backend, key=key, alpha=alpha,
+                            source=source, neighbours=neighbours, admission=admission,
+                            compile_plan=compile_plan)
     pre = compile_transformation(plan, budget, schema=schema, backend=backend, key=key,
                                  source=source, neighbours=neighbours, admission=admission)
     t, specs, stats, shares = pre.transformation, pre.specs, pre.stats, pre.shares
@@ -318,6 +325,9 @@ def compile_transformation(plan: QueryPlan, budget: Measure, *, schema: Mapping[
     `make_admit` and every later step reads internal names only.
     The neighbour harness (`dpcert.frame.neighbours`) runs exactly this on neighbouring
     tables."""
+    if plan.max_groups is None or plan.max_rows_per_group is None or plan.auto_columns:
+        raise InvalidParameter("compile_transformation needs every bound: choose them first "
+                               "(dpcert.frame.autobounds.concrete_plan)")
     private = plan.public_keys is None
     stats, uses = plan_stats(plan)
     shares, delta = _split(budget, stats, private)
@@ -474,12 +484,14 @@ def _to_table(plan: QueryPlan, uses: Mapping[str, Mapping[str, str]],
                 continue
             u = uses[a.name]
             if isinstance(a, Mean):
+                assert a.bounds is not None  # a compiled plan has every bound
                 off = offsets.get(u["s"], 0.0)
                 v, lo, hi = mean_interval(real(noisy[u["s"]], u["s"]), real(noisy[u["n"]], u["n"]),
                                           half[u["s"]][2], half[u["n"]][2],
                                           (a.bounds[0] - off, a.bounds[1] - off))
                 v, lo, hi = v + off, lo + off, hi + off
             elif isinstance(a, Variance):  # the variance of x − c: Σ(x − c)² is what q sums
+                assert a.bounds is not None
                 c = float(square_shift((Fraction(a.bounds[0]), Fraction(a.bounds[1]))))
                 v, lo, hi = variance_interval(
                     real(noisy[u["s"]], u["s"]), real(noisy[u["q"]], u["q"]),

@@ -28,6 +28,7 @@ from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
 from dpcert.core.trace import trace
 from dpcert.errors import InvalidParameter
 from dpcert.frame.plan import (
+    DEFAULT_AUTO_SHARE,
     Aggregate,
     Count,
     CountDistinct,
@@ -72,7 +73,7 @@ def plan_from_json(d: Mapping[str, Any]) -> QueryPlan:
         if cls is None:
             raise InvalidParameter(f"plan.aggregates[{i}].kind={a.get('kind')!r} is unknown")
         kw = {k: v for k, v in a.items() if k not in ("kind", "alias_name", "weight")}
-        if "bounds" in kw:
+        if kw.get("bounds") is not None:
             kw["bounds"] = tuple(kw["bounds"])
         if "qs" in kw:
             kw["qs"] = tuple(kw["qs"])
@@ -86,9 +87,15 @@ def plan_from_json(d: Mapping[str, Any]) -> QueryPlan:
         tuple(aggs), group_keys=tuple(d.get("group_keys", ())),
         public_keys=None if keys == "private" else tuple(tuple(k) for k in keys or [[]]),
         privacy_unit=None if unit in (None, "row") else str(unit),
-        max_groups=int(d.get("max_groups", 1)),
-        max_rows_per_group=int(d.get("max_rows_per_group", 1)),
-        sql=None if d.get("sql") is None else str(d["sql"]))
+        max_groups=_bound(d.get("max_groups", 1)),
+        max_rows_per_group=_bound(d.get("max_rows_per_group", 1)),
+        sql=None if d.get("sql") is None else str(d["sql"]),
+        auto_share=Fraction(str(d.get("auto_share", DEFAULT_AUTO_SHARE))))
+
+
+def _bound(v: Any) -> int | None:
+    """A contribution bound of a plan record (``None``: chosen privately)."""
+    return None if v is None else int(v)
 
 
 def compiled_certificate(m: Measurement, plan: QueryPlan, budget: Measure,
@@ -119,11 +126,19 @@ def release_components(m: Measurement, plan: QueryPlan, budget: Measure) -> list
 
     stats, uses = plan_stats(plan)
     private = plan.public_keys is None
+    out: list[dict[str, Any]] = []
+    if plan.is_auto:  # the selections first, then the release on what is left
+        from dpcert.frame.autobounds import quantities, split_auto
+
+        share, budget = split_auto(plan, budget)
+        out += [{"name": f"select({q})", "aggregate": "(bound selection)",
+                 "kind": "select_bounds", "statistic": q, "d_in": "1 privacy unit",
+                 "mechanism": "noisy histogram, highest bin over the threshold",
+                 "budget": str(share)} for q in quantities(plan)]
     shares, _ = _split(budget, stats, private)
     scales = m.params.get("scales", {})
     kinds = {"count": "count", "unit_count": "count_distinct", "fixed_sum": "sum",
              "fixed_sum_sq": "sumsq", "quantile": "quantile"}
-    out: list[dict[str, Any]] = []
     for a in plan.aggregates:
         names = a.names() if isinstance(a, Quantile) else [a.name]
         for n in names:

@@ -90,7 +90,7 @@ def adversarial_unit(df: pl.DataFrame, plan: QueryPlan, *, rows_per_group: int |
     subnormal), ``"high"`` or ``"low"``."""
     assert plan.privacy_unit is not None
     unit_vals = _fresh_unit(df[plan.privacy_unit])
-    R = rows_per_group or plan.max_rows_per_group + 3
+    R = rows_per_group or (plan.max_rows_per_group or 1) + 3
     keys = list(plan.group_keys)
     key_rows: list[tuple[Any, ...]] = (list(plan.public_keys or []) if keys else [()])
     if keys and fresh_keys:
@@ -246,7 +246,10 @@ def check_neighbours(df: pl.DataFrame, plan: QueryPlan, budget: Measure, *, seed
     each neighbour (`neighbours`, plus ``extra``) with the same bounding key (from
     ``seed``), and assert that the exact grouped statistics move by no more than the compiled
     stability maps say (module docstring).  Returns the number of neighbours checked; raises
-    ``AssertionError`` naming the neighbour and the statistic."""
+    ``AssertionError`` naming the neighbour and the statistic.  A plan with bounds chosen
+    privately is checked by :func:`dpcert.frame.autobounds_neighbours.check_auto_neighbours`
+    (the choices, then the release at the ends of every choice), which
+    ``dpcert.testing.check_neighbours`` dispatches to."""
     backend = PolarsBackend()
     key = InsecureSeededSource(seed).random_uint64(2).tobytes()
     pre = compile_transformation(plan, budget, schema=backend.schema(df.lazy()),

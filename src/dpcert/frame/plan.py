@@ -51,7 +51,9 @@ def _check_column(column: Any, what: str) -> str:
 MAX_BOUND = 2.0**64
 
 
-def _check_value_bounds(bounds: Any, what: str) -> tuple[float, float]:
+def _check_value_bounds(bounds: Any, what: str) -> tuple[float, float] | None:
+    if bounds is None:  # chosen privately at release time (frame/autobounds.py)
+        return None
     if not (isinstance(bounds, (tuple, list)) and len(bounds) == 2):
         raise InvalidParameter(f"{what}: bounds={bounds!r} must be a pair (lower, upper)")
     lo, hi = check_bounds(bounds[0], bounds[1], lower_name=f"{what}.lower",
@@ -127,7 +129,7 @@ class Sum(Aggregate):
     """Sum of ``column`` with each value clamped to ``bounds``."""
 
     column: str
-    bounds: tuple[float, float]
+    bounds: tuple[float, float] | None
 
     def __post_init__(self) -> None:
         _check_column(self.column, "sum")
@@ -147,7 +149,7 @@ class Mean(Aggregate):
     """Mean of ``column`` clamped to ``bounds``: a noisy sum over a noisy count."""
 
     column: str
-    bounds: tuple[float, float]
+    bounds: tuple[float, float] | None
     components: int = field(default=2, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -169,7 +171,7 @@ class Variance(Aggregate):
     """Variance of ``column`` clamped to ``bounds``: noisy count, sum and sum of squares."""
 
     column: str
-    bounds: tuple[float, float]
+    bounds: tuple[float, float] | None
     components: int = field(default=3, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -185,6 +187,9 @@ class Variance(Aggregate):
     def columns(self) -> tuple[str, ...]:
         return (self.column,)
 
+
+#: Default share of a release's budget spent choosing omitted bounds (all of them together).
+DEFAULT_AUTO_SHARE = Fraction(1, 10)
 
 #: Quantile levels are rounded to the nearest multiple of 1/QUANTILE_LEVEL_DENOMINATOR.
 QUANTILE_LEVEL_DENOMINATOR = 10_000
@@ -215,7 +220,7 @@ class Quantile(Aggregate):
 
     column: str
     qs: tuple[float, ...]
-    bounds: tuple[float, float]
+    bounds: tuple[float, float] | None
     candidates: int = 1025
     interval: bool = True
 
@@ -302,7 +307,8 @@ class QueryPlan:
     privacy_unit
         Column identifying a person, or ``None`` when each row is a different person.
     max_groups, max_rows_per_group
-        Contribution bounds per privacy unit (both 1 when ``privacy_unit`` is None).
+        Contribution bounds per privacy unit (both 1 when ``privacy_unit`` is None); ``None``:
+        chosen privately from ``auto_share`` of the budget.
     filters
         Backend filter expressions applied before anything else (data-independent).
     sql
@@ -313,10 +319,14 @@ class QueryPlan:
     group_keys: tuple[str, ...] = ()
     public_keys: tuple[tuple[Any, ...], ...] | None = ((),)
     privacy_unit: str | None = None
-    max_groups: int = 1
-    max_rows_per_group: int = 1
+    max_groups: int | None = 1
+    max_rows_per_group: int | None = 1
     filters: tuple[Any, ...] = ()
     sql: str | None = None
+    #: Share of the release budget spent on choosing omitted bounds (``None`` bounds and
+    #: contribution bounds), split equally across the quantities chosen
+    #: (:mod:`dpcert.frame.autobounds`).  Unused when every bound is given.
+    auto_share: Fraction = DEFAULT_AUTO_SHARE
 
     def __post_init__(self) -> None:
         if not self.aggregates:
@@ -329,21 +339,56 @@ class QueryPlan:
         if dup:
             raise InvalidParameter(f"duplicate output names {sorted(dup)}: use .alias()")
         check_output_names(names, self.group_keys)
-        check_int(self.max_groups, "max_groups", minimum=1)
-        check_int(self.max_rows_per_group, "max_rows_per_group", minimum=1)
+        self._check_contributions()
+        if self.public_keys is not None:
+            self._check_public_keys()
+
+    def _check_contributions(self) -> None:
+        """Contribution bounds: integers ≥ 1, or ``None`` (chosen privately) where there is
+        something to choose; ``auto_share`` a probability."""
+        fixed = (("max_groups", "max_rows_per_group") if self.privacy_unit is None
+                 else () if self.group_keys else ("max_groups",))
+        for f in fixed:  # nothing to choose: rows are units, or one group
+            if getattr(self, f) is None:
+                object.__setattr__(self, f, 1)
+        for f in ("max_groups", "max_rows_per_group"):
+            if getattr(self, f) is not None:
+                check_int(getattr(self, f), f, minimum=1)
+        share = check_probability(self.auto_share, "auto_share", open_low=True, open_high=True)
+        object.__setattr__(self, "auto_share", share)
         if self.privacy_unit is None and (self.max_groups != 1 or self.max_rows_per_group != 1):
             raise InvalidParameter(
                 "max_groups/max_rows_per_group need a privacy_unit column (rows are units)"
             )
-        if self.public_keys is not None:
-            width = len(self.group_keys)
-            for k in self.public_keys:
-                if len(k) != width:
-                    raise InvalidParameter(
-                        f"public key {k!r} has {len(k)} values for {width} group columns"
-                    )
-            if width and not self.public_keys:
-                raise InvalidParameter("keys=[] is empty: give the public keys or 'private'")
+
+    def _check_public_keys(self) -> None:
+        assert self.public_keys is not None
+        width = len(self.group_keys)
+        for k in self.public_keys:
+            if len(k) != width:
+                raise InvalidParameter(
+                    f"public key {k!r} has {len(k)} values for {width} group columns"
+                )
+        if width and not self.public_keys:
+            raise InvalidParameter("keys=[] is empty: give the public keys or 'private'")
+
+    @property
+    def auto_contributions(self) -> tuple[str, ...]:
+        """The contribution bounds to choose privately (``"max_groups"``,
+        ``"max_rows_per_group"``)."""
+        return tuple(f for f in ("max_groups", "max_rows_per_group")
+                     if getattr(self, f) is None)
+
+    @property
+    def auto_columns(self) -> tuple[str, ...]:
+        """The value columns whose bounds are chosen privately (one choice per column)."""
+        return tuple(dict.fromkeys(a.column for a in self.aggregates  # type: ignore[attr-defined]
+                                   if getattr(a, "bounds", 0) is None))
+
+    @property
+    def is_auto(self) -> bool:
+        """Whether some bound is chosen privately at release time."""
+        return bool(self.auto_contributions or self.auto_columns)
 
     def output_names(self) -> list[str]:
         """Names of the released value columns, in order."""
@@ -378,4 +423,6 @@ class QueryPlan:
         }
         if self.sql is not None:
             out["sql"] = self.sql
+        if self.is_auto:
+            out["auto_share"] = str(self.auto_share)
         return out

@@ -84,6 +84,10 @@ def accuracy_table(query: Any, budget: Measure, alpha: Fraction, n: int) -> pl.D
     from dpcert.frame.compiled import release_components
 
     plan = query.plan()
+    if plan.is_auto:  # bounds chosen at release time: figures per unit of them
+        from dpcert.frame.autobounds_accuracy import auto_accuracy_table
+
+        return auto_accuracy_table(query, budget, alpha, n, accuracy_table)
     m = query.measurement(budget, alpha=alpha, key=bytes(16))
     _, uses = plan_stats(plan)
     half = {1: m.params["half_widths"]}
@@ -134,6 +138,7 @@ def _composite_half_width(agg: Mean | Variance, u: dict[str, str],
                           half: dict[int, dict[str, float]], n: int) -> float:
     """Half-width of a mean's or variance's interval for ``n`` rows at the bounds' midpoint,
     by the same interval arithmetic as the release."""
+    assert agg.bounds is not None  # auto bounds: frame/autobounds_accuracy.py
     lo, hi = agg.bounds
     mid = (lo + hi) / 2
     cnt = np.array([float(n)])
@@ -150,6 +155,7 @@ def _composite_half_width(agg: Mean | Variance, u: dict[str, str],
 def _quantile_row(name: str, agg: Quantile, level: Fraction, eps: Fraction, rows: int,
                   alpha: Fraction, n: int, margin: Fraction | None) -> dict[str, Any]:
     r = rank_error(level, eps, rows, agg.candidates, float(alpha))
+    assert agg.bounds is not None
     width = agg.bounds[1] - agg.bounds[0]
     step = width / (agg.candidates - 1)
     m = r if margin is None else upper_float(margin, 6)

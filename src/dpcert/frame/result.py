@@ -79,7 +79,8 @@ def _outputs(certificate: dict[str, Any]) -> list[tuple[str, dict[str, Any], lis
     if not isinstance(plan, dict) or not isinstance(plan.get("aggregates"), list) \
             or not isinstance(meas, list):
         raise InvalidParameter("certificate has no 'plan' and 'measurements': not a release's")
-    names = list(dict.fromkeys(m["aggregate"] for m in meas if m.get("kind") != "select"))
+    names = list(dict.fromkeys(m["aggregate"] for m in meas
+                               if m.get("kind") not in ("select", "select_bounds")))
     if len(names) != len(plan["aggregates"]):
         raise InvalidParameter("certificate: measurements do not match the plan's aggregates")
     return [(n, a, [m for m in meas if m.get("aggregate") == n])
@@ -93,8 +94,9 @@ def quantile_rank_error(certificate: dict[str, Any], name: str, alpha: float) ->
                      and m.get("role", "value") == "value"), None)
         if comp is None:
             continue
-        return rank_error(Fraction(comp["quantile"]), Fraction(comp["epsilon"]),
-                          int(certificate["plan"]["max_rows_per_group"]),
+        chosen = certificate.get("chosen_bounds") or {}  # bounds chosen privately
+        rows = chosen.get("max_rows_per_group") or certificate["plan"]["max_rows_per_group"]
+        return rank_error(Fraction(comp["quantile"]), Fraction(comp["epsilon"]), int(rows),
                           int(agg.get("candidates", 1025)), alpha)
     raise InvalidParameter(f"name={name!r} is not a quantile of this release")
 
@@ -114,6 +116,13 @@ def rank_error(level: Fraction, epsilon: Fraction, rows: int, candidates: int,
     return upper_float(t / b, 6)
 
 
+def _bounds(certificate: dict[str, Any], agg: dict[str, Any]) -> Any:
+    """An aggregate's bounds: given, or chosen privately (the certificate's ``chosen_bounds``)."""
+    if agg.get("bounds") is not None:
+        return agg["bounds"]
+    return certificate["chosen_bounds"]["bounds"][agg["column"]]
+
+
 def tidy_table(table: pl.DataFrame, certificate: dict[str, Any]) -> pl.DataFrame:
     """Integer non-negative counts with consistent intervals, and quantile rank errors."""
     alpha = 1 - float(certificate.get("confidence_level", 0.95))
@@ -128,7 +137,8 @@ def tidy_table(table: pl.DataFrame, certificate: dict[str, Any]) -> pl.DataFrame
             est = pl.min_horizontal(pl.max_horizontal(pl.col(name).round(0), lo), hi)
             out = out.with_columns(est.cast(pl.Int64).alias(name),
                                    lo.cast(pl.Int64).alias(lo_c), hi.cast(pl.Int64).alias(hi_c))
-        elif agg.get("kind") == "Sum" and float(agg["bounds"][0]) >= 0 and name in table.columns:
+        elif agg.get("kind") == "Sum" and float(_bounds(certificate, agg)[0]) >= 0 \
+                and name in table.columns:
             cols = [name, f"{name}_ci_low", f"{name}_ci_high"]
             out = out.with_columns(pl.max_horizontal(pl.col(c), pl.lit(0.0)).alias(c)
                                    for c in cols)

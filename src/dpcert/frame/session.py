@@ -40,7 +40,7 @@ from dpcert.frame.certificate import release_certificate
 from dpcert.frame.checks import check_quantile_cells, check_schema
 from dpcert.frame.io import to_lazy
 from dpcert.frame.ledger import BudgetMismatchWarning, open_ledger, release_failed
-from dpcert.frame.plan import Aggregate, Quantile, QueryPlan
+from dpcert.frame.plan import DEFAULT_AUTO_SHARE, Aggregate, Quantile, QueryPlan
 from dpcert.frame.result import ReleaseMixin
 from dpcert.frame.source import check_bound_source
 from dpcert.operator import UNKNOWN, FailureClass, report_failure
@@ -401,7 +401,10 @@ class Query:
     aggregates: tuple[Aggregate, ...] = ()
     max_groups: int | None = None
     max_rows_per_group: int | None = None
+    _bounded: bool = field(default=False, repr=False)
     _keys_given: bool = field(default=False, repr=False)
+    #: Share of a release's budget spent choosing omitted bounds (:meth:`auto_share`).
+    _auto_share: Fraction = DEFAULT_AUTO_SHARE
     #: The SQL text this query was parsed from (:meth:`Session.sql`), shown in the certificate.
     sql: str | None = None
     #: Post-processing of the released table (a SQL query's HAVING, ORDER BY, LIMIT, ...).
@@ -460,25 +463,38 @@ class Query:
         """The aggregates to release per group."""
         return replace(self, aggregates=(*self.aggregates, *aggregates))
 
-    def bound_contributions(self, max_groups: int = 1, max_rows_per_group: int = 1) -> Query:
-        """At most ``max_groups`` groups and ``max_rows_per_group`` rows per group per unit."""
-        check_int(max_groups, "max_groups", minimum=1)
-        check_int(max_rows_per_group, "max_rows_per_group", minimum=1)
-        return replace(self, max_groups=max_groups, max_rows_per_group=max_rows_per_group)
+    def bound_contributions(self, max_groups: int | None = None,
+                            max_rows_per_group: int | None = None) -> Query:
+        """At most ``max_groups`` groups and ``max_rows_per_group`` rows per group per unit.
+        A bound left out is chosen privately at release time from the query's
+        :meth:`auto_share` of the budget (:mod:`dpcert.frame.autobounds`)."""
+        for v, n in ((max_groups, "max_groups"), (max_rows_per_group, "max_rows_per_group")):
+            if v is not None:
+                check_int(v, n, minimum=1)
+        return replace(self, max_groups=max_groups, max_rows_per_group=max_rows_per_group,
+                       _bounded=True)
+
+    def auto_share(self, share: Any) -> Query:
+        """The share of each release's budget (of ε, or ρ) spent choosing the bounds left out
+        (``bounds=`` of an aggregate, arguments of :meth:`bound_contributions`), split equally
+        over them; default 1/10.  :meth:`accuracy` shows the split."""
+        return replace(self, _auto_share=check_probability(share, "auto_share", open_low=True,
+                                                           open_high=True))
 
     def plan(self) -> QueryPlan:
         """The backend-neutral plan of this query."""
         unit = self.session.privacy_unit
-        if unit is not None and (self.max_groups is None or self.max_rows_per_group is None):
+        if unit is not None and not self._bounded:
             raise InvalidParameter(
                 f"privacy_unit={unit!r}: call .bound_contributions(max_groups=..., "
-                "max_rows_per_group=...) so each person's influence is bounded"
+                "max_rows_per_group=...) so each person's influence is bounded (without "
+                "arguments: chosen privately)"
             )
         return QueryPlan(
             aggregates=self.aggregates, group_keys=self.group_keys,
             public_keys=self.public_keys, privacy_unit=unit,
-            max_groups=self.max_groups or 1, max_rows_per_group=self.max_rows_per_group or 1,
-            filters=self.filters, sql=self.sql,
+            max_groups=self.max_groups, max_rows_per_group=self.max_rows_per_group,
+            filters=self.filters, sql=self.sql, auto_share=self._auto_share,
         )
 
     def accuracy(self, alpha: Any = 0.05, budget: Measure | None = None, *,
@@ -643,6 +659,11 @@ class Query:
             if self.post is not None:  # post-processing of released values only
                 table = self.post.apply(table)
             cert = release_certificate(body, ledger=ledger_info, charge=charge)
+            chosen = getattr(out, "chosen", None)
+            if chosen is not None:  # released values (DP), not part of the charge body
+                cert["chosen_bounds"] = {k: ({c: list(b) for c, b in v.items()}
+                                             if k == "bounds" else v)
+                                         for k, v in chosen.items()}
             result = Release(table, cert)
         except (KeyboardInterrupt, SystemExit):
             raise

@@ -37,7 +37,7 @@ def _fresh(s: pl.Series, i: int) -> Any:
 
 
 def _added_unit(df: pl.DataFrame, plan: QueryPlan) -> pl.DataFrame:
-    G, R = plan.max_groups + 1, plan.max_rows_per_group + 1
+    G, R = (plan.max_groups or 3) + 1, (plan.max_rows_per_group or 3) + 1  # None: chosen
     if plan.public_keys is not None and plan.group_keys:
         keys = [k for k in plan.public_keys][:G]
     else:

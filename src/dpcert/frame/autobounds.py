@@ -1,0 +1,316 @@
+"""Releases whose bounds are chosen privately: omitted ``bounds=`` and contribution bounds.
+
+A plan with ``bounds=None`` on a value aggregate, or ``max_groups``/``max_rows_per_group`` of
+``None`` (``bound_contributions()`` without arguments), compiles to one measurement that spends
+``plan.auto_share`` of the budget choosing them and the rest on the release with the chosen
+values (adaptive composition; proof: ``docs/proofs/frame_autobounds.md``).  Each choice is the
+exponential mechanism on a rank score (:func:`~dpcert.mechanisms.edge_rank.make_edge_rank`)
+over one number per privacy unit (:mod:`dpcert.transformations.frame.profile`), so one unit
+moves each score by at most one whatever its number of rows:
+
+1. ``max_groups``: a bound with about ``k`` units having more groups, from each unit's number
+   of groups; ``max_rows_per_group`` likewise from each unit's largest number of rows in one
+   group (candidates: :func:`~dpcert.transformations.frame.profile.count_candidates`);
+2. value bounds of a column: the upper bound with about ``k`` units whose largest value lies
+   above it, the lower bound with about ``k`` units whose smallest value lies below it, over a
+   signed geometric grid (four candidates per doubling, ±2^-20 to ±2^64, and 0), each with half
+   the column's share -- the approximate-bounds idea of Google's library (Wilson et al., PoPETs
+   2020) with a rank score in place of a noisy histogram;
+3. the release itself (:func:`~dpcert.frame.compile.compile_plan`) with the chosen values and
+   the remaining budget.
+
+``k = ⌈2·ln(C/β)/ε⌉`` (:func:`~dpcert.mechanisms.edge_rank.default_k`, ``β = 1/1000``, ``C``
+candidates): the least count at which the candidates beyond all the data are unlikely.  So a
+bound leaves out about ``k`` units beyond it -- the clipping bias, which Amin et al. (ICML 2019)
+trade against noise -- and ``k`` does not grow with the data.
+
+Budget: ``auto_share`` of ε (of ρ under zCDP, each choice then converted from ε-DP; δ all goes
+to the release) is split equally over the chosen quantities (``G``, ``R``, one pair of bounds
+per column).  The map at ``d`` units composes the selections' own maps with the release's
+budget by group privacy (every release compiled for chosen values costs at most its budget at
+one unit: ``compile_plan`` checks it).
+
+Examples
+--------
+>>> from dpcert.core.measures import PureDP
+>>> from dpcert.frame.plan import Count, Sum, QueryPlan
+>>> plan = QueryPlan((Count(), Sum("x", None)), ("g",), (("a",),), "u", None, None)
+>>> quantities(plan)
+['max_groups', 'max_rows_per_group', 'bounds:x']
+>>> share, main = split_auto(plan, PureDP(1))
+>>> share, main
+(Fraction(1, 30), PureDP(0.9))
+>>> from dpcert.frame.compile import compile_plan
+>>> m = compile_plan(plan, PureDP(1), schema={"g": "str", "u": "int", "x": "float"},
+...                  backend=None)
+>>> m.map(1), [c.name for c in m.children[-1].children]
+(Fraction(1, 1), ['select(max_groups)', 'select(max_rows_per_group)', \
+'select(bounds:x, lower)', 'select(bounds:x, upper)', 'release(chosen bounds)'])
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import Any
+
+from dpcert.backends.base import FrameOps
+from dpcert.combinators.conversions import make_pureDP_to_zCDP
+from dpcert.combinators.group import group_privacy_map
+from dpcert.core.frames import FrameDomain, UnitDistance
+from dpcert.core.measurement import Measurement
+from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
+from dpcert.core.transformation import Transformation
+from dpcert.errors import BackendUnavailable, InvalidParameter
+from dpcert.frame.admit import Admission, make_admit
+from dpcert.frame.plan import Aggregate, QueryPlan
+from dpcert.frame.postprocess import ReleaseTable
+from dpcert.mechanisms.edge_rank import Side, default_k, make_edge_rank
+from dpcert.transformations.frame import make_frame_filter
+from dpcert.transformations.frame.profile import (
+    COUNT_CAP,
+    count_candidates,
+    make_unit_extremes,
+    make_unit_profile,
+    value_candidates,
+)
+
+__all__ = ["BETA", "SelectionStep", "compile_auto", "concrete_plan", "order_bounds",
+           "quantities", "selection_epsilon", "selection_steps", "split_auto"]
+
+#: Probability weight left to candidates beyond all the data (a utility figure only).
+BETA = Fraction(1, 1000)
+
+
+def quantities(plan: QueryPlan) -> list[str]:
+    """What ``plan`` leaves to choose: ``max_groups``, ``max_rows_per_group``, then
+    ``bounds:<column>`` per value column without bounds."""
+    return [*plan.auto_contributions, *(f"bounds:{c}" for c in plan.auto_columns)]
+
+
+def split_auto(plan: QueryPlan, budget: Measure) -> tuple[Fraction, Measure]:
+    """The budget of each chosen quantity (ε, or ρ under zCDP) and what is left for the
+    release."""
+    n = len(quantities(plan))
+    value = budget.require_value("budget")
+    if isinstance(budget, ApproxDP):
+        eps, delta = Fraction(value[0]), Fraction(value[1])
+        sel = eps * plan.auto_share
+        return sel / n, ApproxDP(eps - sel, delta)
+    if not isinstance(budget, (PureDP, ZCDP)):
+        raise InvalidParameter(f"budget={budget!r}: the engine supports PureDP, ApproxDP, ZCDP")
+    total = Fraction(value)
+    sel = total * plan.auto_share
+    return sel / n, type(budget)(total - sel)
+
+
+def selection_epsilon(share: Fraction, zcdp: bool) -> Fraction:
+    """The ε of one exponential-mechanism choice spending ``share``: ``share`` itself, or under
+    zCDP the largest ``ε ≤ √(2ρ)`` on a 2^-40 grid (so ``ε²/2 ≤ ρ``)."""
+    if not zcdp:
+        return share
+    scale = 1 << 40
+    return Fraction(math.isqrt(math.floor(2 * share * scale * scale)), scale)
+
+
+def order_bounds(lo: float, hi: float, candidates: Sequence[float]) -> tuple[float, float]:
+    """``(lo, hi)`` with ``lo < hi``: when the choices cross or meet, the wider of the two
+    candidates around them.
+
+    >>> order_bounds(4.0, 2.0, (1.0, 2.0, 4.0, 8.0)), order_bounds(8.0, 8.0, (1.0, 2.0, 8.0))
+    ((2.0, 4.0), (2.0, 8.0))
+    """
+    if lo < hi:
+        return lo, hi
+    lo, hi = hi, lo
+    if lo == hi:
+        i = list(candidates).index(lo)
+        return (lo, candidates[i + 1]) if i + 1 < len(candidates) else (candidates[i - 1], lo)
+    return lo, hi
+
+
+def concrete_plan(plan: QueryPlan, chosen: Mapping[str, Any]) -> QueryPlan:
+    """``plan`` with the chosen values: ``chosen["max_groups"]``, ``["max_rows_per_group"]`` and
+    ``["bounds"][column]``."""
+    bounds = chosen.get("bounds", {})
+
+    def fill(a: Aggregate) -> Aggregate:
+        if getattr(a, "bounds", 0) is None:
+            return replace(a, bounds=tuple(bounds[a.column]))  # type: ignore[call-arg,attr-defined]
+        return a
+
+    return replace(plan, aggregates=tuple(fill(a) for a in plan.aggregates),
+                   max_groups=chosen.get("max_groups", plan.max_groups),
+                   max_rows_per_group=chosen.get("max_rows_per_group",
+                                                 plan.max_rows_per_group))
+
+
+def _stand_in(dom: Any, met: Any, measure: Measure, at_one: Any, params: dict[str, Any]
+              ) -> Measurement:
+    """The certificate step of the release built on the chosen values: its map is group
+    privacy of its budget at one unit (``compile_plan`` checks every such release)."""
+    def not_run(_: Any) -> Any:  # pragma: no cover - the parent builds and runs the release
+        raise InvalidParameter("the release on chosen bounds runs inside its query only")
+
+    return Measurement(dom, met, measure, function=not_run,
+                       privacy_map=lambda d: (at_one if d == 1 else
+                                              group_privacy_map(measure, at_one, int(d))),
+                       name="release(chosen bounds)", params=params,
+                       proof="frame_autobounds.md")
+
+
+def _prefix(plan: QueryPlan, schema: Mapping[str, str], backend: FrameOps | None,
+            neighbours: Any, admission: Admission | None
+            ) -> tuple[Transformation | None, Any, Any, tuple[str, ...], dict[str, str]]:
+    """admit >> filter (as in the release), the space after it, the group columns and the
+    value columns under the names it gives them."""
+    domain: Any = FrameDomain(tuple(schema.items()), _schema_reader(backend),
+                              neighbours=neighbours)
+    metric: Any = UnitDistance(plan.privacy_unit)
+    pre: Any = None
+    by, filters = tuple(plan.group_keys), tuple(plan.filters)
+    values = {c: c for c in plan.auto_columns}
+    if admission is not None:
+        pre = make_admit(domain, metric, admission)
+        domain, metric = pre.output_domain, pre.output_metric
+        by, filters, values = admission.keys, admission.predicates, dict(admission.values)
+    if filters:
+        if backend is None:
+            raise InvalidParameter("filters need a backend to check them (backend=None)")
+        f = make_frame_filter(domain, metric, filters, backend=backend)
+        pre = f if pre is None else pre >> f
+    return pre, domain, metric, by, values
+
+
+@dataclass(frozen=True)
+class SelectionStep:
+    """One choice: the 1-stable transformation to one number per unit, and the
+    exponential-mechanism parameters on it."""
+
+    name: str
+    transformation: Transformation
+    candidates: tuple[Any, ...]
+    side: Side
+    epsilon: Fraction
+    k: int
+
+    def measurement(self, zcdp: bool) -> Measurement:
+        """``transformation >> make_edge_rank`` (converted to zCDP under a ρ budget)."""
+        t = self.transformation
+        em = make_edge_rank(t.output_domain, t.output_metric, self.candidates, self.k,
+                            self.side, self.epsilon)
+        m: Any = t >> em
+        if zcdp:
+            m = make_pureDP_to_zCDP(m)
+        label = self.name.replace(":lower", ", lower").replace(":upper", ", upper")
+        return Measurement(m.input_domain, m.input_metric, m.output_measure, m.function,
+                           m.privacy_map, name=f"select({label})", children=(m,),
+                           wiring="shared", params={"k": self.k, "side": self.side,
+                                                    "candidates": len(self.candidates),
+                                                    "epsilon": str(self.epsilon)},
+                           proof="frame_autobounds.md")
+
+
+def selection_steps(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
+                    backend: FrameOps | None, neighbours: Any = None,
+                    admission: Admission | None = None
+                    ) -> tuple[Transformation | None, list[SelectionStep]]:
+    """``admit >> filter`` as in the release (``None`` when there is neither), and the choices
+    of ``plan`` after it in order (``max_groups``, ``max_rows_per_group``, then per column
+    ``bounds:<c>:lower`` and ``:upper``).  The neighbour harness runs exactly these."""
+    share, _ = split_auto(plan, budget)
+    zcdp = isinstance(budget, ZCDP)
+    pre, domain, metric, by, values = _prefix(plan, schema, backend, neighbours, admission)
+
+    def step(name: str, t: Transformation, cands: tuple[Any, ...], side: Side,
+             part: Fraction) -> SelectionStep:
+        eps = selection_epsilon(part, zcdp)
+        return SelectionStep(name, t, cands, side, eps, default_k(eps, len(cands), BETA))
+
+    out: list[SelectionStep] = []
+    for q, what in (("max_groups", "groups"), ("max_rows_per_group", "rows")):
+        if q in plan.auto_contributions:
+            t = make_unit_profile(domain, metric, by, what,  # type: ignore[arg-type]
+                                  backend=backend)
+            out.append(step(q, t, count_candidates(), "upper", share))
+    for c in plan.auto_columns:
+        for side, which in (("lower", "min"), ("upper", "max")):
+            t = make_unit_extremes(domain, metric, values[c], which,  # type: ignore[arg-type]
+                                   backend=backend)
+            out.append(step(f"bounds:{c}:{side}", t, value_candidates(), side,  # type: ignore[arg-type]
+                            share / 2))
+    return pre, out
+
+
+def _schema_reader(backend: FrameOps | None) -> Any:
+    return (lambda frame: {}) if backend is None else backend.schema
+
+
+def compile_auto(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
+                 backend: FrameOps | None, key: bytes | None = None, alpha: Any = 0.05,
+                 source: Any = None, neighbours: Any = None,
+                 admission: Admission | None = None, compile_plan: Any) -> Measurement:
+    """The release of a plan with omitted bounds (arguments as
+    :func:`~dpcert.frame.compile.compile_plan`, which passes itself as ``compile_plan``):
+    the choices, then the release."""
+    if backend is not None and not hasattr(backend, "unit_profile"):
+        raise BackendUnavailable(
+            f"bounds chosen privately need the Polars backend; the {backend.name} backend "
+            "cannot run them: give bounds= on every aggregate and bound_contributions(G, R)")
+    share, main = split_auto(plan, budget)
+    zcdp = isinstance(budget, ZCDP)
+    pre, steps = selection_steps(plan, budget, schema=schema, backend=backend,
+                                 neighbours=neighbours, admission=admission)
+    sels = {s.name: s.measurement(zcdp) for s in steps}
+    grid = value_candidates()
+    # before any charge: the release compiles (limits, memory) at both ends of every choice
+    for n, b in ((1, (0.0, 2.0**-20)), (COUNT_CAP, (-(2.0**64), 2.0**64))):
+        ends: dict[str, Any] = {"bounds": {c: b for c in plan.auto_columns},
+                                **{q: n for q in plan.auto_contributions}}
+        compile_plan(concrete_plan(plan, ends), main, schema=schema, backend=backend,
+                     key=key, alpha=alpha, admission=admission)
+    dom, met = steps[0].transformation.input_domain, steps[0].transformation.input_metric
+    parts = [*sels.values(),
+             _stand_in(dom, met, type(budget)(), main.require_value("budget"),
+                       {"budget": repr(main), "built": "compile_plan with the chosen values"})]
+
+    def inner_map(d: Any) -> Any:
+        losses = [p.map(d) for p in parts]
+        if isinstance(budget, ApproxDP):
+            losses = [x if isinstance(x, tuple) else (x, Fraction(0)) for x in losses]
+        return budget.compose(losses)
+
+    def function(frame: Any) -> ReleaseTable:
+        seen = frame if pre is None else pre(frame)  # what the choices read
+        chosen: dict[str, Any] = {q: int(sels[q](seen)) for q in plan.auto_contributions}
+        chosen["bounds"] = {
+            c: order_bounds(float(sels[f"bounds:{c}:lower"](seen)),
+                            float(sels[f"bounds:{c}:upper"](seen)), grid)
+            for c in plan.auto_columns}
+        release = compile_plan(concrete_plan(plan, chosen), main, schema=schema,
+                               backend=backend, key=key, alpha=alpha, source=source,
+                               neighbours=neighbours, admission=admission)
+        table = release(frame)
+        assert isinstance(table, ReleaseTable)
+        table.chosen = chosen  # type: ignore[attr-defined]
+        return table
+
+    inner = Measurement(dom, met, type(budget)(), function=function, privacy_map=inner_map,
+                        name="choose bounds, then release", children=tuple(parts),
+                        wiring="shared", proof="frame_autobounds.md",
+                        params={"auto": quantities(plan), "auto_share": str(plan.auto_share),
+                                "selection_budget": str(share), "release_budget": repr(main)})
+    head: tuple[Any, ...] = () if pre is None else (pre,)
+    return Measurement(head[0].input_domain if head else dom,
+                       head[0].input_metric if head else met, type(budget)(),
+                       function=function,
+                       privacy_map=lambda d: inner.map(pre.map(d) if pre is not None else d),
+                       name="query", children=(*head, inner), wiring="chain",
+                       params={"plan": plan.describe(), "auto": quantities(plan),
+                               "auto_share": str(plan.auto_share),
+                               "selection_budget": str(share), "release_budget": repr(main),
+                               "stats": [], "scales": {}, "half_widths": {},
+                               "threshold": None},
+                       proof="frame_autobounds.md")
