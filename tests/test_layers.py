@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("combinators", "accounting"),
     ("frame",),
     ("audit", "verify", "testing"),
+    ("selfaudit",),
     ("report",),
     ("cli", "__init__"),
 )
@@ -174,3 +175,54 @@ def test_the_checker_sees_cycles_and_upward_imports() -> None:
 def test_former_cycles_stay_broken(module: str) -> None:
     graph = {name: [m for m, _ in deps] for name, deps in GRAPH.items()}
     assert not any(module in c for c in _cycles(graph))
+
+
+#: Parts of ``dpcert.audit``, lowest first: the sound kernel (outputs, pairs, claims, bounds,
+#: estimation, membership, parallel draws, the verdict), the fixed statistics, the searches.
+#: A part may import its own part or lower ones; the auditor's top modules may import any.
+AUDIT_PARTS: tuple[str, ...] = ("dpcert.audit.stats", "dpcert.audit.kernel",
+                                "dpcert.audit.search")
+
+
+def _audit_part(module: str) -> int | None:
+    for i, part in enumerate(AUDIT_PARTS):
+        if module == part or module.startswith(part + "."):
+            return i
+    return None
+
+
+def _audit_violations(graph: dict[str, list[tuple[str, int]]]) -> list[str]:
+    """Imports from a part of the auditor to a higher part, or to the auditor's top modules
+    (``dpcert.audit``, ``dpcert.audit.auditor``, ...), which sit above every part."""
+    bad = []
+    for name, deps in graph.items():
+        mine = _audit_part(name)
+        if mine is None:
+            continue
+        for mod, line in deps:
+            if not (mod == "dpcert.audit" or mod.startswith("dpcert.audit.")):
+                continue
+            theirs = _audit_part(mod)
+            if theirs is None or theirs > mine:
+                bad.append(f"{name}:{line} imports {mod}")
+    return bad
+
+
+def test_the_audit_kernel_never_imports_the_search() -> None:
+    """The sound kernel (what the soundness argument covers) and the fixed statistics import
+    nothing from the searches or the auditor's entry points: whatever a search does, it can
+    only hand the kernel a pair, a fixed event and a direction."""
+    bad = _audit_violations(GRAPH)
+    assert not bad, "audit kernel imports upward:\n" + "\n".join(bad)
+    assert any(n.startswith("dpcert.audit.kernel.") for n in GRAPH)
+
+
+def test_the_audit_part_check_can_fail() -> None:
+    planted = {"dpcert.audit.kernel.estimate": [("dpcert.audit.search.standard", 1)],
+               "dpcert.audit.stats.events": [("dpcert.audit.kernel.bounds", 2)],
+               "dpcert.audit.kernel.bounds": [("dpcert.audit.auditor", 3)],
+               "dpcert.audit.search.standard": [("dpcert.audit.kernel.bounds", 4)]}
+    assert _audit_violations(planted) == [
+        "dpcert.audit.kernel.estimate:1 imports dpcert.audit.search.standard",
+        "dpcert.audit.stats.events:2 imports dpcert.audit.kernel.bounds",
+        "dpcert.audit.kernel.bounds:3 imports dpcert.audit.auditor"]

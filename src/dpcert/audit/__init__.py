@@ -20,17 +20,30 @@ Examples
 """
 
 from dpcert.audit.auditor import AuditResult, Witness, audit
-from dpcert.audit.bounds import cp_lower, cp_upper
-from dpcert.audit.claims import Claim, resolve_claim
-from dpcert.audit.events import Event
-from dpcert.audit.outputs import Sampler, measurement_sampler, one_at_a_time
-from dpcert.audit.pairs import measurement_pairs, scalar_pairs, statdp_pairs
+from dpcert.audit.kernel.bounds import cp_lower, cp_upper
+from dpcert.audit.kernel.claims import Claim, resolve_claim
+from dpcert.audit.kernel.outputs import Sampler, measurement_sampler, one_at_a_time
+from dpcert.audit.kernel.pairs import measurement_pairs, scalar_pairs, statdp_pairs
+from dpcert.audit.options import AuditOptions
+from dpcert.audit.search.base import Search, SearchOutcome, SearchTask
+from dpcert.audit.search.given import GivenEvents
+from dpcert.audit.search.schedule import SCHEDULE, Schedule
+from dpcert.audit.search.standard import StandardSearch
+from dpcert.audit.stats.events import Event
 
 __all__ = [
+    "SCHEDULE",
+    "AuditOptions",
     "AuditResult",
     "Claim",
     "Event",
+    "GivenEvents",
     "Sampler",
+    "Schedule",
+    "Search",
+    "SearchOutcome",
+    "SearchTask",
+    "StandardSearch",
     "Witness",
     "audit",
     "cp_lower",

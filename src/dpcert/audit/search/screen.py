@@ -2,17 +2,17 @@
 
 The search batch is sized by the cost of the fitted statistics (logistic, additive scores,
 histograms), so on a time budget it holds 10⁴–10⁵ draws per input.  Some statistics need no
-costly fit: the sum of the coordinates (:class:`~dpcert.audit.events.RowSum`), the count of
-coordinates above their medians (:class:`~dpcert.audit.events.AboveCount`) and the sentinel
-summary (:class:`~dpcert.audit.features.SentinelSummary`: how many coordinates hold each
+costly fit: the sum of the coordinates (:class:`~dpcert.audit.stats.events.RowSum`), the count of
+coordinates above their medians (:class:`~dpcert.audit.stats.events.AboveCount`) and the sentinel
+summary (:class:`~dpcert.audit.stats.features.SentinelSummary`: how many coordinates hold each
 sentinel, and the sum of the others) with its quadrant events.  On 10⁵ draws their best events
 cannot be told from noise when the ratio is small (LaplaceParallel: log-ratio 0.054 at
 probability 2 %, 1.7 standard errors on 10⁵ draws) or the event rare (SVT Alg. 3: ``e^{0.2}`` at
 probability 0.5 %).  The wide screen draws a fresh batch of the search's best pair, keeps only
 these statistics' values (a few numbers per row, so memory stays small), selects each
 statistic's best events on the first two thirds and re-scores them on the last third, exactly
-as :func:`~dpcert.audit.search.search_pair` does.  It is part of the search: nothing it draws
-enters the final bound, and its events are fixed before the estimation batch is drawn.
+as :func:`~dpcert.audit.search.standard.search_pair` does.  It is part of the search: nothing
+it draws enters the final bound, and its events are fixed before the estimation batch is drawn.
 
 Examples
 --------
@@ -34,27 +34,17 @@ from typing import Any
 
 import numpy as np
 
-from dpcert.audit.candidates import HOLDOUT, Candidate, _ladder
-from dpcert.audit.events import (
-    Event,
-    RowSum,
-    fit_above_count,
-    guard_z,
-    predicted_one,
-    search_intervals,
-)
-from dpcert.audit.features import fit_feature_map, fit_summary, is_float_valued
-from dpcert.audit.outputs import OutputEncoder, Sampler
-from dpcert.audit.quadrants import Quadrant, search_quadrants
+from dpcert.audit.kernel.outputs import OutputEncoder, Sampler
+from dpcert.audit.search.candidates import HOLDOUT, Candidate, _ladder
+from dpcert.audit.search.intervals import guard_z, predicted_one, search_intervals
+from dpcert.audit.search.quadrants import Quadrant, search_quadrants
+from dpcert.audit.stats.events import Event, RowSum, fit_above_count
+from dpcert.audit.stats.features import fit_feature_map, fit_summary, is_float_valued
 
-__all__ = ["WIDE_MAX_ROWS", "WIDE_SHARE", "More", "Values", "draw_values", "wide_screen"]
+__all__ = ["WIDE_MAX_ROWS", "More", "Values", "draw_values", "wide_screen"]
 
 Array = np.ndarray[Any, Any]
 
-#: Share of the search's time left to the wide screen of cheap statistics (numeric vector
-#: outputs).  0.15 on a quiet machine (seeds 1-3): SVT34Parallel 0.164 / 0.136 / 0.168 against
-#: 0.115 / 0.123 / 0.204 at 0.3; LaplaceParallel 0.049-0.051 either way.
-WIDE_SHARE = 0.15
 #: Most rows per input of a wide screen (its statistics take ≤ 8 numbers per row).
 WIDE_MAX_ROWS = 1_500_000
 
@@ -121,7 +111,7 @@ def wide_screen(sampler: Sampler, x: Any, xp: Any, pair: int, *, rows: int, chun
     Draws up to ``rows`` outputs of each input in chunks of ``chunk`` (both inputs the same
     number), stopping early at ``deadline`` (``time.perf_counter()`` seconds; checked between
     chunks).  The statistics are fitted on the first chunk; ``more`` (several processes, see
-    :func:`dpcert.audit.search._wide`) draws the rest, else this process does.  Returns the
+    :func:`dpcert.audit.search.standard._wide`) draws the rest, else this process does.  Returns the
     candidates and the rows drawn per input; no candidates when no cheap statistic applies
     (1-D, discrete or integer outputs), after one chunk."""
     m = max(1, min(chunk, rows))
@@ -171,7 +161,7 @@ def wide_screen(sampler: Sampler, x: Any, xp: Any, pair: int, *, rows: int, chun
         (k1, n1), (k2, n2) = ((ka, n - cut), (kb, n - cut)) if fwd else \
             ((kb, n - cut), (ka, n - cut))
         pred = predicted_one(float(k1), float(k2), n1, n2, n_estimate, z, delta, z_guard)
-        # the hits are recorded, so a thin prediction is confirmed (dpcert.audit.confirm):
+        # the hits are recorded, so a thin prediction is confirmed (dpcert.audit.search.confirm):
         # NumericalSVT's quadrant predicted 0.085 on a few hundred held-out hits and gave 0.001
         out.append(Candidate(pair, ev, fwd, pred, support=float(k1), held=n1,
                              against=float(k2)))

@@ -119,7 +119,7 @@ def fit_logistic(a: Array, b: Array, *, l2: float = 1e-3, iterations: int = 15,
         Most Newton steps.
     transform
         A fixed feature map applied to outputs first (e.g. a
-        :class:`~dpcert.audit.features.FeatureMap`).
+        :class:`~dpcert.audit.stats.features.FeatureMap`).
     """
     if transform is not None:
         a, b = transform(a), transform(b)

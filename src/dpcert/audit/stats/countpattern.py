@@ -1,7 +1,7 @@
 """The count pattern: how many of a block's coordinates hold each atom, and the sum of its
 numbers in a few bins.
 
-An atom pattern (:class:`~dpcert.audit.features.Pattern`) keeps *where* each atom sits, so a
+An atom pattern (:class:`~dpcert.audit.stats.features.Pattern`) keeps *where* each atom sits, so a
 block of 10 coordinates with two atoms has dozens of patterns, and its numbers can then not
 be split into bins without passing the discrete screen's 64 values (NumericalSVT, Wang et al.
 *PLDI 2019*, with ``c = 2``: 56 patterns, so no refined pattern).  Its likelihood ratio,
@@ -12,7 +12,7 @@ against 0.016 for the best ray of the plain pattern (exact counts on 10⁷ draws
 pattern forgets the positions and keeps the counts (11 values for that block) and the sum of
 the numbers in as many bins as the 64 values allow (6).  It is a fixed map of the output (its
 cuts are fitted on draws that no event is scored on), so an event on it is an event on the
-output, and the pattern screen (:mod:`dpcert.audit.pscreen`) counts it as one more arm.
+output, and the pattern screen (:mod:`dpcert.audit.search.pscreen`) counts it as one more arm.
 
 Examples
 --------
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcert.audit.features import Pattern, most_bins
+from dpcert.audit.stats.features import Pattern, most_bins
 
 __all__ = ["CountPattern", "count_pattern"]
 
@@ -43,7 +43,7 @@ class CountPattern:
     """Per row of ``columns``: how many hold each atom value (an atom of that column), and a
     bin of the sum of the other, finite values: 0 when there is none, else ``1 +`` the number
     of ``cuts`` at or below the sum.  Non-finite values count nowhere.  ``atoms`` are per
-    column, as in :class:`~dpcert.audit.features.Pattern`."""
+    column, as in :class:`~dpcert.audit.stats.features.Pattern`."""
 
     columns: tuple[int, ...]
     atoms: tuple[tuple[float, ...], ...]
@@ -93,7 +93,7 @@ class CountPattern:
 def count_pattern(pattern: Pattern, y: Array, max_values: int) -> CountPattern | None:
     """The :class:`CountPattern` of ``pattern``'s block and atoms, its sums split at quantiles
     of the sums in ``y`` (outputs) into the most bins that keep at most ``max_values``
-    distinct values on ``y`` (:func:`~dpcert.audit.features.most_bins`); None when no row
+    distinct values on ``y`` (:func:`~dpcert.audit.stats.features.most_bins`); None when no row
     of ``y`` has a number in the block or even 2 bins are too many.
 
     >>> import numpy as np

@@ -1,7 +1,7 @@
 """Confirmation: a leading candidate seen only a few times is measured again on fresh draws.
 
 A search batch's held-out part re-scores every selected event on draws the selection did not
-see (:func:`~dpcert.audit.search.rescore`), so its prediction is unbiased — but on a small
+see (:func:`~dpcert.audit.search.standard.rescore`), so its prediction is unbiased — but on a small
 batch it rests on a handful of hits.  A quadrant that held 7 of 83 held-out draws of one input
 and 0 of the other's predicts ``ε ≥ 0.38`` even after the extreme-value guard, and out-ranks a
 pattern ray measured on millions of draws (SVT Alg. 3: the quadrant's true log-ratio was
@@ -26,7 +26,7 @@ chosen events, fixed by then, on fresh draws.
 Examples
 --------
 >>> import numpy as np
->>> from dpcert.audit.events import Event, Identity
+>>> from dpcert.audit.stats.events import Event, Identity
 >>> rng = np.random.default_rng(0)  # insecure-ok: test data for the doctest, not noise
 >>> def mech(x, n):     # a fair coin whatever the input: ε = 0
 ...     return rng.integers(0, 2, n).astype(float)
@@ -47,12 +47,12 @@ from typing import Any
 
 import numpy as np
 
-from dpcert.audit import bounds
-from dpcert.audit.candidates import Candidate
-from dpcert.audit.events import guard_z, predicted_one
-from dpcert.audit.membership import Membership
-from dpcert.audit.outputs import OutputEncoder, Sampler
-from dpcert.audit.parallel import Crew, Forking
+from dpcert.audit.kernel import bounds
+from dpcert.audit.kernel.membership import Membership
+from dpcert.audit.kernel.outputs import OutputEncoder, Sampler
+from dpcert.audit.kernel.parallel import Crew, Forking
+from dpcert.audit.search.candidates import Candidate
+from dpcert.audit.search.intervals import guard_z, predicted_one
 
 __all__ = ["CONTEST_EVENTS", "CONTEST_HITS", "CONTEST_PAIRS", "MIN_HOPE", "MIN_SUPPORT", "ROUNDS",
            "RESOLVE", "TARGET_HITS", "confirm", "contest", "optimistic", "target_hits", "thin"]

@@ -370,7 +370,7 @@ class Pattern:
     (``len(atoms)`` for any other value, NaN included): the ⊤/⊥/abort pattern of SVT Alg. 3
     (``-1000``, ``-2000`` and "an answer"), the levels of a few-valued block.  A fixed map of
     the output, so an event on it is an event on the output; its values are small integers, so
-    the discrete screen (:mod:`dpcert.audit.dscreen`) counts them cheaply.
+    the discrete screen (:mod:`dpcert.audit.search.dscreen`) counts them cheaply.
 
     Examples
     --------

@@ -11,7 +11,7 @@ instead, by sequential halving (Karnin, Koren & Somekh, ICML 2013): every pair g
 batch, the better half (by their held-out bound) get fresh batches, pooled with their earlier
 ones, and so on until :data:`FINAL` pairs are left; each round selects a pair's best ray on two
 thirds of every chunk and re-scores it on the other third, as
-:func:`dpcert.audit.search.search_pair` does; a last round draws fresh counts for the
+:func:`dpcert.audit.search.standard.search_pair` does; a last round draws fresh counts for the
 :data:`FINAL` best pairs and re-scores their (now fixed) events on all of them.  It is
 part of the search: its draws never enter the final bound, and its events are fixed before
 the estimation batch.
@@ -37,19 +37,14 @@ from typing import Any
 
 import numpy as np
 
-from dpcert.audit.candidates import Candidate
-from dpcert.audit.confirm import MIN_HOPE, optimistic
-from dpcert.audit.events import (
-    Event,
-    HistogramScore,
-    guard_z,
-    predicted_bound,
-    predicted_one,
-    row_hash,
-)
-from dpcert.audit.membership import MAX_CODES  # the same bound on a code book's size
-from dpcert.audit.outputs import OutputEncoder, Sampler
-from dpcert.audit.parallel import Crew, Forking
+from dpcert.audit.kernel.membership import MAX_CODES  # the same bound on a code book's size
+from dpcert.audit.kernel.outputs import OutputEncoder, Sampler
+from dpcert.audit.kernel.parallel import Crew, Forking
+from dpcert.audit.search.candidates import Candidate
+from dpcert.audit.search.confirm import MIN_HOPE, optimistic
+from dpcert.audit.search.intervals import guard_z, predicted_bound, predicted_one
+from dpcert.audit.search.schedule import SCHEDULE
+from dpcert.audit.stats.events import Event, HistogramScore, row_hash
 
 __all__ = ["FINAL", "MAX_VALUES", "discrete_screen", "halving_rounds"]
 
@@ -61,9 +56,6 @@ MAX_VALUES = 64
 SECOND_ROWS = 4
 #: Rows per input of a pair's first chunk (chunks then double while the clock allows).
 FIRST_CHUNK = 4_096
-#: Share of the screen's drawing rate the estimation is expected to reach (it draws and looks
-#: up codes; the screen draws and counts).
-RATE_SHARE = 0.8
 #: Standard errors by which held-out probabilities are taken pessimistic when ranking (the
 #: held-out counts are independent of the selection, so only the ranking's own winner's curse
 #: needs a guard; at 1, as the search uses, the rare strong events this screen is for lost to
@@ -76,10 +68,9 @@ RUNGS = 3
 #: selected threshold rests on noisy fitted scores and may stop one level short (SVT Alg. 2:
 #: e^0.078 chosen where the ray one level wider had e^0.085).
 WIDER = 1
-#: Pairs re-measured in the last round (fixed events, fresh counts), and that round's share
-#: of the screen's time (when there are more than FINAL pairs).
+#: Pairs re-measured in the last round (fixed events, fresh counts; that round's share of the
+#: screen's time is ``SCHEDULE.final_round`` when there are more than FINAL pairs).
 FINAL = 2
-FINAL_SHARE = 0.18
 
 
 def _distinct(y: Array) -> tuple[Array, Array]:
@@ -282,7 +273,7 @@ def discrete_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]], *, rows:
     docstring).
 
     Sequential halving: :func:`halving_rounds` rounds share the time before the last
-    :data:`FINAL_SHARE` equally; each round draws fresh counts for the pairs still in (the
+    ``SCHEDULE.final_round`` equally; each round draws fresh counts for the pairs still in (the
     round's time split equally between them), pools them with the pair's earlier counts,
     selects each pair's rays on the pooled fit counts and ranks the pairs by their rays'
     bounds on the pooled held-out counts; the better half (rounded up, at least :data:`FINAL`)
@@ -303,7 +294,7 @@ def discrete_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]], *, rows:
     0.035).
 
     With a ``deadline`` and ``fork`` of ``workers > 1``, every batch is drawn by this process
-    and ``workers − 1`` forked ones (:class:`~dpcert.audit.parallel.Crew`) until the same
+    and ``workers − 1`` forked ones (:class:`~dpcert.audit.kernel.parallel.Crew`) until the same
     clock time, and their counts are merged: about ``workers``× the counts per round, the
     same rounds.  (Without a deadline, batches are fixed by ``rows`` and drawn here alone.)"""
     if fork is not None and fork.workers > 1 and deadline is not None:
@@ -331,14 +322,14 @@ def _screen(crew: Crew | None, sampler: Sampler, pair_list: list[tuple[Any, Any]
     start = time.perf_counter()
     n_rounds = halving_rounds(len(pair_list))
     halving_end = (None if deadline is None else
-                   start + (1.0 - (FINAL_SHARE if len(pair_list) > FINAL else 0.0))
+                   start + (1.0 - (SCHEDULE.final_round if len(pair_list) > FINAL else 0.0))
                    * (deadline - start))
 
     def n_est() -> int:
         if estimate_until is None or deadline is None or seconds <= 0.0:
             return n_estimate
         rate = drawn / seconds   # draws per input per second, counting included
-        return max(n_estimate, int(RATE_SHARE * rate * max(0.0, estimate_until - deadline)))
+        return max(n_estimate, int(SCHEDULE.drawing * rate * max(0.0, estimate_until - deadline)))
 
     def run(pairs: list[int], end: float | None, r: int) -> dict[int, float]:
         cap = rows if r == 0 else (SECOND_ROWS * rows if end is not None
@@ -403,9 +394,9 @@ def _screen(crew: Crew | None, sampler: Sampler, pair_list: list[tuple[Any, Any]
 
 def _hope(c: Candidate, n_estimate: int, z: float, delta: float) -> float:
     """What a pair's event could give, for ranking pairs between halving rounds: its
-    prediction with the held-out probabilities :data:`~dpcert.audit.confirm.OPTIMISM_Z`
+    prediction with the held-out probabilities :data:`~dpcert.audit.search.confirm.OPTIMISM_Z`
     standard errors optimistic (nested rays too), when seen at least
-    :data:`~dpcert.audit.confirm.MIN_HOPE` times and more often for the likelier input.
+    :data:`~dpcert.audit.search.confirm.MIN_HOPE` times and more often for the likelier input.
     Ranked by their pessimistic predictions, pairs whose best event is strong and rare (more
     uncertain on a small batch) lost to pairs with weak large events in the first round (SVT
     Alg. 2 seed 16: the half-half pair, e^0.085 at 2 %, out in the first round); ranked by
