@@ -108,8 +108,7 @@ def _resolve_pairs(mechanism: Any, pairs: Sequence[Any] | None, input_size: int 
 def _without_mirrors(pairs: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
     """``pairs`` without the swapped copies ``(x', x)`` of earlier pairs ``(x, x')``: every
     event is searched and estimated in both directions, so a mirror adds nothing but a share of
-    the search's time (DP-Sniper's RAPPOR pairs list both orders of two pairs; screening four
-    instead of two halved each one's batch and kept the weaker pair on some seeds)."""
+    the search's time (DP-Sniper's RAPPOR pairs list both orders of two pairs)."""
     kept: list[tuple[Any, Any]] = []
     for x, xp in pairs:
         if not any(_same(x, b) and _same(xp, a) for a, b in kept):
@@ -136,8 +135,8 @@ def _plan(sampler: Sampler, x: Any, enc: OutputEncoder, samples: int | None,
 
     The pilot's outputs are not looked at (only its duration and output width).  A first
     call of :data:`WARM_UP` draws is not timed: it absorbs one-time costs (a measurement's
-    first sample built its sampler's tables in 0.06 s, which timed a 0.13 µs draw at 300 µs
-    and planned 1 338 search draws instead of 400 000).  With ``samples`` and no ``seconds``
+    first sample builds its sampler's tables, which would time a sub-microsecond draw at
+    hundreds of microseconds and shrink the search).  With ``samples`` and no ``seconds``
     nothing is timed, and there is no such call."""
     if seconds is not None or samples is None:
         sampler(x, WARM_UP)
@@ -148,7 +147,7 @@ def _plan(sampler: Sampler, x: Any, enc: OutputEncoder, samples: int | None,
     per_draw = max(spent / pilot, 1e-9)
     if spent < PILOT_FAST:
         # a fast vectorised mechanism: 200 draws mostly time the call's own overhead (and any
-        # hiccup of a loaded machine), which would shrink the search 10-50×; time 10× more
+        # hiccup of a busy machine), which would shrink the search; time 10× more
         t0 = time.perf_counter()
         enc.encode(sampler(x, 10 * pilot), 10 * pilot)
         per_draw = max(min(per_draw, (time.perf_counter() - t0) / (10 * pilot)), 1e-9)

@@ -64,7 +64,7 @@ def _ladder(best: Candidate, ha: Array, hb: Array, *, n_estimate: int, z: float,
     can, so a few nested rays go to it.  Each rung's prediction is its own, on the held-out
     outputs, at their point estimates (no pessimism: it only ranks the rungs of one ladder,
     and a pessimistic one ranks the rarer rungs, the ones the estimation's larger batch is
-    for, last: LaplaceParallel's count ≤ 7 over ≤ 5, worth 0.033 against 0.044)."""
+    for, last)."""
     low, high = float(best.event.low), float(best.event.high)
     upper = math.isinf(high) and not math.isinf(low)
     lower = math.isinf(low) and not math.isinf(high)

@@ -146,10 +146,8 @@ def _refined(sampler: Sampler, enc: OutputEncoder | None, pair_list: list[tuple[
     of the first pair; returns them and the rows drawn per input.  They are arms of one
     screen: on few draws the plain pattern's fewer cells are estimated better, on many the
     refined one's are finer.  Where the positions leave no room for bins (no refinement:
-    NumericalSVT's 56 patterns) the count pattern *takes* the plain one's arm: there the
-    halving, with one arm less per pair, kept the strong pairs more often (NumericalSVT seeds
-    1-10: mean bound 0.038 against 0.026 with both arms and 0.028 before the count pattern;
-    SVT34Parallel 0.29-0.35 either way; docs/auditor.md, round 14)."""
+    NumericalSVT's 56 patterns) the count pattern *takes* the plain one's arm: with one arm
+    less per pair the halving's rounds give each arm more counts."""
     if not pair_list or not patterns:
         return list(patterns), 0
     m = max(1, min(chunk, REFINE_ROWS))

@@ -143,9 +143,8 @@ def wide_screen(sampler: Sampler, x: Any, xp: Any, pair: int, *, rows: int, chun
                 q = ev.statistic
                 final = Quadrant(stat, q.j, q.k, q.a, q.j_upper, q.b, q.k_upper)
                 found.append((q, Event(final, 1.0, 1.0), fwd, pred))
-    # re-score on the held-out third (see search.rescore), with the same extreme-value guard:
-    # with one standard error instead, a quadrant screened on 4 000 rows of one of 11 pairs
-    # (a loaded machine) predicted 0.134 and delivered 0.061 on SVT34Parallel
+    # re-score on the held-out third (see search.rescore), with the same extreme-value guard
+    # as the selection: the best of many quadrants on a small screen is the luckiest
     z_guard = guard_z(len(found))
     out: list[Candidate] = []
     held = {id(s): (a[cut:], b[cut:]) for s, a, b in zip(stats, va, vb, strict=True)}
@@ -161,8 +160,8 @@ def wide_screen(sampler: Sampler, x: Any, xp: Any, pair: int, *, rows: int, chun
         (k1, n1), (k2, n2) = ((ka, n - cut), (kb, n - cut)) if fwd else \
             ((kb, n - cut), (ka, n - cut))
         pred = predicted_one(float(k1), float(k2), n1, n2, n_estimate, z, delta, z_guard)
-        # the hits are recorded, so a thin prediction is confirmed (dpcert.audit.search.confirm):
-        # NumericalSVT's quadrant predicted 0.085 on a few hundred held-out hits and gave 0.001
+        # the hits are recorded, so a prediction resting on few hits is confirmed
+        # (dpcert.audit.search.confirm) before it can be chosen
         out.append(Candidate(pair, ev, fwd, pred, support=float(k1), held=n1,
                              against=float(k2)))
     # the ladder of each statistic's best ray (the choice takes the chosen events' own)

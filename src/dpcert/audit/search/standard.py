@@ -145,8 +145,7 @@ def search_pair(a: Array, b: Array, pair: int, *, n_estimate: int, z: float, del
     # the ladder climbs a likelihood-ratio score (histogram, additive, logistic) when there is
     # one: its nested rays are the Neyman–Pearson family; else the raw output's rays.  The
     # best ray of each family predicted above 0 has one too, as :func:`choose` takes the
-    # chosen events' own ladders (LaplaceParallel's count of coordinates above their medians,
-    # chosen at ≤ 7 without one, gave 0.034 where its rays ≤ 4–5 give 0.044)
+    # chosen events' own ladders (a chosen ray's smaller nested rays may have a higher ratio)
     rays = [c for c in found if math.isinf(c.event.low) != math.isinf(c.event.high)]
     scores = [c for c in rays if not isinstance(c.event.statistic, (Identity, Coordinate))
               and c.predicted > 0]
@@ -361,12 +360,10 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
             found += _search_one(sampler, pair_list, 0, size_m, plan, enc, z, delta, True)
             times.append((size_m, time.perf_counter() - t0))
             drawn += 2 * size_m
-        # the two small searches' times differ by less than their noise (the slope between
-        # them was negative on 4 of 8 mechanisms, and LaplaceParallel's first search of
-        # 1.7·10^5 draws took 3.3 s against 1.5 s predicted, the estimation's time): until
-        # a larger search is measured, the rate is the larger one's time per draw, fixed
-        # cost included — an over-estimate (2-3.5x on those 8), so a first search ends early
-        # and leaves its time to the later ones, never to the estimation's loss
+        # the two small searches' times differ by less than their noise, so their slope is
+        # no rate: until a larger search is measured, the rate is the larger one's time per
+        # draw, fixed cost included — an over-estimate, so a first search ends early and
+        # leaves its time to the later ones, never to the estimation's loss
         m2, t2 = times[1]
         rate = max(plan.per_draw, t2 / (2 * m2))
         fixed = 0.0
@@ -436,8 +433,7 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
             drawn += 2 * m
     if any(isinstance(c.event.statistic, RowSum) for c in found):
         # the wide screen keeps its slot when a search overran (a calibration that
-        # under-estimated the cost per draw: LaplaceParallel's first search of 2·10^5 draws
-        # ran 0.6 s past the search's end, the screen got one chunk and the audit 0.0)
+        # under-estimated the cost per draw would otherwise leave it no time)
         wide_end = None if end is None else max(end, time.perf_counter() + wide_slot)
         got, rows = _wide(sampler, pair_list, found, plan, enc, z, delta, wide_end, fork)
         found += got
@@ -492,10 +488,9 @@ def _wide(sampler: Sampler, pair_list: list[tuple[Any, Any]], found: list[Candid
     the rest.  Every screen's ladders are kept (:func:`choose` takes those of the chosen
     events' own statistics).  On a deadline with ``fork`` (``workers > 1``), each screen's
     rows after the first chunk are drawn by that many processes (:class:`~dpcert.audit.
-    parallel.Crew`), the same share and deadline each, and their statistics' values pooled:
-    LaplaceParallel's count of coordinates above their medians needs about 10⁶ rows to be
-    told from the sum and from lucky coordinates.  Returns the candidates and the draws per
-    input."""
+    parallel.Crew`), the same share and deadline each, and their statistics' values pooled
+    (weak ratios spread over many coordinates need 10⁶ rows or more to be told from lucky
+    coordinates).  Returns the candidates and the draws per input."""
     ranked = sorted((c for c in found if not c.ladder), key=lambda c: c.predicted,
                     reverse=True)
     if not ranked:
@@ -590,11 +585,10 @@ def choose(found: list[Candidate], k: int, ladder: int = 0) -> list[Candidate]:
     # additive, logistic, ...) first: a weak winner of a small search batch and its near-copies
     # (another threshold, another coordinate, another fit) must not crowd out a different
     # family's strong event; the union bound covers k events whichever they are.  Only
-    # events predicted to bound ε above 0 take a family's place: SVT Alg. 3 took a coordinate
-    # ray predicted at -0.001 over the refined pattern's 0.128 (one family with the plain one)
-    # ... and only events predicted at least FAMILY_SHARE of the best one's: a weak event of a
-    # costly family (Laplace: a float-cell histogram predicted 0.001–0.03 beside an output ray
-    # at 0.095) cannot give the bound and cut the estimation's draws 4× (30 M → 7 M)
+    # events predicted to bound ε above 0 take a family's place (a useless event of a new
+    # family must not displace a strong one of a family already picked), and only events
+    # predicted at least FAMILY_SHARE of the best one's: a weak event of a costly family
+    # cannot give the bound, and its membership cost cuts the estimation's draws
     picked: list[Candidate] = [best]
     seen: set[type] = {type(best.event.statistic)}
     bar = max(0.0, FAMILY_SHARE * best.predicted)
@@ -614,9 +608,8 @@ def _rungs(found: list[Candidate], picked: list[Candidate], best: Candidate, bar
     """Up to ``ladder`` rungs for :func:`choose`: the ladders of the picked events' own
     statistics (best pair, same direction), in turn, each by its rungs' predictions.  A ladder
     of another statistic goes only where no picked event has one, and only when a rung of it
-    is predicted above ``bar``: LaplaceParallel sent four rays of one coordinate, predicted
-    at 0, beside the count of coordinates above their medians (whose rays, 4 000 times as
-    likely, gave the bound), because they were the best pair's last ladder."""
+    is predicted above ``bar``: a ladder of a statistic that predicts nothing would take
+    the places of the picked events' own rungs."""
     rungs = [c for c in found if c.ladder and c.pair == best.pair]
     if ladder <= 0 or not rungs:
         return []
