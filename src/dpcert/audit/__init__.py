@@ -1,20 +1,27 @@
 """The auditor: empirical lower bounds on a mechanism's privacy loss, from its samples.
 
-``audit(mechanism, pairs=None, *, claimed=None, samples=None, confidence=0.95, seconds=None)``
-searches neighbouring inputs and events on one batch of samples (pairs screened, then the best
-searched again; statistics for discrete, mixed, multi-coordinate and float outputs, the float
-lattice included), then measures the chosen events on a fresh batch and turns the counts into a
-lower bound on ε with exact Clopper–Pearson bounds (a Poissonized ratio bound for pure DP) and a
-union bound (``docs/auditor.md``).  A claim is *violated* when
-the lower bound exceeds it: that is evidence, at the stated confidence, of a privacy bug.
+``audit(mechanism, pairs, AuditOptions(claimed=..., samples=... or seconds=...))`` runs a
+search plug-in (:class:`StandardSearch` by default) on one batch of samples to choose a few
+events, then measures the chosen events on a fresh batch and turns the counts into a lower
+bound on ε with exact Clopper–Pearson bounds (a Poissonized ratio bound for pure DP) and a
+union bound.  A claim is *violated* when the lower bound exceeds it: that is evidence, at the
+stated confidence, of a privacy bug.
+
+The package has three parts: :mod:`dpcert.audit.kernel` (pairs, claims, the fresh-draw
+estimation, the bounds and the verdict: what the soundness argument covers),
+:mod:`dpcert.audit.stats` (the fixed statistics events are made of) and
+:mod:`dpcert.audit.search` (the searches, behind :class:`Search`, on the time shares of one
+:class:`Schedule`).  The kernel imports nothing from the searches; a search hands it only
+:class:`~dpcert.audit.kernel.handoff.Choice` values (a pair, a fixed event, a direction).
+User guide: ``docs/auditor.md``; design: ``docs/dev/auditor-design.md``.
 
 Examples
 --------
 >>> import dpcert as dp
->>> from dpcert.audit import audit
+>>> from dpcert.audit import AuditOptions, audit
 >>> def leaky(x, n):          # reveals whether x > 0, always
 ...     return [x > 0] * n
->>> r = audit(leaky, claimed=dp.PureDP(1.0), samples=1_000, seed=0)
+>>> r = audit(leaky, None, AuditOptions(claimed=dp.PureDP(1.0), samples=1_000, seed=0))
 >>> r.violated, r.witness.event.describe() in ("output ≤ 0", "output ≥ 1")
 (True, True)
 """
