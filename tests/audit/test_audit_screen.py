@@ -146,7 +146,7 @@ def test_the_wide_screen_keeps_its_slot_when_a_search_overruns(
 
     from dpcert.audit.search import standard as search
     from dpcert.audit.search.candidates import Candidate
-    from dpcert.audit.search.screen import WIDE_SHARE
+    from dpcert.audit.search.schedule import SCHEDULE
 
     mp = monkeypatch
     clock = [0.0]
@@ -175,4 +175,4 @@ def test_the_wide_screen_keeps_its_slot_when_a_search_overruns(
                       None, 2.2, 0.0, None, 0.0)   # type: ignore[arg-type]
     # the search's end is 0.4 · 25 = 10 s; its time left after calibration was 9.8 s
     assert clock[0] > 10.0 and len(slots) == 1
-    assert slots[0] == pytest.approx(WIDE_SHARE * 9.8)
+    assert slots[0] == pytest.approx(SCHEDULE.wide * 9.8)
