@@ -181,7 +181,7 @@ def _plan(sampler: Sampler, x: Any, enc: OutputEncoder, samples: int | None,
 
 
 def audit(mechanism: Any, pairs: Sequence[Any] | None = None,
-          options: AuditOptions | None = None, /,
+          options: AuditOptions | None = None,
           **keywords: Unpack[AuditKeywords]) -> AuditResult:
     """Measure a lower bound on the privacy loss of ``mechanism`` from its samples.
 
