@@ -7,16 +7,16 @@ neighbours ``x, x'`` and *every fixed* event ``S``,
 
 The auditor works in two phases on independent batches (sample splitting):
 
-1. **Search.**  For each candidate pair it draws a search batch from ``M(x)`` and ``M(x')``,
-   fits statistics (identity, empirical log-ratio, logistic regression) on one half and scores
-   every interval event of each statistic on the other half (:mod:`dpcert.audit.stats.events`).  The
-   ``candidates`` best (pair, event, direction) triples are kept.  Nothing measured here enters
-   the bound.
-2. **Estimation.**  The chosen events are now fixed.  A fresh batch of ``samples`` draws is taken
-   from both inputs of each chosen pair; for each candidate the exact Clopper–Pearson lower bound
-   on ``P[M(x) ∈ S]`` and upper bound on ``P[M(x') ∈ S]`` are computed at level
-   ``(1 − confidence) / (2 · candidates)`` each.  By the union bound all of them hold together
-   with probability at least ``confidence``, so the largest ``ln((p_lo − δ) / q_hi)`` is a valid
+1. **Search.**  The search plug-in (``AuditOptions.search``, :class:`~dpcert.audit.search.
+   standard.StandardSearch` by default) draws what it likes from ``M(x)`` and ``M(x')`` of
+   each pair, fits statistics and hands back at most ``candidates + ladder`` choices: a pair,
+   a fixed event and a direction (:class:`~dpcert.audit.kernel.handoff.Choice`).  Nothing it
+   measured enters the bound.
+2. **Estimation.**  A fresh batch of draws is taken from both inputs of each chosen pair
+   (:func:`~dpcert.audit.kernel.estimate.run_estimation`) and each choice is bounded exactly
+   (:func:`~dpcert.audit.kernel.verdict.bound_choices`) at level ``alpha``, the union bound's
+   share of ``1 − confidence`` over the ``candidates + ladder`` events it was sized for.  All
+   bounds hold together with probability at least ``confidence``, so the largest is a valid
    lower bound on ε at the claimed δ — however the search went.
 
 Examples
