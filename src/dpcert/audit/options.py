@@ -5,7 +5,7 @@ keywords, ``audit(mechanism, claimed=..., samples=...)``: each keyword is an
 :class:`AuditOptions` field (with ``options`` given too, the keywords replace those fields);
 any other keyword is refused with :class:`~dpcert.errors.InvalidParameter` naming it.  Code
 written for the keyword form keeps working unchanged; new code should build the options once
-and pass them (see ``docs/auditor.md``, "Options").
+and pass them (see ``docs/auditor.md``, "How to audit").
 
 Examples
 --------
