@@ -20,9 +20,9 @@ reach DP-Sniper's published 0.0858 at that ``n``.
 
     .venv/bin/python benchmarks/bench_audit_choice.py [--seeds 1 2 3] [--seconds 11.8]
 
-The hooks wrap two functions of :mod:`dpcert.audit.auditor` (``choose`` and
-``run_estimation``) to see the chosen events; they change nothing the audit computes.  Use it
-to compare rules of the search on the same seeds (the search is clock-driven, so repeat
+The hooks wrap ``choose`` of :mod:`dpcert.audit.search.standard` and ``run_estimation`` of
+:mod:`dpcert.audit.auditor` to see the chosen events; they change nothing the audit computes.
+Use it to compare rules of the search on the same seeds (the search is clock-driven, so repeat
 seeds: the spread between runs of one seed is part of the result).
 """
 
@@ -39,6 +39,7 @@ import numpy as np
 
 import dpcert as dp
 import dpcert.audit.auditor as auditor_module
+import dpcert.audit.search.standard as standard_module
 from dpcert.audit import audit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -135,7 +136,7 @@ def main() -> None:
 
     subject = next(s for s in subjects().SUBJECTS if s.name == "SVT1")
     seen: dict[str, Any] = {}
-    choose, estimate = auditor_module.choose, auditor_module.run_estimation
+    choose, estimate = standard_module.choose, auditor_module.run_estimation
 
     def choose_hook(found: Any, k: int, ladder: int = 0) -> Any:
         seen["chosen"] = choose(found, k, ladder)
@@ -146,7 +147,7 @@ def main() -> None:
         seen["pairs"], seen["n"], seen["enc"] = list(pair_list), n, rest[3]
         return tally, n
 
-    auditor_module.choose = choose_hook              # type: ignore[assignment]
+    standard_module.choose = choose_hook             # type: ignore[assignment]
     auditor_module.run_estimation = estimate_hook    # type: ignore[assignment]
     exact = Exact()
     rows = np.array(svt1_outputs(10), dtype=float)

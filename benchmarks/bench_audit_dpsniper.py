@@ -98,7 +98,8 @@ def summary(rows: list[dict[str, Any]], subs: Any) -> str:
 def cpu_model() -> str:
     """The processor's model name (Linux ``/proc/cpuinfo``; else ``platform.processor()``):
     the draws an audit gets in its budget, and so the bounds, depend on it (a 2-core AMD EPYC
-    drew about 7× as many as the 2-core machine of docs/auditor.md rounds 1-13)."""
+    drew about 7× as many as the 2-core machine of rounds 1-13 in
+    benchmarks/results/auditor_history.md)."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.lower().startswith("model name"):

@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("combinators", "accounting"),
     ("frame",),
     ("audit", "verify", "testing"),
+    ("selfaudit",),
     ("report",),
     ("cli", "__init__"),
 )
@@ -181,7 +182,7 @@ def test_former_cycles_stay_broken(module: str) -> None:
 #: (``dpcert._numbers``, ``dpcert._directed``, ... are the package-wide lowest layer, not private to
 #: a package.)
 PRIVATE_ACROSS = frozenset({
-    "dpcert.audit.targets -> dpcert.mechanisms._additive",
+    "dpcert.selfaudit.targets -> dpcert.mechanisms._additive",
     "dpcert.cli.build -> dpcert.accounting.ledger._KINDS",
     "dpcert.cli.certificate -> dpcert.frame.certify._recompile",
     "dpcert.combinators.conversions -> dpcert.accounting._convert",
@@ -214,3 +215,54 @@ def test_no_new_private_import_across_packages() -> None:
     new, fixed = sorted(found - PRIVATE_ACROSS), sorted(PRIVATE_ACROSS - found)
     assert not new, f"private module or name imported from another package: {new}"
     assert not fixed, f"fixed, remove from PRIVATE_ACROSS: {fixed}"
+
+
+#: Parts of ``dpcert.audit``, lowest first: the sound kernel (outputs, pairs, claims, bounds,
+#: estimation, membership, parallel draws, the verdict), the fixed statistics, the searches.
+#: A part may import its own part or lower ones; the auditor's top modules may import any.
+AUDIT_PARTS: tuple[str, ...] = ("dpcert.audit.stats", "dpcert.audit.kernel",
+                                "dpcert.audit.search")
+
+
+def _audit_part(module: str) -> int | None:
+    for i, part in enumerate(AUDIT_PARTS):
+        if module == part or module.startswith(part + "."):
+            return i
+    return None
+
+
+def _audit_violations(graph: dict[str, list[tuple[str, int]]]) -> list[str]:
+    """Imports from a part of the auditor to a higher part, or to the auditor's top modules
+    (``dpcert.audit``, ``dpcert.audit.auditor``, ...), which sit above every part."""
+    bad = []
+    for name, deps in graph.items():
+        mine = _audit_part(name)
+        if mine is None:
+            continue
+        for mod, line in deps:
+            if not (mod == "dpcert.audit" or mod.startswith("dpcert.audit.")):
+                continue
+            theirs = _audit_part(mod)
+            if theirs is None or theirs > mine:
+                bad.append(f"{name}:{line} imports {mod}")
+    return bad
+
+
+def test_the_audit_kernel_never_imports_the_search() -> None:
+    """The sound kernel (what the soundness argument covers) and the fixed statistics import
+    nothing from the searches or the auditor's entry points: whatever a search does, it can
+    only hand the kernel a pair, a fixed event and a direction."""
+    bad = _audit_violations(GRAPH)
+    assert not bad, "audit kernel imports upward:\n" + "\n".join(bad)
+    assert any(n.startswith("dpcert.audit.kernel.") for n in GRAPH)
+
+
+def test_the_audit_part_check_can_fail() -> None:
+    planted = {"dpcert.audit.kernel.estimate": [("dpcert.audit.search.standard", 1)],
+               "dpcert.audit.stats.events": [("dpcert.audit.kernel.bounds", 2)],
+               "dpcert.audit.kernel.bounds": [("dpcert.audit.auditor", 3)],
+               "dpcert.audit.search.standard": [("dpcert.audit.kernel.bounds", 4)]}
+    assert _audit_violations(planted) == [
+        "dpcert.audit.kernel.estimate:1 imports dpcert.audit.search.standard",
+        "dpcert.audit.stats.events:2 imports dpcert.audit.kernel.bounds",
+        "dpcert.audit.kernel.bounds:3 imports dpcert.audit.auditor"]

@@ -81,7 +81,8 @@ def test_scalar_adapter() -> None:
 
 def test_seconds_is_a_deadline_checked_between_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     # a fake clock: every call of the mechanism takes 0.5 s; the audit has 20 s in all
-    from dpcert.audit import auditor, estimate
+    from dpcert.audit import auditor
+    from dpcert.audit.kernel import estimate
 
     clock = [0.0]
 

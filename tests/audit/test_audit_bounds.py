@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from dpcert.audit import bounds
+from dpcert.audit.kernel import bounds
 from dpcert.errors import InvalidParameter
 
 CASES = [(50, 100, 0.025), (1, 10**6, 1e-3), (3, 10, 0.05), (999_999, 10**6, 1e-3),

@@ -9,10 +9,10 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from dpcert.audit import estimate
-from dpcert.audit.estimate import Tally, poisson_counts, ratio_lower
-from dpcert.audit.events import Event, Identity
-from dpcert.audit.outputs import OutputEncoder
+from dpcert.audit.kernel import estimate
+from dpcert.audit.kernel.estimate import Tally, poisson_counts, ratio_lower
+from dpcert.audit.kernel.outputs import OutputEncoder
+from dpcert.audit.stats.events import Event, Identity
 
 
 def _tally() -> Tally:

@@ -6,20 +6,11 @@ import numpy as np
 import pytest
 
 import dpcert as dp
-from dpcert.audit.classifier import fit_logistic
-from dpcert.audit.events import (
-    Coordinate,
-    Event,
-    Identity,
-    fit_histogram,
-    guard_z,
-    predicted_bound,
-    predicted_one,
-    row_hash,
-    search_intervals,
-)
-from dpcert.audit.outputs import OutputEncoder, one_at_a_time
-from dpcert.audit.pairs import measurement_pairs, scalar_pairs, statdp_pairs
+from dpcert.audit.kernel.outputs import OutputEncoder, one_at_a_time
+from dpcert.audit.kernel.pairs import measurement_pairs, scalar_pairs, statdp_pairs
+from dpcert.audit.search.intervals import guard_z, predicted_bound, predicted_one, search_intervals
+from dpcert.audit.stats.classifier import fit_logistic
+from dpcert.audit.stats.events import Coordinate, Event, Identity, fit_histogram, row_hash
 from dpcert.errors import InvalidParameter
 
 
@@ -127,7 +118,7 @@ def test_predicted_one_and_guard_z() -> None:
 def _intervals_by_matrix(sa: np.ndarray, sb: np.ndarray, rays_only: bool
                          ) -> list[tuple[float, float, bool, float]]:
     """search_intervals' rule on the whole |grid|² matrix of intervals (the reference)."""
-    from dpcert.audit.events import RAY_TOLERANCE, _grid
+    from dpcert.audit.search.intervals import RAY_TOLERANCE, _grid
     grid = _grid(np.concatenate([sa, sb]))
 
     def counts(s: np.ndarray) -> np.ndarray:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpcert.audit.events import Event, search_intervals
-from dpcert.audit.features import (
+from dpcert.audit.search.intervals import search_intervals
+from dpcert.audit.search.standard import search_pair
+from dpcert.audit.stats.events import Event
+from dpcert.audit.stats.features import (
     FloatCell,
     LowestBit,
     fit_additive,
@@ -13,7 +15,6 @@ from dpcert.audit.features import (
     fit_feature_map,
     is_float_valued,
 )
-from dpcert.audit.search import search_pair
 
 
 def test_lowest_bit_is_the_finest_lattice() -> None:

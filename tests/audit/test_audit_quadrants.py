@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpcert.audit.estimate import ratio_lower
-from dpcert.audit.events import Event, Identity
-from dpcert.audit.features import SentinelSummary, fit_feature_map, fit_summary
-from dpcert.audit.quadrants import Quadrant, search_quadrants
-from dpcert.audit.search import Candidate, rescore
+from dpcert.audit.kernel.estimate import ratio_lower
+from dpcert.audit.search.quadrants import Quadrant, search_quadrants
+from dpcert.audit.search.standard import Candidate, rescore
+from dpcert.audit.stats.events import Event, Identity
+from dpcert.audit.stats.features import SentinelSummary, fit_feature_map, fit_summary
 
 
 def _corner_data(seed: int, n: int, extra: float) -> tuple[np.ndarray, np.ndarray]:
@@ -82,7 +82,7 @@ def test_rescore_replaces_a_lucky_prediction_by_the_held_out_one() -> None:
 
 
 def test_ladder_sends_nested_smaller_rays_of_the_best_score() -> None:
-    from dpcert.audit.search import choose, search_pair
+    from dpcert.audit.search.standard import choose, search_pair
 
     # x: 1 % of outputs far out (ratio ~5 there) over a weak shift
     rng = np.random.default_rng(7)
@@ -107,7 +107,8 @@ def test_union_bound_covers_every_estimated_event(monkeypatch) -> None:  # type:
     # the per-bound level must be split over the candidates *and* the ladder's rungs: each
     # estimated event is a chance to be lucky (computing α from `candidates` alone would
     # overstate the confidence up to 3×)
-    from dpcert.audit import auditor, bounds
+    from dpcert.audit import auditor
+    from dpcert.audit.kernel import bounds
 
     seen: list[int] = []
     real = bounds.per_bound_alpha

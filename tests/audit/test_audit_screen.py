@@ -1,4 +1,4 @@
-"""The wide screen of cheap statistics (dpcert.audit.screen) and the AboveCount statistic."""
+"""The wide screen of cheap statistics (dpcert.audit.search.screen) and the AboveCount statistic."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from dpcert.audit.estimate import ratio_lower
-from dpcert.audit.events import AboveCount, Event, RowSum, fit_above_count, search_intervals
-from dpcert.audit.screen import wide_screen
+from dpcert.audit.kernel.estimate import ratio_lower
+from dpcert.audit.search.intervals import search_intervals
+from dpcert.audit.search.screen import wide_screen
+from dpcert.audit.stats.events import AboveCount, Event, RowSum, fit_above_count
 
 
 def test_above_count_counts_coordinates_at_or_above_their_cuts() -> None:
@@ -143,9 +144,9 @@ def test_the_wide_screen_keeps_its_slot_when_a_search_overruns(
     search's end; the wide screen still gets its share of the search's time after it."""
     from types import SimpleNamespace
 
-    from dpcert.audit import search
-    from dpcert.audit.candidates import Candidate
-    from dpcert.audit.screen import WIDE_SHARE
+    from dpcert.audit.search import standard as search
+    from dpcert.audit.search.candidates import Candidate
+    from dpcert.audit.search.schedule import SCHEDULE
 
     mp = monkeypatch
     clock = [0.0]
@@ -174,4 +175,4 @@ def test_the_wide_screen_keeps_its_slot_when_a_search_overruns(
                       None, 2.2, 0.0, None, 0.0)   # type: ignore[arg-type]
     # the search's end is 0.4 · 25 = 10 s; its time left after calibration was 9.8 s
     assert clock[0] > 10.0 and len(slots) == 1
-    assert slots[0] == pytest.approx(WIDE_SHARE * 9.8)
+    assert slots[0] == pytest.approx(SCHEDULE.wide * 9.8)

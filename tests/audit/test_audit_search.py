@@ -6,8 +6,15 @@ import math
 
 import numpy as np
 
-from dpcert.audit.events import AboveCount, Coordinate, Event, HistogramScore, Identity, RowSum
-from dpcert.audit.search import Candidate, choose, search_pair
+from dpcert.audit.search.standard import Candidate, choose, search_pair
+from dpcert.audit.stats.events import (
+    AboveCount,
+    Coordinate,
+    Event,
+    HistogramScore,
+    Identity,
+    RowSum,
+)
 
 
 def test_row_sum_is_the_sum_and_nan_when_a_coordinate_is_not_finite() -> None:

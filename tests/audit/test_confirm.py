@@ -1,4 +1,4 @@
-"""Confirmation of weakly supported leaders (dpcert.audit.confirm)."""
+"""Confirmation of weakly supported leaders (dpcert.audit.search.confirm)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from dpcert.audit.candidates import Candidate
-from dpcert.audit.confirm import (
+from dpcert.audit.kernel.parallel import Forking
+from dpcert.audit.search.candidates import Candidate
+from dpcert.audit.search.confirm import (
     CONTEST_EVENTS,
     CONTEST_HITS,
     MAX_ROWS,
@@ -22,8 +23,7 @@ from dpcert.audit.confirm import (
     target_hits,
     thin,
 )
-from dpcert.audit.events import Event, Identity
-from dpcert.audit.parallel import Forking
+from dpcert.audit.stats.events import Event, Identity
 
 
 def _coin(p_x: float, p_xp: float, seed: int = 0) -> Callable[[int, int], np.ndarray]:

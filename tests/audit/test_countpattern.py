@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from dpcert.audit.countpattern import CountPattern, count_pattern
-from dpcert.audit.features import Composed, Pattern, fit_patterns
-from dpcert.audit.pscreen import _refined, pattern_screen
+from dpcert.audit.search.pscreen import _refined, pattern_screen
+from dpcert.audit.stats.countpattern import CountPattern, count_pattern
+from dpcert.audit.stats.features import Composed, Pattern, fit_patterns
 
 Array = np.ndarray[Any, Any]
 

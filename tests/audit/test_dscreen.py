@@ -8,9 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from dpcert.audit.candidates import Candidate
-from dpcert.audit.dscreen import _Counts, _distinct, _rays, _rescore, discrete_screen
-from dpcert.audit.events import Event, HistogramScore, predicted_bound, row_hash
+from dpcert.audit.search.candidates import Candidate
+from dpcert.audit.search.dscreen import _Counts, _distinct, _rays, _rescore, discrete_screen
+from dpcert.audit.search.intervals import predicted_bound
+from dpcert.audit.stats.events import Event, HistogramScore, row_hash
 
 
 def pairs_mechanism(seed: int) -> tuple[Any, list[tuple[Any, Any]]]:
@@ -73,7 +74,7 @@ def test_events_are_scored_on_the_held_out_counts() -> None:
 
 def test_the_deadline_is_kept_and_every_pair_is_ranked(monkeypatch: Any) -> None:
     # a fake clock (no wall time asserted): every call of the mechanism takes 0.01 s
-    from dpcert.audit import dscreen
+    from dpcert.audit.search import dscreen
 
     clock = [0.0]
     monkeypatch.setattr(dscreen.time, "perf_counter", lambda: clock[0])
@@ -120,8 +121,8 @@ def test_integer_rows_are_counted_as_the_row_hash_counts_them() -> None:
 
 
 def test_an_audit_on_a_clock_screens_few_valued_mechanisms_only(monkeypatch: Any) -> None:
-    from dpcert.audit import search
     from dpcert.audit.auditor import audit
+    from dpcert.audit.search import standard as search
 
     calls: list[int] = []
     real = search.discrete_screen
@@ -176,7 +177,7 @@ def test_fixed_events_are_rescored_on_the_pooled_counts_as_estimation_would_coun
 
 def test_the_third_round_rescores_the_two_best_pairs_without_reselecting(monkeypatch: Any
                                                                           ) -> None:
-    from dpcert.audit import dscreen
+    from dpcert.audit.search import dscreen
 
     seen: list[tuple[set[int], int, int]] = []
     real = dscreen._rescore
@@ -200,7 +201,7 @@ def test_the_third_round_rescores_the_two_best_pairs_without_reselecting(monkeyp
 
 
 def test_halving_keeps_the_better_half_down_to_the_final_pairs() -> None:
-    from dpcert.audit.dscreen import FINAL, halving_rounds
+    from dpcert.audit.search.dscreen import FINAL, halving_rounds
 
     for arms in range(1, 40):
         n, r = arms, 0
@@ -210,7 +211,7 @@ def test_halving_keeps_the_better_half_down_to_the_final_pairs() -> None:
 
 
 def test_hope_ranks_a_thinly_seen_strong_event_by_what_it_could_give() -> None:
-    from dpcert.audit.dscreen import _hope
+    from dpcert.audit.search.dscreen import _hope
 
     ev = Event(HistogramScore(np.zeros(1, np.uint64), np.zeros(1)), 0.0, math.inf)
     strong = Candidate(0, ev, True, 0.01, support=40, held=4_000, against=25)
@@ -240,7 +241,7 @@ def test_a_rare_strong_pair_survives_the_first_round(monkeypatch: Any) -> None:
     # first-round batches of 5·10^4 see the rare event ~65 times in the held-out third:
     # ranked by its pessimistic prediction it falls behind the weak pairs (0 of these 10
     # seeds go on), ranked by what it could give it goes on (8 of 10; seeded, so fixed)
-    from dpcert.audit import dscreen
+    from dpcert.audit.search import dscreen
 
     def survived(seed: int) -> bool:
         rounds: list[int] = []

@@ -9,12 +9,19 @@ import numpy as np
 import pytest
 
 import dpcert as dp
-from dpcert.audit import auditor, membership
+from dpcert.audit import auditor
 from dpcert.audit.auditor import audit
-from dpcert.audit.classifier import fit_logistic
-from dpcert.audit.events import Coordinate, Event, Identity, RowSum, fit_histogram
-from dpcert.audit.features import Composed, FloatCell, fit_additive, fit_feature_map, fit_summary
-from dpcert.audit.membership import Membership, _bins
+from dpcert.audit.kernel import membership
+from dpcert.audit.kernel.membership import Membership, _bins
+from dpcert.audit.stats.classifier import fit_logistic
+from dpcert.audit.stats.events import Coordinate, Event, Identity, RowSum, fit_histogram
+from dpcert.audit.stats.features import (
+    Composed,
+    FloatCell,
+    fit_additive,
+    fit_feature_map,
+    fit_summary,
+)
 
 
 def _check(events: list[Event], chunks: list[np.ndarray]) -> Membership:

@@ -1,5 +1,5 @@
 """Estimation draws from worker processes: order of the rounds, the shared-stream checks, and
-failures of a worker (dpcert.audit.parallel)."""
+failures of a worker (dpcert.audit.kernel.parallel)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ import numpy as np
 import pytest
 
 import dpcert as dp
-from dpcert.audit import audit, dscreen, estimate, parallel
-from dpcert.audit.events import Event, Identity, row_hash
-from dpcert.audit.outputs import OutputEncoder, measurement_sampler
+from dpcert.audit import audit
+from dpcert.audit.kernel import estimate, parallel
+from dpcert.audit.kernel.outputs import OutputEncoder, measurement_sampler
+from dpcert.audit.search import dscreen
+from dpcert.audit.stats.events import Event, Identity, row_hash
 from dpcert.errors import AuditFailed, InvalidParameter
 
 pytestmark = pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(),
@@ -289,9 +291,9 @@ def test_the_wide_screen_pools_the_workers_values(monkeypatch: pytest.MonkeyPatc
     # parent's values and its worker's (outputs offset by 1000 there) both come back
     from types import SimpleNamespace
 
-    from dpcert.audit import search
-    from dpcert.audit.candidates import Candidate
-    from dpcert.audit.events import RowSum
+    from dpcert.audit.search import standard as search
+    from dpcert.audit.search.candidates import Candidate
+    from dpcert.audit.stats.events import RowSum
 
     parent = os.getpid()
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from dpcert.audit.events import AllOf, Coordinate, Event, fit_histogram
-from dpcert.audit.features import Composed, Pattern, fit_patterns, refine_pattern
-from dpcert.audit.membership import Membership
-from dpcert.audit.pscreen import pattern_screen
+from dpcert.audit.kernel.membership import Membership
+from dpcert.audit.search.pscreen import pattern_screen
+from dpcert.audit.stats.events import AllOf, Coordinate, Event, fit_histogram
+from dpcert.audit.stats.features import Composed, Pattern, fit_patterns, refine_pattern
 
 Array = np.ndarray[Any, Any]
 

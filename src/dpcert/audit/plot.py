@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from dpcert.audit.auditor import AuditResult
-from dpcert.audit.outputs import OutputEncoder, Sampler
+from dpcert.audit.kernel.outputs import OutputEncoder, Sampler
 
 __all__ = ["matplotlib_available", "plot_result"]
 

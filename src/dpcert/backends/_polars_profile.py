@@ -1,4 +1,4 @@
-"""Polars data work of the bound-choosing steps (:mod:`dpcert.transformations.frame.profile`):
+"""Polars data work of the bound-choosing steps (`dpcert.transformations.frame.profile`):
 one number per privacy unit -- its number of groups, its most rows in one group, or its
 largest or smallest value of a column.  Units and group keys are canonicalised as in
 contribution bounding, so a unit here is a unit there.

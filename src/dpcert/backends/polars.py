@@ -448,7 +448,7 @@ class PolarsBackend:
     def unit_profile(self, data: Any, unit: str, by: Sequence[str], what: str
                      ) -> np.ndarray[Any, Any]:
         """One integer per privacy unit: its groups, or its most rows in one group
-        (:mod:`dpcert.backends._polars_bins`; for choosing contribution bounds)."""
+        (`dpcert.backends._polars_bins`; for choosing contribution bounds)."""
         from dpcert.backends._polars_profile import unit_profile
 
         return unit_profile(to_lazy(data), unit, by, what)
@@ -456,7 +456,7 @@ class PolarsBackend:
     def unit_extremes(self, data: Any, unit: str | None, column: str, which: str
                       ) -> np.ndarray[Any, Any]:
         """One float per privacy unit: its largest or smallest value of ``column`` (for
-        choosing value bounds; :mod:`dpcert.backends._polars_profile`)."""
+        choosing value bounds; `dpcert.backends._polars_profile`)."""
         from dpcert.backends._polars_profile import unit_extremes
 
         return unit_extremes(to_lazy(data), unit, column, which)

@@ -6,7 +6,7 @@ with the options of `dpcert.audit.audit` (pairs, input size, sensitivity, adjace
 samples, confidence, seconds, candidates, ladder, seed, workers, worker init); progress goes
 to stderr (``--quiet`` hides it) and ``--json`` prints the result as JSON.
 ``dpcert audit --self [--quick] [--plot-dir DIR]`` audits the registry of
-`dpcert.audit.targets` and prints a table (or JSON).  The exit code is 1 when any claim
+`dpcert.selfaudit.targets` and prints a table (or JSON).  The exit code is 1 when any claim
 is violated.
 """
 
@@ -17,6 +17,7 @@ import importlib
 import json
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -129,7 +130,7 @@ def _table(rows: list[list[str]]) -> str:
 
 def _run_self(args: argparse.Namespace) -> int:
     from dpcert.audit.plot import matplotlib_available
-    from dpcert.audit.targets import TARGETS, run_target
+    from dpcert.selfaudit.targets import TARGETS, run_target
 
     seconds = args.seconds or (1.5 if args.quick else 20.0)
     confidence = args.confidence if args.confidence is not None else SELF_CONFIDENCE
@@ -187,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
     if args.target is None:
         raise InvalidParameter("give MODULE:CALLABLE or --self")
     import dpcert as dp
-    from dpcert.audit import audit, one_at_a_time
+    from dpcert.audit import AuditOptions, audit, one_at_a_time
     from dpcert.audit.plot import matplotlib_available, plot_result
     from dpcert.core.measurement import Measurement
 
@@ -209,19 +210,20 @@ def run(args: argparse.Namespace) -> int:
     if args.pair:
         pairs = [(_parse_value(a), _parse_value(b)) for a, b in args.pair]
     confidence = args.confidence if args.confidence is not None else 0.95
+    options = AuditOptions(claimed=claimed, samples=args.samples, seconds=args.seconds,
+                           confidence=confidence, input_size=args.input_size,
+                           sensitivity=args.sensitivity, adjacency=args.adjacency,
+                           candidates=args.candidates, ladder=args.ladder,
+                           zcdp_delta=args.zcdp_delta, seed=args.seed, name=args.target,
+                           workers=args.workers, worker_init=worker_init)
+    # a measurement (an engine release, ``query.measurement(budget)``, included) and a black
+    # box go through the same call; --self audits the registry's targets the same way
     with Steps(0, "dpcert audit", progress_mode(args.quiet)) as steps:  # phases, not counted
-        result = audit(sampler, pairs, claimed=claimed, samples=args.samples,
-                       seconds=args.seconds, confidence=confidence,
-                       input_size=args.input_size, sensitivity=args.sensitivity,
-                       adjacency=args.adjacency, candidates=args.candidates,
-                       ladder=args.ladder,
-                       zcdp_delta=args.zcdp_delta, seed=args.seed, name=args.target,
-                       workers=args.workers,
-                       worker_init=worker_init,
-                       progress=None if args.quiet else steps.note)
+        result = audit(sampler, pairs, replace(options,
+                                               progress=None if args.quiet else steps.note))
     print(json.dumps(result.to_dict(), indent=1) if args.json else result)
     if args.plot_dir is not None and matplotlib_available():
-        from dpcert.audit.outputs import measurement_sampler
+        from dpcert.audit.kernel.outputs import measurement_sampler
 
         s = measurement_sampler(mech) if isinstance(mech, Measurement) else sampler
         plot_result(result, s, args.plot_dir / f"{_slug(args.target)}.png")

@@ -4,22 +4,22 @@ A plan with ``bounds=None`` on a value aggregate, or ``max_groups``/``max_rows_p
 ``None`` (``bound_contributions()`` without arguments), compiles to one measurement that spends
 ``plan.auto_share`` of the budget choosing them and the rest on the release with the chosen
 values (adaptive composition; proof: ``docs/proofs/frame_autobounds.md``).  Each choice is the
-exponential mechanism on a rank score (:func:`~dpcert.mechanisms.edge_rank.make_edge_rank`)
-over one number per privacy unit (:mod:`dpcert.transformations.frame.profile`), so one unit
+exponential mechanism on a rank score (`make_edge_rank`)
+over one number per privacy unit (`dpcert.transformations.frame.profile`), so one unit
 moves each score by at most one whatever its number of rows:
 
 1. ``max_groups``: a bound with about ``k`` units having more groups, from each unit's number
    of groups; ``max_rows_per_group`` likewise from each unit's largest number of rows in one
-   group (candidates: :func:`~dpcert.transformations.frame.profile.count_candidates`);
+   group (candidates: `count_candidates`);
 2. value bounds of a column: the upper bound with about ``k`` units whose largest value lies
    above it, the lower bound with about ``k`` units whose smallest value lies below it, over a
    signed geometric grid (four candidates per doubling, ±2^-20 to ±2^64, and 0), each with half
    the column's share -- the approximate-bounds idea of Google's library (Wilson et al., PoPETs
    2020) with a rank score in place of a noisy histogram;
-3. the release itself (:func:`~dpcert.frame.compile.compile_plan`) with the chosen values and
+3. the release itself (`compile_plan`) with the chosen values and
    the remaining budget.
 
-``k = ⌈2·ln(C/β)/ε⌉`` (:func:`~dpcert.mechanisms.edge_rank.default_k`, ``β = 1/1000``, ``C``
+``k = ⌈2·ln(C/β)/ε⌉`` (`default_k`, ``β = 1/1000``, ``C``
 candidates): the least count at which the candidates beyond all the data are unlikely.  So a
 bound leaves out about ``k`` units beyond it -- the clipping bias, which Amin et al. (ICML 2019)
 trade against noise -- and ``k`` does not grow with the data.
@@ -253,7 +253,7 @@ def compile_auto(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
                  source: Any = None, neighbours: Any = None,
                  admission: Admission | None = None, compile_plan: Any) -> Measurement:
     """The release of a plan with omitted bounds (arguments as
-    :func:`~dpcert.frame.compile.compile_plan`, which passes itself as ``compile_plan``):
+    `compile_plan`, which passes itself as ``compile_plan``):
     the choices, then the release."""
     if backend is not None and not hasattr(backend, "unit_profile"):
         raise BackendUnavailable(

@@ -1,5 +1,5 @@
 """Planning figures of a release whose bounds are chosen privately
-(:mod:`dpcert.frame.autobounds`): what ``Query.accuracy()`` states before anything is spent.
+(`dpcert.frame.autobounds`): what ``Query.accuracy()`` states before anything is spent.
 
 The chosen values are not known before the release, so each figure is stated per unit of them
 and the clipping bias is named apart from the noise:
@@ -66,7 +66,7 @@ def _choice_row(q: str, share: Fraction, zcdp: bool) -> dict[str, Any]:
 def auto_accuracy_table(query: Any, budget: Measure, alpha: Fraction, n: int,
                         accuracy_table: Any) -> pl.DataFrame:
     """The accuracy table of a query with omitted bounds (module docstring);
-    ``accuracy_table`` is :func:`dpcert.frame.planning.accuracy_table` (which calls this)."""
+    ``accuracy_table`` is `dpcert.frame.planning.accuracy_table` (which calls this)."""
     plan = query.plan()
     query.measurement(budget, key=bytes(16))  # every check of the real release
     share, main = split_auto(plan, budget)

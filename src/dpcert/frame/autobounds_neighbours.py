@@ -1,12 +1,12 @@
-"""The neighbour harness for releases with bounds chosen privately (:mod:`dpcert.frame.autobounds`).
+"""The neighbour harness for releases with bounds chosen privately (`dpcert.frame.autobounds`).
 
-:func:`check_auto_neighbours` runs the *real* selection steps
-(:func:`~dpcert.frame.autobounds.selection_steps`: ``admit >> filter >> one number per unit``) on
-a table and on each neighbour (:func:`dpcert.frame.neighbours.neighbours` of the plan with
+`check_auto_neighbours` runs the *real* selection steps
+(`selection_steps`: ``admit >> filter >> one number per unit``) on
+a table and on each neighbour (`dpcert.frame.neighbours.neighbours` of the plan with
 concrete bounds) and asserts what the proof note ``docs/proofs/frame_autobounds.md`` claims:
 the two multisets differ by at most ``t.map(1)`` entries, and every candidate's edge-rank score
 moves by at most ``t.map(1)`` (sensitivity 1 per entry).  The release that follows is checked
-by :func:`~dpcert.frame.neighbours.check_neighbours` at the two ends of every choice (smallest
+by `check_neighbours` at the two ends of every choice (smallest
 and largest contribution bounds and value bounds).
 
 Examples
@@ -89,8 +89,8 @@ def check_auto_neighbours(df: pl.DataFrame, plan: QueryPlan, budget: Measure, *,
 
 def check_any_neighbours(df: pl.DataFrame, plan: QueryPlan, budget: Measure, *, seed: int = 0,
                          extra: list[tuple[str, pl.DataFrame]] | None = None) -> int:
-    """:func:`check_auto_neighbours` for a plan with omitted bounds, else
-    :func:`dpcert.frame.neighbours.check_neighbours` (what ``dpcert.testing`` exports)."""
+    """`check_auto_neighbours` for a plan with omitted bounds, else
+    `dpcert.frame.neighbours.check_neighbours` (what ``dpcert.testing`` exports)."""
     if plan.is_auto:
         return check_auto_neighbours(df, plan, budget, seed=seed, extra=extra)
     return check_neighbours(df, plan, budget, seed=seed, extra=extra)

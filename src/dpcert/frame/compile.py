@@ -226,7 +226,7 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
         Output: a `ReleaseTable` ``{column: list}`` with the
         key columns, then per output name ``<name>``, ``<name>_ci_low``, ``<name>_ci_high``.
         Its ``map(1)`` is what the release costs.  A plan with omitted bounds compiles to the
-        adaptive release of :mod:`dpcert.frame.autobounds`.
+        adaptive release of `dpcert.frame.autobounds`.
     """
     if plan.is_auto:
         return compile_auto(plan, budget, schema=schema, backend=backend, key=key, alpha=alpha,

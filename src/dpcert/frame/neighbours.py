@@ -247,7 +247,7 @@ def check_neighbours(df: pl.DataFrame, plan: QueryPlan, budget: Measure, *, seed
     ``seed``), and assert that the exact grouped statistics move by no more than the compiled
     stability maps say (module docstring).  Returns the number of neighbours checked; raises
     ``AssertionError`` naming the neighbour and the statistic.  A plan with bounds chosen
-    privately is checked by :func:`dpcert.frame.autobounds_neighbours.check_auto_neighbours`
+    privately is checked by `dpcert.frame.autobounds_neighbours.check_auto_neighbours`
     (the choices, then the release at the ends of every choice), which
     ``dpcert.testing.check_neighbours`` dispatches to."""
     backend = PolarsBackend()

@@ -467,7 +467,7 @@ class Query:
                             max_rows_per_group: int | None = None) -> Query:
         """At most ``max_groups`` groups and ``max_rows_per_group`` rows per group per unit.
         A bound left out is chosen privately at release time from the query's
-        :meth:`auto_share` of the budget (:mod:`dpcert.frame.autobounds`)."""
+        `auto_share` of the budget (`dpcert.frame.autobounds`)."""
         for v, n in ((max_groups, "max_groups"), (max_rows_per_group, "max_rows_per_group")):
             if v is not None:
                 check_int(v, n, minimum=1)
@@ -476,8 +476,8 @@ class Query:
 
     def auto_share(self, share: Any) -> Query:
         """The share of each release's budget (of ε, or ρ) spent choosing the bounds left out
-        (``bounds=`` of an aggregate, arguments of :meth:`bound_contributions`), split equally
-        over them; default 1/10.  :meth:`accuracy` shows the split."""
+        (``bounds=`` of an aggregate, arguments of `bound_contributions`), split equally
+        over them; default 1/10.  `accuracy` shows the split."""
         return replace(self, _auto_share=check_probability(share, "auto_share", open_low=True,
                                                            open_high=True))
 

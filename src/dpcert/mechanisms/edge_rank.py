@@ -17,7 +17,7 @@ probability ∝ ``exp(ε·u(x, c)/2)``: ``map(d_in) = ε·d_in`` (proof: ``docs/
 Why a count ``k`` and not a level: the bias of clipping at a bound grows with the number of
 records beyond it, and the noise it saves does not depend on the data's size (Amin, Kulesza,
 Muñoz Medina & Vassilvitskii, ICML 2019).  Candidates beyond every record all score
-``−min(k, n)``; with :func:`default_k` they weigh together at most ``β`` against one scoring 0,
+``−min(k, n)``; with `default_k` they weigh together at most ``β`` against one scoring 0,
 so the bound is rarely far outside the data.
 
 Examples
@@ -94,7 +94,7 @@ def make_edge_rank(input_domain: Domain, input_metric: Metric, candidates: Seque
     input_domain : VectorDomain of int or float (NaN allowed: it is neither above nor below)
     input_metric : SymmetricDistance or InsertDeleteDistance (records added or removed)
     candidates : strictly increasing finite numbers
-    k : int ≥ 1, records to leave beyond the bound (:func:`default_k`)
+    k : int ≥ 1, records to leave beyond the bound (`default_k`)
     side : ``"upper"`` or ``"lower"``
     epsilon : number > 0
 

@@ -1,15 +1,15 @@
 """One number per privacy unit, for choosing bounds privately: ``(FrameDomain, UnitDistance) →
 (VectorDomain, SymmetricDistance)``, ``d ↦ d`` (proof: ``docs/proofs/frame_autobounds.md``).
 
-* :func:`make_unit_profile`: each unit's number of distinct groups (``"groups"``) or its largest
+* `make_unit_profile`: each unit's number of distinct groups (``"groups"``) or its largest
   number of rows in one group (``"rows"``);
-* :func:`make_unit_extremes`: each unit's largest (``"max"``) or smallest (``"min"``) non-null,
+* `make_unit_extremes`: each unit's largest (``"max"``) or smallest (``"min"``) non-null,
   non-NaN value of a column, clamped to ±2^64 (a unit without one gives nothing); with rows as
   units, every such value.
 
 A unit's number depends on its own rows only, so the multisets of two frames ``d`` units apart
 differ by at most ``d`` entries.  The candidate grids the bounds are chosen from are public
-constants (:func:`count_candidates`, :func:`value_candidates`).
+constants (`count_candidates`, `value_candidates`).
 
 Examples
 --------
@@ -46,7 +46,7 @@ VALUE_OCTAVES = (-20, 64)
 
 def count_candidates(cap: int = COUNT_CAP) -> tuple[int, ...]:
     """Candidate contribution bounds: every integer to 16, then a geometric grid with
-    :data:`STEPS_PER_OCTAVE` steps per doubling (rounded, distinct), then ``cap``."""
+    `STEPS_PER_OCTAVE` steps per doubling (rounded, distinct), then ``cap``."""
     out = list(range(1, min(cap, 16) + 1))
     j = 1
     while (e := round(16 * 2 ** (j / STEPS_PER_OCTAVE))) < cap:

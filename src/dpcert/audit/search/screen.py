@@ -11,8 +11,8 @@ probability 2 %, 1.7 standard errors on 10⁵ draws) or the event rare (SVT Alg.
 probability 0.5 %).  The wide screen draws a fresh batch of the search's best pair, keeps only
 these statistics' values (a few numbers per row, so memory stays small), selects each
 statistic's best events on the first two thirds and re-scores them on the last third, exactly
-as `search_pair` does.  It is part of the search: nothing it draws
-enters the final bound, and its events are fixed before the estimation batch is drawn.
+as `search_pair` does.  It is part of the search: nothing
+it draws enters the final bound, and its events are fixed before the estimation batch is drawn.
 
 Examples
 --------
@@ -34,27 +34,17 @@ from typing import Any
 
 import numpy as np
 
-from dpcert.audit.candidates import HOLDOUT, Candidate, _ladder
-from dpcert.audit.events import (
-    Event,
-    RowSum,
-    fit_above_count,
-    guard_z,
-    predicted_one,
-    search_intervals,
-)
-from dpcert.audit.features import fit_feature_map, fit_summary, is_float_valued
-from dpcert.audit.outputs import OutputEncoder, Sampler
-from dpcert.audit.quadrants import Quadrant, search_quadrants
+from dpcert.audit.kernel.outputs import OutputEncoder, Sampler
+from dpcert.audit.search.candidates import HOLDOUT, Candidate, _ladder
+from dpcert.audit.search.intervals import guard_z, predicted_one, search_intervals
+from dpcert.audit.search.quadrants import Quadrant, search_quadrants
+from dpcert.audit.stats.events import Event, RowSum, fit_above_count
+from dpcert.audit.stats.features import fit_feature_map, fit_summary, is_float_valued
 
-__all__ = ["WIDE_MAX_ROWS", "WIDE_SHARE", "More", "Values", "draw_values", "wide_screen"]
+__all__ = ["WIDE_MAX_ROWS", "More", "Values", "draw_values", "wide_screen"]
 
 Array = np.ndarray[Any, Any]
 
-#: Share of the search's time left to the wide screen of cheap statistics (numeric vector
-#: outputs).  0.15 on a quiet machine (seeds 1-3): SVT34Parallel 0.164 / 0.136 / 0.168 against
-#: 0.115 / 0.123 / 0.204 at 0.3; LaplaceParallel 0.049-0.051 either way.
-WIDE_SHARE = 0.15
 #: Most rows per input of a wide screen (its statistics take ≤ 8 numbers per row).
 WIDE_MAX_ROWS = 1_500_000
 
@@ -121,7 +111,7 @@ def wide_screen(sampler: Sampler, x: Any, xp: Any, pair: int, *, rows: int, chun
     Draws up to ``rows`` outputs of each input in chunks of ``chunk`` (both inputs the same
     number), stopping early at ``deadline`` (``time.perf_counter()`` seconds; checked between
     chunks).  The statistics are fitted on the first chunk; ``more`` (several processes, see
-    `dpcert.audit.search._wide`) draws the rest, else this process does.  Returns the
+    `dpcert.audit.search.standard._wide`) draws the rest, else this process does.  Returns the
     candidates and the rows drawn per input; no candidates when no cheap statistic applies
     (1-D, discrete or integer outputs), after one chunk."""
     m = max(1, min(chunk, rows))
@@ -153,9 +143,8 @@ def wide_screen(sampler: Sampler, x: Any, xp: Any, pair: int, *, rows: int, chun
                 q = ev.statistic
                 final = Quadrant(stat, q.j, q.k, q.a, q.j_upper, q.b, q.k_upper)
                 found.append((q, Event(final, 1.0, 1.0), fwd, pred))
-    # re-score on the held-out third (see search.rescore), with the same extreme-value guard:
-    # with one standard error instead, a quadrant screened on 4 000 rows of one of 11 pairs
-    # (a loaded machine) predicted 0.134 and delivered 0.061 on SVT34Parallel
+    # re-score on the held-out third (see search.rescore), with the same extreme-value guard
+    # as the selection: the best of many quadrants on a small screen is the luckiest
     z_guard = guard_z(len(found))
     out: list[Candidate] = []
     held = {id(s): (a[cut:], b[cut:]) for s, a, b in zip(stats, va, vb, strict=True)}
@@ -171,8 +160,8 @@ def wide_screen(sampler: Sampler, x: Any, xp: Any, pair: int, *, rows: int, chun
         (k1, n1), (k2, n2) = ((ka, n - cut), (kb, n - cut)) if fwd else \
             ((kb, n - cut), (ka, n - cut))
         pred = predicted_one(float(k1), float(k2), n1, n2, n_estimate, z, delta, z_guard)
-        # the hits are recorded, so a thin prediction is confirmed (dpcert.audit.confirm):
-        # NumericalSVT's quadrant predicted 0.085 on a few hundred held-out hits and gave 0.001
+        # the hits are recorded, so a prediction resting on few hits is confirmed
+        # (dpcert.audit.search.confirm) before it can be chosen
         out.append(Candidate(pair, ev, fwd, pred, support=float(k1), held=n1,
                              against=float(k2)))
     # the ladder of each statistic's best ray (the choice takes the chosen events' own)

@@ -1,11 +1,12 @@
 """Candidate events handed from the search to the estimation, and the ladder of nested rays.
 
-Shared by `dpcert.audit.search` and `dpcert.audit.screen` (the wide screen).
+Shared by `dpcert.audit.search.standard` and `dpcert.audit.search.screen` (the wide
+screen).
 
 Examples
 --------
 >>> import numpy as np
->>> from dpcert.audit.events import Event, Identity
+>>> from dpcert.audit.stats.events import Event, Identity
 >>> best = Candidate(0, Event(Identity(), 0.0, np.inf), True, 0.5)
 >>> rungs = _ladder(best, np.arange(1000.0), np.arange(1000.0), n_estimate=10**6, z=2.0,
 ...                 delta=0.0)
@@ -21,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from dpcert.audit.events import Event, predicted_one
+from dpcert.audit.search.intervals import predicted_one
+from dpcert.audit.stats.events import Event
 
 __all__ = ["HOLDOUT", "LADDER_TAILS", "Candidate"]
 
@@ -41,7 +43,7 @@ class Candidate:
     ``support`` and ``against``: how many draws of the likelier and of the other input fell in
     the event among the ``held`` draws per input that ``predicted`` was measured on
     (``support`` is ``inf`` when not recorded: screens of 10⁵–10⁸ draws);
-    `dpcert.audit.confirm` re-measures candidates with little support."""
+    `dpcert.audit.search.confirm` re-measures candidates with little support."""
 
     pair: int
     event: Event
@@ -62,7 +64,7 @@ def _ladder(best: Candidate, ha: Array, hb: Array, *, n_estimate: int, z: float,
     can, so a few nested rays go to it.  Each rung's prediction is its own, on the held-out
     outputs, at their point estimates (no pessimism: it only ranks the rungs of one ladder,
     and a pessimistic one ranks the rarer rungs, the ones the estimation's larger batch is
-    for, last: LaplaceParallel's count ≤ 7 over ≤ 5, worth 0.033 against 0.044)."""
+    for, last)."""
     low, high = float(best.event.low), float(best.event.high)
     upper = math.isinf(high) and not math.isinf(low)
     lower = math.isinf(low) and not math.isinf(high)

@@ -2,18 +2,20 @@
 
 Outputs that mix atoms with numbers (SVT Alg. 3: ``-1000`` for ⊥, the noisy answer for ⊤,
 ``-2000`` after the abort) have too many distinct rows for the discrete screen
-(`dpcert.audit.dscreen`), but their *atom pattern* (`Pattern`:
-which atom, or "a number", in each coordinate) has few values, and it is a fixed map of the
-output, so an event on the pattern is an event on the output.  Outputs that concatenate
+(`dpcert.audit.search.dscreen`), but their *atom pattern*
+(`Pattern`: which atom, or "a number", in each coordinate)
+has few values, and it is a fixed map of the output, so an event on the pattern is an event on
+the output.  Outputs that concatenate
 independent mechanisms (DP-Sniper's ``SVT34Parallel``: Alg. 3 beside Alg. 4's ⊤/⊥/abort codes)
 get one pattern per block: together they have hundreds of values, each alone a few dozen.
 
 The discrete screen runs on arms (pair, pattern): its successive halving spends the time on
 the best arms, whichever block they are on.  With several blocks, each block's best ray
 (in the same direction) on one pair is then intersected
-(`AllOf`): on independent blocks the likelihood ratios multiply, so
-the intersection of Alg. 4's ``e^0.29`` ray and a weaker Alg. 3 pattern ray is stronger than
-either; the pair is the one where the blocks' best rays add up to the most.  Whether the
+(`AllOf`): on independent blocks the likelihood ratios
+multiply, so the intersection of Alg. 4's ``e^0.29`` ray and a weaker Alg. 3 pattern ray is
+stronger than either; the pair is the one where the blocks' best rays add up to the most.
+Whether the
 intersection is stronger is measured, not assumed: the pair is drawn again (fresh draws, no
 selection on them) and the intersection is kept only when its held-out bound beats both of
 its parts'.  Like every screen, this is search: its draws never enter the final bound and its
@@ -22,7 +24,7 @@ events are fixed before the estimation batch.
 Examples
 --------
 >>> import numpy as np
->>> from dpcert.audit.features import fit_patterns
+>>> from dpcert.audit.stats.features import fit_patterns
 >>> rng = np.random.default_rng(0)  # insecure-ok: test data for the doctest, not privacy noise
 >>> def two_blocks(x, n):   # randomized response on a bit, beside an atom or a number
 ...     bit = np.where(rng.random(n) < 0.6, x, 1 - x)
@@ -46,21 +48,21 @@ from typing import Any
 
 import numpy as np
 
-from dpcert.audit.candidates import Candidate
-from dpcert.audit.countpattern import CountPattern, count_pattern
-from dpcert.audit.dscreen import HELD_Z, MAX_VALUES, RATE_SHARE, discrete_screen
-from dpcert.audit.events import AllOf, Event, predicted_one
-from dpcert.audit.features import Composed, Pattern, refine_pattern
-from dpcert.audit.membership import Membership
-from dpcert.audit.outputs import OutputEncoder, Sampler
-from dpcert.audit.parallel import Forking
+from dpcert.audit.kernel.membership import Membership
+from dpcert.audit.kernel.outputs import OutputEncoder, Sampler
+from dpcert.audit.kernel.parallel import Forking
+from dpcert.audit.search.candidates import Candidate
+from dpcert.audit.search.dscreen import HELD_Z, MAX_VALUES, discrete_screen
+from dpcert.audit.search.intervals import predicted_one
+from dpcert.audit.search.schedule import SCHEDULE
+from dpcert.audit.stats.countpattern import CountPattern, count_pattern
+from dpcert.audit.stats.events import AllOf, Event
+from dpcert.audit.stats.features import Composed, Pattern, refine_pattern
 
-__all__ = ["JOIN_SHARE", "pattern_screen"]
+__all__ = ["pattern_screen"]
 
 Array = np.ndarray[Any, Any]
 
-#: Share of the screen's time spent measuring the intersection (with two blocks or more).
-JOIN_SHARE = 0.25
 #: Outputs per input of the first pair on which refined patterns' cuts are fitted.
 REFINE_ROWS = 4_096
 
@@ -82,13 +84,13 @@ def pattern_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]],
     ``rows``, ``chunk``, ``n_estimate``, ``z``, ``delta``, ``estimate_until`` and ``fork``
     are the discrete screen's (its arms' batches are drawn by ``fork.workers`` processes);
     ``deadline`` (``time.perf_counter()`` seconds) is shared: with several
-    patterns, `JOIN_SHARE` of it goes to measuring the intersection.  Returns the
+    patterns, ``SCHEDULE.join`` of it goes to measuring the intersection.  Returns the
     candidates (events on the output) and the draws per input."""
     start = time.perf_counter()
     join = len(patterns) > 1
     maps, drawn = _refined(sampler, enc, pair_list, patterns, chunk)
     screens_end = (None if deadline is None
-                   else start + (1.0 - (JOIN_SHARE if join else 0.0)) * (deadline - start))
+                   else start + (1.0 - (SCHEDULE.join if join else 0.0)) * (deadline - start))
     # one arm per (pair, pattern): the screen's successive halving spends its time on the best
     # arms, whichever block they are on
     k = len(maps)
@@ -144,10 +146,8 @@ def _refined(sampler: Sampler, enc: OutputEncoder | None, pair_list: list[tuple[
     of the first pair; returns them and the rows drawn per input.  They are arms of one
     screen: on few draws the plain pattern's fewer cells are estimated better, on many the
     refined one's are finer.  Where the positions leave no room for bins (no refinement:
-    NumericalSVT's 56 patterns) the count pattern *takes* the plain one's arm: there the
-    halving, with one arm less per pair, kept the strong pairs more often (NumericalSVT seeds
-    1-10: mean bound 0.038 against 0.026 with both arms and 0.028 before the count pattern;
-    SVT34Parallel 0.29-0.35 either way; docs/auditor.md, round 14)."""
+    NumericalSVT's 56 patterns) the count pattern *takes* the plain one's arm: with one arm
+    less per pair the halving's rounds give each arm more counts."""
     if not pair_list or not patterns:
         return list(patterns), 0
     m = max(1, min(chunk, REFINE_ROWS))
@@ -226,7 +226,7 @@ def _join(sampler: Sampler, enc: OutputEncoder | None, pair_list: list[tuple[Any
     seconds = time.perf_counter() - t0
     n_est = n_estimate
     if estimate_until is not None and deadline is not None and seconds > 0:
-        n_est = max(n_estimate, int(RATE_SHARE * n / seconds * max(0.0, estimate_until -
+        n_est = max(n_estimate, int(SCHEDULE.drawing * n / seconds * max(0.0, estimate_until -
                                                                       deadline)))
 
     def held(k: int, forward: bool) -> float:

@@ -4,10 +4,9 @@ A search batch's held-out part re-scores every selected event on draws the selec
 see (`rescore`), so its prediction is unbiased — but on a small
 batch it rests on a handful of hits.  A quadrant that held 7 of 83 held-out draws of one input
 and 0 of the other's predicts ``ε ≥ 0.38`` even after the extreme-value guard, and out-ranks a
-pattern ray measured on millions of draws (SVT Alg. 3: the quadrant's true log-ratio was
-0.015, and the audit reported 0.04 instead of 0.13).  The guard cannot be raised for every
-event: the strongest events of some mechanisms are small and seen 10–20 times in a search
-batch (PrefixSum's additive-score rays, e^0.58 at 0.26 %).
+pattern ray measured on millions of draws, whatever its true ratio.  The guard cannot be
+raised for every event: the strongest events of some mechanisms are small and seen 10–20
+times in a search batch (PrefixSum's additive-score rays, e^0.58 at 0.26 %).
 
 So before the choice the search's candidates are re-measured where their support is thin.
 The *bar* is the leader's prediction, or, when the leader itself has fewer than
@@ -26,7 +25,7 @@ chosen events, fixed by then, on fresh draws.
 Examples
 --------
 >>> import numpy as np
->>> from dpcert.audit.events import Event, Identity
+>>> from dpcert.audit.stats.events import Event, Identity
 >>> rng = np.random.default_rng(0)  # insecure-ok: test data for the doctest, not noise
 >>> def mech(x, n):     # a fair coin whatever the input: ε = 0
 ...     return rng.integers(0, 2, n).astype(float)
@@ -47,12 +46,12 @@ from typing import Any
 
 import numpy as np
 
-from dpcert.audit import bounds
-from dpcert.audit.candidates import Candidate
-from dpcert.audit.events import guard_z, predicted_one
-from dpcert.audit.membership import Membership
-from dpcert.audit.outputs import OutputEncoder, Sampler
-from dpcert.audit.parallel import Crew, Forking
+from dpcert.audit.kernel import bounds
+from dpcert.audit.kernel.membership import Membership
+from dpcert.audit.kernel.outputs import OutputEncoder, Sampler
+from dpcert.audit.kernel.parallel import Crew, Forking
+from dpcert.audit.search.candidates import Candidate
+from dpcert.audit.search.intervals import guard_z, predicted_one
 
 __all__ = ["CONTEST_EVENTS", "CONTEST_HITS", "CONTEST_PAIRS", "MIN_HOPE", "MIN_SUPPORT", "ROUNDS",
            "RESOLVE", "TARGET_HITS", "confirm", "contest", "optimistic", "target_hits", "thin"]
@@ -135,10 +134,9 @@ def confirm(found: Sequence[Candidate], sampler: Sampler, pairs: Sequence[tuple[
 def thin(c: Candidate) -> bool:
     """Whether ``c``'s prediction rests on too little: fewer than `MIN_SUPPORT` hits of
     its likelier input, or a positive prediction below its log-ratio standard error
-    (``√(1/hits + 1/against)``).  The second is for weak events: 244 hits of a LaplaceParallel
-    coordinate's ray (true log-ratio 0.005, standard error 0.09) predicted 0.046 and
-    out-ranked the count of coordinates above their medians (0.035 on 5 600 hits), and the
-    audit reported 0.003."""
+    (``√(1/hits + 1/against)``).  The second is for weak events: a few hundred hits of an
+    event whose true log-ratio is near 0 can predict more than a well-measured event's true
+    ratio by noise alone."""
     if c.support < MIN_SUPPORT:
         return True
     if not math.isfinite(c.support) or c.held <= 0:
@@ -203,9 +201,9 @@ def contest(found: Sequence[Candidate], sampler: Sampler, pairs: Sequence[tuple[
     """``found`` with the leading pair and its close challengers re-measured side by side.
 
     Each pair's candidates were ranked on that pair's own held-out draws, so which *pair*
-    leads is decided by a few thousand hits on each side: on RAPPOR (two pairs whose best
-    events have ratios e^0.30 and e^0.25 at 1–4 %, 6.7·10⁴ held-out draws, a prediction's
-    standard error about 0.04), the weaker pair led on 2 of 3 seeds.  A *challenger* is
+    leads is decided by a few thousand hits on each side (two pairs whose best events have
+    ratios e^0.30 and e^0.25 at 1–4 %, on 6.7·10⁴ held-out draws, are within a prediction's
+    standard error of about 0.04).  A *challenger* is
     another pair whose best candidate, `OPTIMISM_Z` standard errors optimistic
     (`optimistic`), beats the leader's prediction.  When there is one, the leader's pair
     and the best `CONTEST_PAIRS` − 1 challengers are drawn again, the same number of
@@ -214,9 +212,7 @@ def contest(found: Sequence[Candidate], sampler: Sampler, pairs: Sequence[tuple[
     `CONTEST_EVENTS` best candidates are re-scored on those draws alone (drawn by
     ``fork.workers`` processes when ``fork`` is given, the counts summed; the
     extreme-value guard for their number) unless their predictions rest on more draws
-    already: SVT Alg. 3's pattern rays, measured on 4.5·10⁵ counts by the pattern screen, were
-    re-scored on the 2.7·10⁵ rows the time allowed, lost to the guard and the noise, and the
-    audit reported 0.063 (unflagged) for a mechanism at 0.2.  A measured pair's other
+    already (a screen's counts are not replaced by fewer fresh ones).  A measured pair's other
     candidates that rest on fewer draws than the contest's rank no higher than its lowest
     re-scored one, so an unmeasured lucky event cannot take the lead the measured ones
     lost.  None of this enters the bound.  Returns the candidates and the draws

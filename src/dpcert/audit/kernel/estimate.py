@@ -4,8 +4,8 @@ Draws alternate between the two inputs of each chosen pair chunk by chunk, so wh
 stops the phase (it is checked between chunks, on the wall clock only, never on the counts)
 every input has the same number ``n`` of draws.  Each event's membership bits are kept (packed,
 1 bit per draw), so counts over any prefix of the draws are available afterwards.  They are
-computed by `Membership` (code tables, grid bins, slot tables:
-the same bits as the events' own ``contains``, at a fraction of the cost).
+computed by `Membership` (code tables, grid bins, slot
+tables: the same bits as the events' own ``contains``, at a fraction of the cost).
 
 Two ways to turn counts into a bound:
 
@@ -40,11 +40,11 @@ from typing import Any
 
 import numpy as np
 
-from dpcert.audit import bounds
-from dpcert.audit.events import Event
-from dpcert.audit.membership import Membership
-from dpcert.audit.outputs import OutputEncoder
-from dpcert.audit.parallel import CHECKED, Bits, Workers, fingerprint
+from dpcert.audit.kernel import bounds
+from dpcert.audit.kernel.membership import Membership
+from dpcert.audit.kernel.outputs import OutputEncoder
+from dpcert.audit.kernel.parallel import CHECKED, Bits, Workers, fingerprint
+from dpcert.audit.stats.events import Event
 
 __all__ = ["POISSON_FAILURE", "Tally", "poisson_counts", "ratio_lower", "run_estimation"]
 
@@ -107,11 +107,12 @@ def run_estimation(sampler: Callable[[Any, int], Any], pairs: Sequence[tuple[Any
     drawn (NumPy releases the GIL in both), and its bits are recorded in draw order, so the
     tally is the one a sequential loop would give.  With ``workers > 1``, ``workers − 1``
     forked processes draw rounds of ``chunk`` draws of every input meanwhile
-    (`dpcert.audit.parallel`); their rounds follow this process's chunks in the tally."""
+    (`dpcert.audit.kernel.parallel`); their rounds follow this process's chunks in the
+    tally."""
     tally = Tally(len(chosen))
     used = sorted({p for p, _ in chosen})
     mine_of = {i: [j for j, (p, _) in enumerate(chosen) if p == i] for i in used}
-    # one membership route per pair, shared by its two inputs (see dpcert.audit.membership)
+    # one membership route per pair, shared by its two inputs (see dpcert.audit.kernel.membership)
     member = {i: Membership([chosen[j][1] for j in mine_of[i]]) for i in used}
     spent = [0.0]    # the worker's seconds on the last chunk
 

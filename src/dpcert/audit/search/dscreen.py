@@ -4,14 +4,14 @@ When a mechanism has few distinct outputs (SVT's ⊤/⊥ rows, report-noisy-max 
 likelihood-ratio rays of the empirical output histogram are the Neyman–Pearson tests, and all
 they need from a batch is *how often each output occurred*: a few counters per pair, whatever
 the batch size.  The search's per-pair batches (10⁵ draws) cannot tell a strong rare event from
-a weak large one (SVT1: ratio e^0.1 at probability 0.6 % on ``[1]·10`` vs ``[2]·9 + [0]``, 1.7
-standard errors on 10⁵ draws, lost to a pair whose best event has ratio e^0.04 at 20 %), so the
-search kept the wrong pair on some seeds.  This screen spends the search's time on counts
+a weak large one (SVT1: ratio e^0.1 at probability 0.6 % on ``[1]·10`` vs ``[2]·9 + [0]`` is
+1.7 standard errors on 10⁵ draws, less than a pair whose best event has ratio e^0.04 at 20 %),
+so it may keep the wrong pair.  This screen spends the search's time on counts
 instead, by sequential halving (Karnin, Koren & Somekh, ICML 2013): every pair gets a first
 batch, the better half (by their held-out bound) get fresh batches, pooled with their earlier
 ones, and so on until `FINAL` pairs are left; each round selects a pair's best ray on two
 thirds of every chunk and re-scores it on the other third, as
-`dpcert.audit.search.search_pair` does; a last round draws fresh counts for the
+`dpcert.audit.search.standard.search_pair` does; a last round draws fresh counts for the
 `FINAL` best pairs and re-scores their (now fixed) events on all of them.  It is
 part of the search: its draws never enter the final bound, and its events are fixed before
 the estimation batch.
@@ -37,19 +37,14 @@ from typing import Any
 
 import numpy as np
 
-from dpcert.audit.candidates import Candidate
-from dpcert.audit.confirm import MIN_HOPE, optimistic
-from dpcert.audit.events import (
-    Event,
-    HistogramScore,
-    guard_z,
-    predicted_bound,
-    predicted_one,
-    row_hash,
-)
-from dpcert.audit.membership import MAX_CODES  # the same bound on a code book's size
-from dpcert.audit.outputs import OutputEncoder, Sampler
-from dpcert.audit.parallel import Crew, Forking
+from dpcert.audit.kernel.membership import MAX_CODES  # the same bound on a code book's size
+from dpcert.audit.kernel.outputs import OutputEncoder, Sampler
+from dpcert.audit.kernel.parallel import Crew, Forking
+from dpcert.audit.search.candidates import Candidate
+from dpcert.audit.search.confirm import MIN_HOPE, optimistic
+from dpcert.audit.search.intervals import guard_z, predicted_bound, predicted_one
+from dpcert.audit.search.schedule import SCHEDULE
+from dpcert.audit.stats.events import Event, HistogramScore, row_hash
 
 __all__ = ["FINAL", "MAX_VALUES", "discrete_screen", "halving_rounds"]
 
@@ -61,25 +56,20 @@ MAX_VALUES = 64
 SECOND_ROWS = 4
 #: Rows per input of a pair's first chunk (chunks then double while the clock allows).
 FIRST_CHUNK = 4_096
-#: Share of the screen's drawing rate the estimation is expected to reach (it draws and looks
-#: up codes; the screen draws and counts).
-RATE_SHARE = 0.8
 #: Standard errors by which held-out probabilities are taken pessimistic when ranking (the
 #: held-out counts are independent of the selection, so only the ranking's own winner's curse
-#: needs a guard; at 1, as the search uses, the rare strong events this screen is for lost to
-#: weak large ones: SVT2 seed 2 kept e^0.087 at 1.8 % over e^0.098 at 0.6 %).
+#: needs a guard; at 1, as the search uses, the rare strong events this screen is for are
+#: ranked below weak large ones).
 HELD_Z = 0.5
 #: Nested rays (smaller events inside the best ray) handed over as the ladder...
 RUNGS = 3
 #: ...and wider rays around it (one more level each).  The auditor's union bound counts its
 #: ``ladder`` (4) rungs whether or not they are used, so the fourth place costs nothing: the
-#: selected threshold rests on noisy fitted scores and may stop one level short (SVT Alg. 2:
-#: e^0.078 chosen where the ray one level wider had e^0.085).
+#: selected threshold rests on noisy fitted scores and may stop one level short of the best.
 WIDER = 1
-#: Pairs re-measured in the last round (fixed events, fresh counts), and that round's share
-#: of the screen's time (when there are more than FINAL pairs).
+#: Pairs re-measured in the last round (fixed events, fresh counts; that round's share of the
+#: screen's time is ``SCHEDULE.final_round`` when there are more than FINAL pairs).
 FINAL = 2
-FINAL_SHARE = 0.18
 
 
 def _distinct(y: Array) -> tuple[Array, Array]:
@@ -282,7 +272,7 @@ def discrete_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]], *, rows:
     docstring).
 
     Sequential halving: `halving_rounds` rounds share the time before the last
-    `FINAL_SHARE` equally; each round draws fresh counts for the pairs still in (the
+    ``SCHEDULE.final_round`` equally; each round draws fresh counts for the pairs still in (the
     round's time split equally between them), pools them with the pair's earlier counts,
     selects each pair's rays on the pooled fit counts and ranks the pairs by their rays'
     bounds on the pooled held-out counts; the better half (rounded up, at least `FINAL`)
@@ -298,9 +288,7 @@ def discrete_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]], *, rows:
     rungs of a pair's best ray are marked ``ladder``) and the draws per input.  The other
     pairs' candidates, from the round that eliminated them, go to ``eliminated`` when it is
     given: their predictions rest on fewer counts and were never shrunk by later rounds, so
-    beside the finalists' they win by luck (SVT1 seed 3: a pair out after the first round,
-    predicted 0.071 on 10⁴ held-out draws, chosen over the finalists' 0.063; the audit gave
-    0.035).
+    beside the finalists' they win by luck.
 
     With a ``deadline`` and ``fork`` of ``workers > 1``, every batch is drawn by this process
     and ``workers − 1`` forked ones (`Crew`) until the same
@@ -331,14 +319,14 @@ def _screen(crew: Crew | None, sampler: Sampler, pair_list: list[tuple[Any, Any]
     start = time.perf_counter()
     n_rounds = halving_rounds(len(pair_list))
     halving_end = (None if deadline is None else
-                   start + (1.0 - (FINAL_SHARE if len(pair_list) > FINAL else 0.0))
+                   start + (1.0 - (SCHEDULE.final_round if len(pair_list) > FINAL else 0.0))
                    * (deadline - start))
 
     def n_est() -> int:
         if estimate_until is None or deadline is None or seconds <= 0.0:
             return n_estimate
         rate = drawn / seconds   # draws per input per second, counting included
-        return max(n_estimate, int(RATE_SHARE * rate * max(0.0, estimate_until - deadline)))
+        return max(n_estimate, int(SCHEDULE.drawing * rate * max(0.0, estimate_until - deadline)))
 
     def run(pairs: list[int], end: float | None, r: int) -> dict[int, float]:
         cap = rows if r == 0 else (SECOND_ROWS * rows if end is not None
@@ -378,8 +366,8 @@ def _screen(crew: Crew | None, sampler: Sampler, pair_list: list[tuple[Any, Any]
         alive = sorted((i for i in alive if i in ranks), key=lambda i: ranks[i], reverse=True)
         alive = alive[:max(FINAL, -(-len(alive) // 2))]
     # last round: the FINAL best pairs' events are fixed now, so fresh counts (pooled with
-    # all their held-out ones) all go to ranking them, none to selection: close pairs
-    # (SVT1's two best ones on seed 2) are told apart on about twice the draws
+    # all their held-out ones) all go to ranking them, none to selection: close pairs are
+    # told apart on about twice the draws
     final = alive[:FINAL] if len(pair_list) > FINAL else []
     if final:
         if eliminated is not None:
@@ -407,9 +395,8 @@ def _hope(c: Candidate, n_estimate: int, z: float, delta: float) -> float:
     standard errors optimistic (nested rays too), when seen at least
     `MIN_HOPE` times and more often for the likelier input.
     Ranked by their pessimistic predictions, pairs whose best event is strong and rare (more
-    uncertain on a small batch) lost to pairs with weak large events in the first round (SVT
-    Alg. 2 seed 16: the half-half pair, e^0.085 at 2 %, out in the first round); ranked by
-    what they could give, such pairs stay in until the counts tell."""
+    uncertain on a small batch) lose to pairs with weak large events in the first round;
+    ranked by what they could give, such pairs stay in until the counts tell."""
     if c.support < MIN_HOPE or c.support <= c.against:
         return c.predicted if not c.ladder else -math.inf
     return max(c.predicted, optimistic(c, n_estimate, z, delta))

@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from dpcert.audit.auditor import AuditResult, audit
-from dpcert.audit.outputs import Sampler, measurement_sampler
+from dpcert.audit import AuditOptions, AuditResult, audit
+from dpcert.audit.kernel.outputs import Sampler, measurement_sampler
 from dpcert.core.domains import AtomDomain, VectorDomain
 from dpcert.core.measurement import Measurement
 from dpcert.core.metrics import (
@@ -204,7 +204,7 @@ def _engine(kind: str) -> Callable[[Any], Built]:
     def build(compile_plan: Any) -> Built:
         import polars as pl
 
-        from dpcert.audit.pairs import measurement_pairs
+        from dpcert.audit.kernel.pairs import measurement_pairs
         from dpcert.core.measures import ApproxDP, PureDP
         from dpcert.frame import aggregates as agg
         from dpcert.frame.session import Session
@@ -286,9 +286,10 @@ def run_target(target: Target, *, seconds: float, confidence: float = 0.95,
         return TargetReport(target.name, "error", None, "-",
                             f"building failed: {type(e).__name__}: {e}",
                             time.perf_counter() - t0)
-    result = audit(built.sampler, list(built.pairs), claimed=_claim_of(built.claim_from),
-                   seconds=seconds, confidence=confidence, name=target.name,
-                   workers=workers if target.forkable else 1)
+    options = AuditOptions(claimed=_claim_of(built.claim_from), seconds=seconds,
+                           confidence=confidence, name=target.name,
+                           workers=workers if target.forkable else 1)
+    result = audit(built.sampler, list(built.pairs), options)
     status = "VIOLATION" if result.violated else "ok"
     return TargetReport(target.name, status, result, built.sampling, "",
                         time.perf_counter() - t0, built)

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("polars")
 
-from dpcert.audit.targets import TARGETS, Target, run_target
+from dpcert.selfaudit.targets import TARGETS, Target, run_target
 
 
 def test_engine_targets_build_with_their_compiled_claim_and_unit_neighbours() -> None:

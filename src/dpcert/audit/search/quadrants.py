@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from dpcert.audit.events import Event, guard_z, predicted_bound
+from dpcert.audit.search.intervals import guard_z, predicted_bound
+from dpcert.audit.stats.events import Event
 
 __all__ = ["Quadrant", "search_quadrants"]
 

@@ -12,7 +12,7 @@ against 0.016 for the best ray of the plain pattern (exact counts on 10⁷ draws
 pattern forgets the positions and keeps the counts (11 values for that block) and the sum of
 the numbers in as many bins as the 64 values allow (6).  It is a fixed map of the output (its
 cuts are fitted on draws that no event is scored on), so an event on it is an event on the
-output, and the pattern screen (`dpcert.audit.pscreen`) counts it as one more arm.
+output, and the pattern screen (`dpcert.audit.search.pscreen`) counts it as one more arm.
 
 Examples
 --------
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcert.audit.features import Pattern, most_bins
+from dpcert.audit.stats.features import Pattern, most_bins
 
 __all__ = ["CountPattern", "count_pattern"]
 

@@ -1,6 +1,6 @@
 """Event membership on the estimation batch, by the cheapest route that gives the same bits.
 
-The estimation phase (`dpcert.audit.estimate`) asks, chunk after chunk of fresh draws,
+The estimation phase (`dpcert.audit.kernel.estimate`) asks, chunk after chunk of fresh draws,
 which outputs lie in each chosen event ``S = {y : low <= s(y) <= high}``.  Evaluating the
 fitted statistics ``s`` row by row (hashing rows for a histogram score, binning every feature
 of an additive score) cost more than drawing the outputs.  `Membership` answers with the
@@ -12,8 +12,8 @@ of an additive score) cost more than drawing the outputs.  `Membership` answers 
   for bit, so a ``-0.0`` or a fraction sends its chunk the direct way); the events are
   evaluated on the first row seen with each code, remembered in a table across chunks, and
   each chunk is a table lookup.
-* **Additive scores** (`AdditiveScore`): each feature's bin index
-  is looked up on a uniform grid over its edges and checked against the two edges around it
+* **Additive scores** (`AdditiveScore`): each feature's bin
+  index is looked up on a uniform grid over its edges and checked against the two edges around it
   (values failing the check, and NaN, get the exact binary search); the per-feature table
   values are then summed in the same order as the statistic itself, so scores are equal bit
   for bit.
@@ -25,12 +25,12 @@ of an additive score) cost more than drawing the outputs.  `Membership` answers 
 
 The events are fixed before the estimation batch is drawn and this only changes how their
 membership is computed, so the bounds' validity is untouched; ``tests/audit/test_membership.py``
-checks the bits against [`contains`][dpcert.audit.events.Event.contains] on every route.
+checks the bits against [`contains`][dpcert.audit.stats.events.Event.contains] on every route.
 
 Examples
 --------
 >>> import numpy as np
->>> from dpcert.audit.events import Event, Coordinate
+>>> from dpcert.audit.stats.events import Event, Coordinate
 >>> y = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
 >>> m = Membership([Event(Coordinate(1), 1.0, np.inf)])
 >>> m(y)[0].tolist(), m.coded_rows
@@ -44,8 +44,8 @@ from typing import Any
 
 import numpy as np
 
-from dpcert.audit.events import AllOf, Event, HistogramScore, row_hash
-from dpcert.audit.features import AdditiveScore, Composed
+from dpcert.audit.stats.events import AllOf, Event, HistogramScore, row_hash
+from dpcert.audit.stats.features import AdditiveScore, Composed
 
 __all__ = ["Membership"]
 
@@ -184,7 +184,7 @@ def _additive(stat: AdditiveScore, y: Array) -> Array:
 
 def _bins(v: Array, edges: Array) -> Array:
     """How many edges are ≤ each value (``edges.size + 1`` for NaN): ``_bin`` of
-    `dpcert.audit.features`, i.e. ``searchsorted(edges, v, "right")``."""
+    `dpcert.audit.stats.features`, i.e. ``searchsorted(edges, v, "right")``."""
     size = edges.size
     if size <= FEW_EDGES:
         idx: Array = np.zeros(v.shape, dtype=np.intp)

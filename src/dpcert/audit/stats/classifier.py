@@ -147,7 +147,7 @@ def fit_logistic(a: Array, b: Array, *, l2: float = 1e-3, iterations: int = 15,
     reg = np.full(d, lam)
     reg[-1] = 1e-9 * x.shape[0]  # (almost) no penalty on the bias
     for _ in range(iterations):
-        # einsum, not BLAS: multi-threaded BLAS on a loaded machine made this 5× slower
+        # einsum, not BLAS: a multi-threaded BLAS competes with the mechanism's own threads
         s = np.clip(np.einsum("ij,j->i", x, w), -35.0, 35.0)
         p = 1.0 / (1.0 + np.exp(-s))
         grad = np.einsum("ij,i->j", x, p - t) + reg * w

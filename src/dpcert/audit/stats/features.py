@@ -73,8 +73,8 @@ MAX_SENTINELS = 4
 ADDITIVE_BINS = 48
 #: Standard errors within which a sparse additive score's table entry counts as 0
 #: (:func:`fit_additive_pair`): a feature without information keeps an entry with
-#: probability 0.27 %; RAPPOR's informative bits (log-ratio 0.05 at 2.5·10⁴ counts per bin,
-#: 5.6 standard errors) keep theirs with probability 99.5 %.
+#: probability 0.27 %, while an informative one seen often (log-ratio 5.6 standard errors
+#: from 0) keeps its entry with probability 99.5 %.
 SPARSE_Z = 3.0
 
 
@@ -288,10 +288,10 @@ def fit_additive_pair(a: Array, b: Array, features: Any
 
     The sparse score drops every table entry whose log-ratio is within `SPARSE_Z`
     standard errors (``√(1/c_a + 1/c_b)``) of 0: the features that carry no information then
-    add no noise to the score.  On RAPPOR's 20 bits, of which 6 differ between the inputs,
-    the plain score's 14 noise weights smear its top level (all 6 bits favourable, probability
-    1.8 %) into the levels below, and its best threshold event held 1 % of the draws; the
-    sparse score depends on the 6 bits alone, and its top value is that level."""
+    add no noise to the score.  When a few of many coordinates carry the information (RAPPOR:
+    6 of 20 bits differ between the inputs), the plain score's noise weights smear its top
+    level into the levels below; the sparse score depends on the informative coordinates
+    alone, and its top value is their best joint level."""
     return _fit_additive(a, b, features, sparse=True)
 
 
@@ -370,7 +370,7 @@ class Pattern:
     (``len(atoms)`` for any other value, NaN included): the ⊤/⊥/abort pattern of SVT Alg. 3
     (``-1000``, ``-2000`` and "an answer"), the levels of a few-valued block.  A fixed map of
     the output, so an event on it is an event on the output; its values are small integers, so
-    the discrete screen (`dpcert.audit.dscreen`) counts them cheaply.
+    the discrete screen (`dpcert.audit.search.dscreen`) counts them cheaply.
 
     Examples
     --------
@@ -400,8 +400,8 @@ class Pattern:
             y = y[:, None]
         cols = list(self.columns)
         block = y if cols == list(range(y.shape[1])) else y[:, cols]
-        # whole-block operations, one per cut and per atom value (column by column, strided,
-        # cost more than the draws of SVT Alg. 3 in the estimation)
+        # whole-block operations, one per cut and per atom value (column-by-column strided
+        # work costs more than drawing the outputs)
         out = np.broadcast_to(np.array([float(len(a)) for a in self.atoms]), block.shape).copy()
         for c in self.cuts:
             out += block >= c

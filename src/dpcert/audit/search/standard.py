@@ -1,9 +1,10 @@
 """The search phase: which events to estimate, from one batch of outputs of each input.
 
-For one pair of inputs the search fits every applicable statistic (`dpcert.audit.events`,
-`dpcert.audit.features`, `dpcert.audit.classifier`) on one half of the search batch,
-scores every interval (or threshold) event of it on the other half by the bound it *would* give
-on an estimation batch of the planned size, and returns the best events in each direction.
+For one pair of inputs the search fits every applicable statistic
+(`dpcert.audit.stats.events`, `dpcert.audit.stats.features`,
+`dpcert.audit.stats.classifier`) on one half of the search batch, scores every interval
+(or threshold) event of it on the other half by the bound it *would* give on an estimation
+batch of the planned size, and returns the best events in each direction.
 Statistics that need no fitting (the output, each coordinate, the lowest set bit of a float) use
 the whole batch.  Nothing computed here enters the final bound: the estimation phase measures
 the chosen, now fixed, events on fresh draws.
@@ -15,7 +16,7 @@ Which statistics are tried:
   empirical log-ratio histogram.
 * k-D outputs: each coordinate (k ≤ 32), with sentinel-aware grids; for float rows the sum of
   the coordinates (fixed, nothing fitted) and the count of coordinates above their medians
-  (also searched again on a wide batch of their own, `dpcert.audit.screen`); the
+  (also searched again on a wide batch of their own, `dpcert.audit.search.screen`); the
   log-ratio histogram for discrete outputs, and for other outputs a histogram over binned
   rows (atoms apart, a few quantile bins per coordinate) when they fall in few cells; an
   additive (naive-Bayes) score over coordinates and sentinel flags, its sparse version (the
@@ -23,7 +24,7 @@ Which statistics are tried:
   score over coordinates and sentinel flags (DP-Sniper's classifier);
   for outputs that mix atoms with numbers, the log-ratio histogram of each block's atom
   pattern (`Pattern`; screened on large batches with the
-  blocks' intersection, `dpcert.audit.pscreen`, when it has few values).
+  blocks' intersection, `dpcert.audit.search.pscreen`, when it has few values).
 
 Examples
 --------
@@ -41,16 +42,32 @@ import functools
 import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from dpcert.audit.candidates import HOLDOUT, LADDER_TAILS, Candidate, _ladder
-from dpcert.audit.classifier import fit_logistic
-from dpcert.audit.confirm import MAX_ROWS as MAX_CONFIRM_ROWS
-from dpcert.audit.confirm import confirm, contest
-from dpcert.audit.dscreen import MAX_VALUES, discrete_screen
-from dpcert.audit.events import (
+from dpcert.audit.kernel.handoff import Choice
+from dpcert.audit.kernel.outputs import OutputEncoder, Sampler
+from dpcert.audit.kernel.parallel import Crew, Forking
+from dpcert.audit.search.base import SearchOutcome, SearchTask
+from dpcert.audit.search.candidates import HOLDOUT, LADDER_TAILS, Candidate, _ladder
+from dpcert.audit.search.confirm import MAX_ROWS as MAX_CONFIRM_ROWS
+from dpcert.audit.search.confirm import confirm, contest
+from dpcert.audit.search.dscreen import MAX_VALUES, discrete_screen
+from dpcert.audit.search.intervals import guard_z, predicted_one, search_intervals
+from dpcert.audit.search.pscreen import pattern_screen
+from dpcert.audit.search.quadrants import search_quadrants
+from dpcert.audit.search.schedule import SCHEDULE
+from dpcert.audit.search.screen import (
+    WIDE_MAX_ROWS,
+    More,
+    Values,
+    draw_values,
+    wide_screen,
+)
+from dpcert.audit.stats.classifier import fit_logistic
+from dpcert.audit.stats.events import (
     Coordinate,
     Event,
     HistogramScore,
@@ -58,11 +75,8 @@ from dpcert.audit.events import (
     RowSum,
     fit_above_count,
     fit_histogram,
-    guard_z,
-    predicted_one,
-    search_intervals,
 )
-from dpcert.audit.features import (
+from dpcert.audit.stats.features import (
     Composed,
     FloatCell,
     LowestBit,
@@ -75,48 +89,19 @@ from dpcert.audit.features import (
     fit_summary,
     is_float_valued,
 )
-from dpcert.audit.outputs import OutputEncoder, Sampler
-from dpcert.audit.parallel import Crew, Forking
-from dpcert.audit.pscreen import pattern_screen
-from dpcert.audit.quadrants import search_quadrants
-from dpcert.audit.screen import (
-    WIDE_MAX_ROWS,
-    WIDE_SHARE,
-    More,
-    Values,
-    draw_values,
-    wide_screen,
-)
 from dpcert.errors import InvalidParameter
 
-__all__ = ["HOLDOUT", "LADDER_TAILS", "Candidate", "choose", "draw", "rescore", "run_search",
-           "search_pair"]
+__all__ = ["HOLDOUT", "LADDER_TAILS", "Candidate", "StandardSearch", "choose", "draw", "rescore",
+           "run_search", "search_pair"]
 
 Array = np.ndarray[Any, Any]
 #: Called with one line of progress text.
 Progress = Callable[[str], None]
 
-#: Share of a time budget the search may use (planned by the auditor, enforced here).
-SEARCH_SHARE = 0.4
-#: Share of the wide screen's time spent screening every pair (when there are more than
-#: FINALISTS of them) before the best ones are screened on the rest.
-WIDE_FIRST = 0.35
 #: Pairs searched again on a full batch after a screening of all pairs.
 FINALISTS = 2
-#: Share of the search's time the discrete screen uses (the rest goes to the estimation).  At
-#: 0.5 SVT Alg. 1 reached the estimation with none of its five strong pairs on 1–4 of 20 seeds
-#: (the halving's first rounds give each of 11 pairs ~2·10⁴ draws, too few to see a 0.6 %
-#: event); at 0.75, 1 of 20, and the chosen events' exact mean value rose 0.074 → 0.078
-#: (``benchmarks/bench_audit_choice.py``, docs/auditor.md round 10)
-DISCRETE_SHARE = 0.75
 #: Most draws per input of one pair in one round of the discrete screen.
 DISCRETE_MAX_ROWS = 50_000_000
-#: Share of a time budget for confirming weakly supported leaders (:mod:`dpcert.audit.confirm`)
-#: after the search's own share.
-CONFIRM_SHARE = 0.05
-#: Share of a time budget for the contest between close pairs (:func:`dpcert.audit.confirm.
-#: contest`), after the confirmation.
-CONTEST_SHARE = 0.06
 #: Least share of the best candidate's prediction for another family's event to take a place
 #: of its own in :func:`choose`.
 FAMILY_SHARE = 0.5
@@ -160,8 +145,7 @@ def search_pair(a: Array, b: Array, pair: int, *, n_estimate: int, z: float, del
     # the ladder climbs a likelihood-ratio score (histogram, additive, logistic) when there is
     # one: its nested rays are the Neyman–Pearson family; else the raw output's rays.  The
     # best ray of each family predicted above 0 has one too, as :func:`choose` takes the
-    # chosen events' own ladders (LaplaceParallel's count of coordinates above their medians,
-    # chosen at ≤ 7 without one, gave 0.034 where its rays ≤ 4–5 give 0.044)
+    # chosen events' own ladders (a chosen ray's smaller nested rays may have a higher ratio)
     rays = [c for c in found if math.isinf(c.event.low) != math.isinf(c.event.high)]
     scores = [c for c in rays if not isinstance(c.event.statistic, (Identity, Coordinate))
               and c.predicted > 0]
@@ -333,7 +317,7 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
     searched = 0
     # the search may use its share of the budget (and a little more), never the whole of it
     end = (None if plan.deadline is None
-           else t_start + SEARCH_SHARE * (plan.deadline - t_start))
+           else t_start + SCHEDULE.search * (plan.deadline - t_start))
     stop = end
     screen = len(pair_list) > FINALISTS
     finals = min(FINALISTS, len(pair_list)) if screen else 0
@@ -376,12 +360,10 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
             found += _search_one(sampler, pair_list, 0, size_m, plan, enc, z, delta, True)
             times.append((size_m, time.perf_counter() - t0))
             drawn += 2 * size_m
-        # the two small searches' times differ by less than their noise (the slope between
-        # them was negative on 4 of 8 mechanisms, and LaplaceParallel's first search of
-        # 1.7·10^5 draws took 3.3 s against 1.5 s predicted, the estimation's time): until
-        # a larger search is measured, the rate is the larger one's time per draw, fixed
-        # cost included — an over-estimate (2-3.5x on those 8), so a first search ends early
-        # and leaves its time to the later ones, never to the estimation's loss
+        # the two small searches' times differ by less than their noise, so their slope is
+        # no rate: until a larger search is measured, the rate is the larger one's time per
+        # draw, fixed cost included — an over-estimate, so a first search ends early and
+        # leaves its time to the later ones, never to the estimation's loss
         m2, t2 = times[1]
         rate = max(plan.per_draw, t2 / (2 * m2))
         fixed = 0.0
@@ -394,8 +376,9 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
         # few distinct outputs: the histogram's likelihood-ratio rays are the tests, and their
         # counts are cheap, so every pair is screened on far larger batches than a search's
         now = time.perf_counter()
+        until = now + SCHEDULE.discrete * (stop - now)
         got, rows = discrete_screen(sampler, pair_list, rows=DISCRETE_MAX_ROWS,
-                                    chunk=plan.chunk, deadline=now + DISCRETE_SHARE * (stop - now),
+                                    chunk=plan.chunk, deadline=until,
                                     n_estimate=plan.n_estimate, z=z, delta=delta, enc=enc,
                                     estimate_until=plan.deadline, fork=fork)
         found, extra = _confirm(found + got, sampler, pair_list, plan, enc, z, delta, t_start,
@@ -404,11 +387,12 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
     patterns = _few_patterns(found)
     if stop is not None and len(pair_list) > 1 and time.perf_counter() < stop and patterns:
         # outputs with a few-valued atom pattern per block (SVT Alg. 3's ⊤/⊥/abort, a block
-        # of ⊤/⊥ codes beside it): the pattern screen for DISCRETE_SHARE of the search's
+        # of ⊤/⊥ codes beside it): the pattern screen for ``SCHEDULE.discrete`` of the search's
         # time, then the search goes on with the rest
         now = time.perf_counter()
+        until = now + SCHEDULE.discrete * (stop - now)
         got, rows = pattern_screen(sampler, pair_list, patterns, rows=DISCRETE_MAX_ROWS,
-                                   chunk=plan.chunk, deadline=now + DISCRETE_SHARE * (stop - now),
+                                   chunk=plan.chunk, deadline=until,
                                    n_estimate=plan.n_estimate, z=z, delta=delta, enc=enc,
                                    estimate_until=plan.deadline, fork=fork)
         found += got
@@ -416,11 +400,11 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
     wide = any(isinstance(c.event.statistic, RowSum) for c in found)
     wide_slot = 0.0
     if wide and stop is not None:
-        # cheap statistics apply (numeric vector outputs): leave WIDE_SHARE of the search's
-        # time to the wide screen (dpcert.audit.screen)
+        # cheap statistics apply (numeric vector outputs): leave ``SCHEDULE.wide`` of the search's
+        # time to the wide screen (dpcert.audit.search.screen)
         now = time.perf_counter()
-        wide_slot = WIDE_SHARE * (stop - now)
-        stop = now + (1.0 - WIDE_SHARE) * (stop - now)
+        wide_slot = SCHEDULE.wide * (stop - now)
+        stop = now + (1.0 - SCHEDULE.wide) * (stop - now)
     best: dict[int, float] = {}
     screened = 0   # the largest screening batch: a finalist's search must be larger
     for i in range(len(pair_list)):
@@ -449,8 +433,7 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
             drawn += 2 * m
     if any(isinstance(c.event.statistic, RowSum) for c in found):
         # the wide screen keeps its slot when a search overran (a calibration that
-        # under-estimated the cost per draw: LaplaceParallel's first search of 2·10^5 draws
-        # ran 0.6 s past the search's end, the screen got one chunk and the audit 0.0)
+        # under-estimated the cost per draw would otherwise leave it no time)
         wide_end = None if end is None else max(end, time.perf_counter() + wide_slot)
         got, rows = _wide(sampler, pair_list, found, plan, enc, z, delta, wide_end, fork)
         found += got
@@ -461,7 +444,7 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
         # fixed by its sample counts keeps its draws)
         found, more = contest(found, sampler, pair_list, chunk=plan.chunk,
                               deadline=time.perf_counter()
-                              + CONTEST_SHARE * (plan.deadline - t_start),
+                              + SCHEDULE.contest * (plan.deadline - t_start),
                               n_estimate=plan.n_estimate, z=z, delta=delta, enc=enc,
                               fork=fork)
         extra += more
@@ -471,11 +454,11 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
 def _confirm(found: list[Candidate], sampler: Sampler, pair_list: list[tuple[Any, Any]],
              plan: Any, enc: OutputEncoder, z: float, delta: float, t_start: float,
              end: float | None) -> tuple[list[Candidate], int]:
-    """`confirm` for `CONFIRM_SHARE` of the budget after
+    """`confirm` for ``SCHEDULE.confirm`` of the budget after
     the search's own time (or on at most 4 search batches when there is no deadline)."""
     until = None
     if plan.deadline is not None and end is not None:
-        until = max(time.perf_counter(), end) + CONFIRM_SHARE * (plan.deadline - t_start)
+        until = max(time.perf_counter(), end) + SCHEDULE.confirm * (plan.deadline - t_start)
     return confirm(found, sampler, pair_list, chunk=plan.chunk, deadline=until,
                    n_estimate=plan.n_estimate, z=z, delta=delta, enc=enc,
                    max_rows=MAX_CONFIRM_ROWS if until is not None else 4 * plan.n_search)
@@ -497,18 +480,17 @@ def _few_patterns(found: list[Candidate]) -> list[Pattern]:
 def _wide(sampler: Sampler, pair_list: list[tuple[Any, Any]], found: list[Candidate],
           plan: Any, enc: OutputEncoder, z: float, delta: float, end: float | None,
           fork: Forking | None = None) -> tuple[list[Candidate], int]:
-    """The wide screen (`dpcert.audit.screen`) until ``end``.  With more than
-    `FINALISTS` pairs, every pair is first screened on `WIDE_FIRST` of the time
+    """The wide screen (`dpcert.audit.search.screen`) until ``end``.  With more than
+    `FINALISTS` pairs, every pair is first screened on ``SCHEDULE.wide_first`` of the time
     (rare strong events, invisible in the search batch, decide which pair is best: SVT Alg. 3's
     ``e^{0.24}`` event of probability 0.2 % on the half-half pair; those screens only rank the
     pairs); then the `FINALISTS` best pairs (by the screen, else by the search) share
     the rest.  Every screen's ladders are kept (`choose` takes those of the chosen
     events' own statistics).  On a deadline with ``fork`` (``workers > 1``), each screen's
-    rows after the first chunk are drawn by that many processes (`Crew`), the same share and
-    deadline each, and their statistics' values pooled:
-    LaplaceParallel's count of coordinates above their medians needs about 10⁶ rows to be
-    told from the sum and from lucky coordinates.  Returns the candidates and the draws per
-    input."""
+    rows after the first chunk are drawn by that many processes (:class:`~dpcert.audit.
+    parallel.Crew`), the same share and deadline each, and their statistics' values pooled
+    (weak ratios spread over many coordinates need 10⁶ rows or more to be told from lucky
+    coordinates).  Returns the candidates and the draws per input."""
     ranked = sorted((c for c in found if not c.ladder), key=lambda c: c.predicted,
                     reverse=True)
     if not ranked:
@@ -526,7 +508,8 @@ def _wide(sampler: Sampler, pair_list: list[tuple[Any, Any]], found: list[Candid
 def _wide_values(sampler: Sampler, pair_list: list[tuple[Any, Any]], chunk: int,
                  enc: OutputEncoder, i: int, stats: list[Any], rows: int,
                  until: float | None, pace: float) -> Values:
-    """One process's share of a wide screen of pair ``i`` (`draw_values`)."""
+    """One process's share of a wide screen of pair ``i`` (:func:`~dpcert.audit.search.screen.
+    draw_values`)."""
     x, xp = pair_list[i]
     return draw_values(sampler, x, xp, stats, rows=rows, chunk=chunk, deadline=until, enc=enc,
                        pace=pace)
@@ -572,7 +555,7 @@ def _wide_runs(sampler: Sampler, pair_list: list[tuple[Any, Any]], ranked: list[
     order = list(dict.fromkeys(c.pair for c in ranked))
     if len(pair_list) > FINALISTS:
         first = (None if end is None
-                 else time.perf_counter() + WIDE_FIRST * (end - time.perf_counter()))
+                 else time.perf_counter() + SCHEDULE.wide_first * (end - time.perf_counter()))
         # (its small screens only rank the pairs: their events are not kept, so a lucky
         # quadrant of a 4 000-row screen cannot reach estimation)
         seen = run(list(range(len(pair_list))), first, max(1, rows // (2 * len(pair_list))),
@@ -602,11 +585,10 @@ def choose(found: list[Candidate], k: int, ladder: int = 0) -> list[Candidate]:
     # additive, logistic, ...) first: a weak winner of a small search batch and its near-copies
     # (another threshold, another coordinate, another fit) must not crowd out a different
     # family's strong event; the union bound covers k events whichever they are.  Only
-    # events predicted to bound ε above 0 take a family's place: SVT Alg. 3 took a coordinate
-    # ray predicted at -0.001 over the refined pattern's 0.128 (one family with the plain one)
-    # ... and only events predicted at least FAMILY_SHARE of the best one's: a weak event of a
-    # costly family (Laplace: a float-cell histogram predicted 0.001–0.03 beside an output ray
-    # at 0.095) cannot give the bound and cut the estimation's draws 4× (30 M → 7 M)
+    # events predicted to bound ε above 0 take a family's place (a useless event of a new
+    # family must not displace a strong one of a family already picked), and only events
+    # predicted at least FAMILY_SHARE of the best one's: a weak event of a costly family
+    # cannot give the bound, and its membership cost cuts the estimation's draws
     picked: list[Candidate] = [best]
     seen: set[type] = {type(best.event.statistic)}
     bar = max(0.0, FAMILY_SHARE * best.predicted)
@@ -626,9 +608,8 @@ def _rungs(found: list[Candidate], picked: list[Candidate], best: Candidate, bar
     """Up to ``ladder`` rungs for `choose`: the ladders of the picked events' own
     statistics (best pair, same direction), in turn, each by its rungs' predictions.  A ladder
     of another statistic goes only where no picked event has one, and only when a rung of it
-    is predicted above ``bar``: LaplaceParallel sent four rays of one coordinate, predicted
-    at 0, beside the count of coordinates above their medians (whose rays, 4 000 times as
-    likely, gave the bound), because they were the best pair's last ladder."""
+    is predicted above ``bar``: a ladder of a statistic that predicts nothing would take
+    the places of the picked events' own rungs."""
     rungs = [c for c in found if c.ladder and c.pair == best.pair]
     if ladder <= 0 or not rungs:
         return []
@@ -653,3 +634,23 @@ def _rungs(found: list[Candidate], picked: list[Candidate], best: Candidate, bar
     for j in range(max((len(m) for m in ladders), default=0)):
         out += [m[j] for m in ladders if j < len(m)]
     return out[:ladder]
+
+
+@dataclass(frozen=True)
+class StandardSearch:
+    """The default search plug-in: `run_search` (fitted statistics on split search
+    batches, the discrete, pattern and wide screens when the outputs call for them, the
+    confirmation and the contest, on the time shares of
+    `SCHEDULE`), then `choose`."""
+
+    @property
+    def name(self) -> str:
+        return "standard"
+
+    def search(self, task: SearchTask) -> SearchOutcome:
+        found, drawn, searched = run_search(task.sampler, list(task.pairs), task.plan,
+                                            task.encoder, task.z_search, task.delta,
+                                            task.progress, task.started, task.fork)
+        chosen = choose(found, task.candidates, task.ladder)
+        return SearchOutcome(tuple(Choice(c.pair, c.event, c.forward) for c in chosen),
+                             drawn, searched)

@@ -80,6 +80,11 @@ def _from_distance(measure: Measure, d: Any, zcdp_delta: float) -> Claim:
     raise InvalidParameter(f"claimed={measure!r}: the auditor cannot test this measure")
 
 
+#: What a claim may be given as: a measure with an amount, a number ε, or None (a measurement's
+#: own ``map(1)``, else no claim).
+Claimable = Measure | float | Fraction | None
+
+
 def resolve_claim(claimed: Any, mechanism: Any, zcdp_delta: float) -> Claim | None:
     """The (ε, δ) claim to test, from ``claimed`` or else from a Measurement's ``map(1)``."""
     if not (isinstance(zcdp_delta, float) and 0.0 < zcdp_delta < 1.0):

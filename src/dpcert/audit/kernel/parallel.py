@@ -28,8 +28,8 @@ Why the bound stays valid
   or on the number of draws, never on the outputs; the tally lists the parent's chunks, then
   worker 1's rounds in order, then worker 2's, ….  Every round covers every input of the chosen
   pairs, so each input keeps the same number ``n`` of draws, and the Poissonized counts over a
-  prefix of that order (`poisson_counts`) are counts over a prefix
-  of independent draws, as in one process.
+  prefix of that order (`poisson_counts`) are counts over a
+  prefix of independent draws, as in one process.
 
 A mechanism that cannot run in a forked child (one holding threads, such as a Polars query)
 shows it in `check_streams`: no answer within its time limit is an error, not a hang.
@@ -37,7 +37,7 @@ shows it in `check_streams`: no answer within its time limit is an error, not a 
 Examples
 --------
 >>> import numpy as np
->>> from dpcert.audit.parallel import check_streams
+>>> from dpcert.audit.kernel.parallel import check_streams
 >>> rng = np.random.default_rng(1)  # insecure-ok: a shared stream, to show the check refuse it
 >>> f = lambda x, n: rng.laplace(x, 1.0, n)
 >>> check_streams(f, 0.0, workers=2)  # doctest: +ELLIPSIS
@@ -62,7 +62,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from dpcert.audit.outputs import OutputEncoder, Sampler
+from dpcert.audit.kernel.outputs import OutputEncoder, Sampler
 from dpcert.errors import AuditFailed, InvalidParameter
 
 __all__ = ["CHECKED", "PROBE", "Crew", "Forking", "Workers", "check_streams", "fingerprint",
