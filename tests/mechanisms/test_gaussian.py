@@ -83,3 +83,20 @@ def test_noise_scale_is_sigma_on_the_lattice() -> None:
     from dpcert.samplers import lattice_gaussian
     y = lattice_gaussian(np.zeros(20000), 2.0, k=-30, source=InsecureSeededSource(3))
     assert 1.9 < float(np.std(y)) < 2.1
+
+
+@pytest.mark.parametrize(("sens", "rho"), [(1, "1/2"), (6, "1/8"), (7, "3/10"), (0, "1")])
+def test_gaussian_sigma_inverts_the_map(sens: int, rho: str) -> None:
+    """`gaussian_sigma` is what the engine calibrates with: at that σ the integer mechanism
+    costs at most ρ at Δ, and within 10⁻⁶ of it (σ is rounded up, not loosely)."""
+    from fractions import Fraction
+
+    from dpcert.core.domains import AtomDomain, VectorDomain
+    from dpcert.core.metrics import L2Distance
+    from dpcert.mechanisms.gaussian import gaussian_sigma, make_gaussian
+
+    r = Fraction(rho)
+    m = make_gaussian(VectorDomain(AtomDomain(int), size=3), L2Distance(),
+                      gaussian_sigma(Fraction(sens), r))
+    cost = m.map(sens)
+    assert cost <= r and (sens == 0 or cost > r * (1 - Fraction(1, 10**6)))

@@ -281,3 +281,26 @@ def test_cell_gaps_best_is_zero_and_shift_is_checked() -> None:
     with pytest.raises(InvalidParameter, match="utility"):
         make_grouped_quantile(dom, GroupDistance(), SPEC, Fraction(1, 2), 1,
                               utility="median")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("selection", ["permute_and_flip", "exponential"])
+@pytest.mark.parametrize("d", [(1, 1, 1, 1), (1, 3, 2, 6), (2, 6, 4, 5)])
+@pytest.mark.parametrize("level", [Fraction(1, 2), Fraction(9, 10)])
+def test_grouped_quantile_scale_inverts_the_map(selection: str, d: tuple[int, int, int, int],
+                                               level: Fraction) -> None:
+    """The scale from a budget (the compiler's) spends at most the budget at ``d``, exactly
+    for permute-and-flip; halving it overspends (so a loose inverse would be caught)."""
+    from dpcert.mechanisms.grouped_quantile import grouped_quantile_scale
+
+    budget = Fraction(1, 3)
+    dom = GroupedDomain(("g",), ("h",), None)
+    s = grouped_quantile_scale(level, d, budget, selection)
+    m = make_grouped_quantile(dom, GroupDistance(), SPEC, level, s, selection)
+    assert m.map(d) <= budget
+    if selection == "permute_and_flip":
+        assert m.map(d) == budget
+    else:
+        assert m.map(d) > budget * Fraction(999, 1000)
+    tight = make_grouped_quantile(dom, GroupDistance(), SPEC, level, s / 2,
+                                  selection)
+    assert tight.map(d) > budget

@@ -63,3 +63,19 @@ def test_noise_scale_on_the_lattice() -> None:
     # discrete Laplace(3): E|Z| = 2q/(1 - q²), q = e^{-1/3}
     q = math.exp(-1 / 3)
     assert abs(float(np.mean(np.abs(z))) - 2 * q / (1 - q * q)) < 0.15
+
+
+@pytest.mark.parametrize(("sens", "eps"), [(1, "1"), (6, "1/2"), (7, "3/10"), (0, "1")])
+def test_laplace_scale_inverts_the_map(sens: int, eps: str) -> None:
+    """`laplace_scale` is what the engine calibrates with: the integer mechanism at that scale
+    costs exactly ε at Δ (and nothing at Δ = 0)."""
+    from fractions import Fraction
+
+    from dpcert.core.domains import AtomDomain, VectorDomain
+    from dpcert.core.metrics import L1Distance
+    from dpcert.mechanisms.laplace import laplace_scale, make_laplace
+
+    e = Fraction(eps)
+    m = make_laplace(VectorDomain(AtomDomain(int), size=3), L1Distance(),
+                     laplace_scale(Fraction(sens), e))
+    assert m.map(sens) == (e if sens else 0)

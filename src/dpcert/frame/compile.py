@@ -56,9 +56,13 @@ from dpcert.frame.measure_policy import MeasurePolicy, measure_policy
 from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, QueryPlan, Sum, Variance
 from dpcert.frame.postprocess import ReleaseTable, mean_interval, variance_interval
 from dpcert.frame.quantile_interval import endpoint_margin, endpoint_shift, quantile_columns
-from dpcert.mechanisms.gaussian import make_gaussian
-from dpcert.mechanisms.grouped_quantile import Selection, make_grouped_quantile
-from dpcert.mechanisms.laplace import make_laplace
+from dpcert.mechanisms.gaussian import gaussian_sigma, make_gaussian
+from dpcert.mechanisms.grouped_quantile import (
+    Selection,
+    grouped_quantile_scale,
+    make_grouped_quantile,
+)
+from dpcert.mechanisms.laplace import laplace_scale, make_laplace
 from dpcert.mechanisms.threshold import keyed_threshold
 from dpcert.transformations.frame import (
     make_bound_contributions,
@@ -67,7 +71,7 @@ from dpcert.transformations.frame import (
     make_select_stat,
     per_group_change,
 )
-from dpcert.transformations.frame.stats import centre_of, sqrt_up
+from dpcert.transformations.frame.stats import centre_of
 
 __all__ = ["CompiledPrefix", "NoisyStat", "compile_plan", "compile_transformation", "plan_stats"]
 
@@ -195,10 +199,8 @@ def _noise(sel: Transformation, share: Fraction, d1: tuple[int, ...], zcdp: bool
     sens = Fraction(sel.map(d1))
     space = VectorDomain(AtomDomain(int), size=sel.output_domain.size)  # type: ignore[attr-defined]
     if zcdp:
-        sigma = sqrt_up(sens * sens / (2 * share)) if sens > 0 else Fraction(1)
-        return make_gaussian(space, L2Distance(), sigma)
-    scale = sens / share if sens > 0 else Fraction(1)
-    return make_laplace(space, L1Distance(), scale)
+        return make_gaussian(space, L2Distance(), gaussian_sigma(sens, share))
+    return make_laplace(space, L1Distance(), laplace_scale(sens, share))
 
 
 def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
@@ -429,14 +431,8 @@ def _quantile(gdom: Any, gmet: Any, hist: StatSpec, s: NoisyStat, share: Fractio
     Cell utility; an interval endpoint (``s.side = ∓1``) targets the rank ``q·n ∓ K/b``
     (`endpoint_shift` at ``alpha/2``)."""
     assert s.level is not None
-    a, b = s.level.numerator, s.level.denominator
-    per_row = max(a, b - a)
-    rows = min(d1[1] * d1[2], d1[3])  # rows changed in all groups together
     sel: Selection = "exponential" if zcdp else "permute_and_flip"
-    if zcdp:  # ρ = p²·l∞·rows / (2s²) ≤ share
-        scale = per_row * sqrt_up(Fraction(d1[2] * rows) / (2 * share))
-    else:
-        scale = Fraction(2 * per_row * rows) / share
+    scale = grouped_quantile_scale(s.level, d1, share, sel)  # type: ignore[arg-type]
     shift = s.side * endpoint_shift(scale, len(hist.candidates), alpha) if s.side else 0
     return make_grouped_quantile(gdom, gmet, hist, s.level, scale, sel, "cell", shift)
 

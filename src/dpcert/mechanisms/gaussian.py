@@ -27,7 +27,7 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from dpcert._directed import ceil_sqrt
+from dpcert._directed import ceil_sqrt, sqrt_up
 from dpcert._numbers import Number
 from dpcert._validate import check_int, check_positive
 from dpcert.core.chaining import PartialConstructor, partial
@@ -43,7 +43,7 @@ from dpcert.mechanisms._additive import (
 )
 from dpcert.samplers import discrete_gaussian, lattice_gaussian, rounding_allowance
 
-__all__ = ["make_gaussian", "then_gaussian"]
+__all__ = ["gaussian_sigma", "make_gaussian", "then_gaussian"]
 
 
 def make_gaussian(input_domain: Domain, input_metric: Metric, scale: Number, *,
@@ -116,6 +116,18 @@ def make_gaussian(input_domain: Domain, input_metric: Metric, scale: Number, *,
         accuracy_map=accuracy_map,
         batch_map=batch, proof="gaussian.md",
     )
+
+
+def gaussian_sigma(sensitivity: Fraction, rho: Fraction) -> Fraction:
+    """The smallest convenient σ at which `make_gaussian` on integers costs at most ``rho`` at
+    L2 ``sensitivity``: its map ``Δ ↦ Δ²/(2σ²)`` inverted, ``σ = √(Δ²/(2ρ))`` rounded up to a
+    rational (``1`` when ``Δ = 0``).
+
+    >>> from fractions import Fraction
+    >>> gaussian_sigma(Fraction(2), Fraction(2))
+    Fraction(1, 1)
+    """
+    return sqrt_up(sensitivity * sensitivity / (2 * rho)) if sensitivity > 0 else Fraction(1)
 
 
 def then_gaussian(scale: Number, *, k: int | None = None) -> PartialConstructor:

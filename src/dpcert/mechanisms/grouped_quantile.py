@@ -57,6 +57,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from dpcert._directed import sqrt_up
 from dpcert._numbers import Number
 from dpcert._types import Array
 from dpcert._validate import check_positive
@@ -69,7 +70,7 @@ from dpcert.core.metrics import Metric
 from dpcert.errors import DomainMismatch, InvalidParameter, MetricMismatch
 from dpcert.samplers import bernoulli_exp, uniform_below
 
-__all__ = ["Selection", "Utility", "make_grouped_quantile"]
+__all__ = ["Selection", "Utility", "grouped_quantile_scale", "make_grouped_quantile"]
 
 #: How each group's candidate is drawn from its rank utilities.
 Selection = Literal["permute_and_flip", "exponential"]
@@ -155,6 +156,24 @@ def _indices(cum: Array, a: int, b: int, scale: Fraction,
         choices = np.flatnonzero(acc[g])
         out[g] = choices[int(uniform_below(choices.size, 1)[0])]
     return out
+
+
+def grouped_quantile_scale(level: Fraction, d: tuple[int, int, int, int], budget: Fraction,
+                           selection: Selection) -> Fraction:
+    """The scale at which `make_grouped_quantile` costs at most ``budget`` at the grouped
+    distance ``d = (u, l0, l∞, l1)`` (its maps inverted; ``p = max(a, b − a)`` for
+    ``level = a/b``, ``rows = min(l0·l∞, l1)``): permute-and-flip ``2·p·rows/ε``, the
+    exponential mechanism under zCDP ``p·√(l∞·rows/(2ρ))`` rounded up.
+
+    >>> from fractions import Fraction
+    >>> grouped_quantile_scale(Fraction(1, 2), (1, 1, 1, 1), Fraction(1), "permute_and_flip")
+    Fraction(2, 1)
+    """
+    per_row = max(level.numerator, level.denominator - level.numerator)
+    rows = min(d[1] * d[2], d[3])
+    if selection == "exponential":
+        return per_row * sqrt_up(Fraction(d[2] * rows) / (2 * budget))
+    return Fraction(2 * per_row * rows) / budget
 
 
 def make_grouped_quantile(input_domain: Domain, input_metric: Metric, spec: StatSpec,

@@ -44,7 +44,7 @@ from dpcert.mechanisms._additive import (
 )
 from dpcert.samplers import discrete_laplace, lattice_laplace, rounding_allowance
 
-__all__ = ["make_laplace", "then_laplace"]
+__all__ = ["laplace_scale", "make_laplace", "then_laplace"]
 
 
 def make_laplace(input_domain: Domain, input_metric: Metric, scale: Number, *,
@@ -114,6 +114,18 @@ def make_laplace(input_domain: Domain, input_metric: Metric, scale: Number, *,
         accuracy_map=accuracy_map,
         batch_map=batch, proof="laplace.md",
     )
+
+
+def laplace_scale(sensitivity: Fraction, epsilon: Fraction) -> Fraction:
+    """The scale at which `make_laplace` on integers costs exactly ``epsilon`` at
+    ``sensitivity``: its map ``d ↦ d/scale`` inverted, ``Δ/ε`` (``1`` when ``Δ = 0``: any scale
+    costs nothing then).
+
+    >>> from fractions import Fraction
+    >>> laplace_scale(Fraction(6), Fraction(1, 2))
+    Fraction(12, 1)
+    """
+    return sensitivity / epsilon if sensitivity > 0 else Fraction(1)
 
 
 def then_laplace(scale: Number, *, k: int | None = None) -> PartialConstructor:
