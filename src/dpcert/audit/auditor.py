@@ -7,8 +7,8 @@ neighbours ``x, x'`` and *every fixed* event ``S``,
 
 The auditor works in two phases on independent batches (sample splitting):
 
-1. **Search.**  The search plug-in (``AuditOptions.search``, :class:`~dpcert.audit.search.
-   standard.StandardSearch` by default) draws what it likes from ``M(x)`` and ``M(x')`` of
+1. **Search.**  The search plug-in (``AuditOptions.search``,
+   `StandardSearch` by default) draws what it likes from ``M(x)`` and ``M(x')`` of
    each pair, fits statistics and hands back at most ``candidates + ladder`` choices: a pair,
    a fixed event and a direction (`Choice`).  Nothing it
    measured enters the bound.

@@ -123,9 +123,9 @@ def plan_join(session: Session, table: str, how: str, key: str, public_key: str
     if k.n_unique() != k.len():
         raise UnsupportedSQL(f"JOIN {table}: its key {public_key!r} is not unique (a private "
                              "row could match several public rows)")
-    from dpcert.backends._polars_types import _logical
+    from dpcert.backends.polars import PolarsBackend
 
-    kinds = (schema[key], _logical(k.dtype))
+    kinds = (schema[key], PolarsBackend().schema(pub.select(public_key))[public_key])
     if kinds[0] != kinds[1] or kinds[0] not in ("int", "str", "bool", "date"):
         raise UnsupportedSQL(f"JOIN ON {key} = {table}.{public_key}: the keys have types "
                              f"{kinds[0]} and {kinds[1]}; join on integer, text, boolean or "

@@ -249,5 +249,5 @@ def make_grouped_quantile(input_domain: Domain, input_metric: Metric, spec: Stat
         name="grouped_quantile",
         params={"stat": name, "level": str(q), "scale": s, "selection": selection,
                 "candidates": len(spec.candidates), "utility": utility, "shift": shift},
-        proof="grouped_quantile.md" if utility == "rank" else "quantile_interval.md",
+        proof="grouped_quantile.md",
     )

@@ -487,8 +487,7 @@ def _wide(sampler: Sampler, pair_list: list[tuple[Any, Any]], found: list[Candid
     pairs); then the `FINALISTS` best pairs (by the screen, else by the search) share
     the rest.  Every screen's ladders are kept (`choose` takes those of the chosen
     events' own statistics).  On a deadline with ``fork`` (``workers > 1``), each screen's
-    rows after the first chunk are drawn by that many processes (:class:`~dpcert.audit.
-    parallel.Crew`), the same share and deadline each, and their statistics' values pooled
+    rows after the first chunk are drawn by that many processes (`Crew`), the same share and deadline each, and their statistics' values pooled
     (weak ratios spread over many coordinates need 10⁶ rows or more to be told from lucky
     coordinates).  Returns the candidates and the draws per input."""
     ranked = sorted((c for c in found if not c.ladder), key=lambda c: c.predicted,
@@ -508,8 +507,7 @@ def _wide(sampler: Sampler, pair_list: list[tuple[Any, Any]], found: list[Candid
 def _wide_values(sampler: Sampler, pair_list: list[tuple[Any, Any]], chunk: int,
                  enc: OutputEncoder, i: int, stats: list[Any], rows: int,
                  until: float | None, pace: float) -> Values:
-    """One process's share of a wide screen of pair ``i`` (:func:`~dpcert.audit.search.screen.
-    draw_values`)."""
+    """One process's share of a wide screen of pair ``i`` (`draw_values`)."""
     x, xp = pair_list[i]
     return draw_values(sampler, x, xp, stats, rows=rows, chunk=chunk, deadline=until, enc=enc,
                        pace=pace)
