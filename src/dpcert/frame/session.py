@@ -146,7 +146,8 @@ class Session:
     name
         The table's name in SQL queries (`sql`); default the metadata's, else ``data``.
     metadata
-        A table metadata file (``.toml``/``.yaml``) or `TableMetadata`: the privacy unit, column types, bounds, public key sets and
+        A table metadata file (``.toml``/``.yaml``) or `TableMetadata`: the privacy unit, column
+        types, bounds, public key sets and
         contribution bounds, admitted against the schema here (`dpcert.frame.metadata`).
     public
         Public tables (no privacy unit in them) that SQL queries may ``JOIN`` on a key unique

@@ -487,7 +487,8 @@ def _wide(sampler: Sampler, pair_list: list[tuple[Any, Any]], found: list[Candid
     pairs); then the `FINALISTS` best pairs (by the screen, else by the search) share
     the rest.  Every screen's ladders are kept (`choose` takes those of the chosen
     events' own statistics).  On a deadline with ``fork`` (``workers > 1``), each screen's
-    rows after the first chunk are drawn by that many processes (`Crew`), the same share and deadline each, and their statistics' values pooled
+    rows after the first chunk are drawn by that many processes (`Crew`), the same share and
+    deadline each, and their statistics' values pooled
     (weak ratios spread over many coordinates need 10⁶ rows or more to be told from lucky
     coordinates).  Returns the candidates and the draws per input."""
     ranked = sorted((c for c in found if not c.ladder), key=lambda c: c.predicted,
