@@ -279,7 +279,7 @@ def test_an_audit_with_workers_screens_a_few_valued_mechanism_in_both_processes(
 
     monkeypatch.setattr(dscreen, "Crew", crew)
     m = dp.m.make_randomized_response(["a", "b", "c", "d"], math.log(3.0))
-    r = audit(m, pairs=[("a", "b"), ("a", "c"), ("c", "d")], seconds=3.0,
+    r = audit(m, pairs=[("a", "b"), ("a", "c"), ("c", "d")], seconds=6.0,
               confidence=1 - 1e-7, workers=2, seed=3)
     assert [f.workers for f in made] == [2]
     assert 0.0 < r.epsilon_lower <= math.log(3.0)

@@ -145,15 +145,18 @@ def _plan(sampler: Sampler, x: Any, enc: OutputEncoder, samples: int | None,
     y = enc.encode(sampler(x, pilot), pilot)
     spent = time.perf_counter() - t0
     per_draw = max(spent / pilot, 1e-9)
-    if spent < PILOT_FAST:
+    fixed = samples is not None and seconds is None
+    if spent < PILOT_FAST and not fixed:
         # a fast vectorised mechanism: 200 draws mostly time the call's own overhead (and any
-        # hiccup of a busy machine), which would shrink the search; time 10× more
+        # hiccup of a busy machine), which would shrink the search; time 10× more (not with a
+        # fixed sample count: how many draws the pilot takes must not depend on the machine,
+        # since a mechanism may hold the seeded generator the later draws come from)
         t0 = time.perf_counter()
         enc.encode(sampler(x, 10 * pilot), 10 * pilot)
         per_draw = max(min(per_draw, (time.perf_counter() - t0) / (10 * pilot)), 1e-9)
     width = 1 if y.ndim == 1 else int(y.shape[1])
     cap_search = max(MIN_SEARCH, min(MAX_SEARCH, MAX_SEARCH_VALUES // width))
-    if samples is not None and seconds is None:
+    if fixed:
         # No deadline: the chunking must not depend on the machine's speed, because draws
         # alternate between the two inputs chunk by chunk and a seeded audit must give the same
         # result on a busy machine as on a quiet one.
