@@ -249,6 +249,9 @@ def keep_mask(df: pl.DataFrame, spec: BoundSpec) -> np.ndarray[Any, Any]:
     """
     assert spec.unit is not None
     seed = _hash.key_seed(spec.key)
+    keys = [c for c in (spec.unit, *spec.by) if df[c].n_chunks() > 1]
+    if keys:  # one chunk each: the sorted-order gathers then run on NumPy views
+        df = df.with_columns([df[c].rechunk() for c in keys])
     if df.height <= _PART_ROWS:
         return _bound_part(df, spec, seed)
     hu = _hash.hash_series(df[spec.unit], seed)

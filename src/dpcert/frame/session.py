@@ -462,7 +462,12 @@ class Query:
         which self-checks ``map(1)`` against ``budget``, with a fixed bounding key: any key has
         the same map).  Reads no rows, spends nothing."""
         budget = require_budget(budget)
-        plan = self.plan()
+        self._precheck(self.plan())
+        # admits the plan's columns into the closed internal form, then compiles
+        return self.measurement(budget, key=bytes(16))  # type: ignore[no-any-return]
+
+    def _precheck(self, plan: QueryPlan) -> None:
+        """The checks :meth:`check` runs before compiling (schema, columns, quantile cells)."""
         if self.session._backend.name == "polars":
             check_schema(self.session._lf, plan)
         else:  # Spark: columns here; filters, keys and types are checked when compiling
@@ -478,8 +483,6 @@ class Query:
             for agg in plan.aggregates:
                 if isinstance(agg, Quantile):
                     check_quantile_cells(agg.name, len(plan.public_keys), agg.candidates)
-        # admits the plan's columns into the closed internal form, then compiles
-        return self.measurement(budget, key=bytes(16))  # type: ignore[no-any-return]
 
     def release(self, budget: Measure | None = None, *, alpha: Any = 0.05,
                 name: str | None = None) -> Release:
@@ -540,8 +543,8 @@ class Query:
         ``map(1)`` is what the release charges) and the label."""
         plan = self.plan()
         self.session._backend.probe_environment(self.session._lf)
-        self.check(budget)
-        m = self.measurement(budget, alpha=a)
+        self._precheck(plan)
+        m = self.measurement(budget, alpha=a)  # compiled once, with this release's key
         label = name if name is not None else ", ".join(plan.output_names())
         return plan, m, label
 
