@@ -30,6 +30,8 @@ def main() -> int:
         "accounting": ["bench_accounting.py", *peers],
         "engine": ["bench_engine.py", "--rows", "1e7" if args.full else "1e6", "--reps",
                    "3" if args.full else "1"],
+        "groupby": ["bench_groupby.py", "--rows", *(["1e7", "1e8"] if args.full else ["1e6"]),
+                    "--reps", "5" if args.full else "2"],
         "continual": ["bench_continual.py", "--steps", "4096"],
         "audit": ["bench_audit.py", *([] if args.full else ["--samples", "200000"])],
     }

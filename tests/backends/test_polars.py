@@ -74,6 +74,31 @@ def test_exact_repair_when_truncated_bits_collide(monkeypatch: pytest.MonkeyPatc
     assert kept(BE.keyed_bound(df, spec), ("u", "g", "v")) == want
 
 
+@pytest.mark.parametrize(("pair_bits", "G", "R"), [(32, 2, 1), (1, 3, 2), (1, 1, 3)])
+def test_integer_units_clustered_by_value_match_reference(monkeypatch: pytest.MonkeyPatch,
+                                                          pair_bits: int, G: int, R: int) -> None:
+    """Null-free integer units are clustered by value, not by hash; with one pair bit most of a
+    unit's groups tie on the packed key and the exact comparison and repair decide."""
+    df = frame(600, 40, 12, seed=G).with_columns(pl.col("u").fill_null(-7) * 1000 - 5)
+    assert pb._unit_offsets(df["u"], 40) is not None
+    monkeypatch.setattr(pb, "_EXACT_PAIR_BITS", pair_bits)
+    spec = BoundSpec("u", ("g",), G, R, key=KEY, value_columns=("v", "w"))
+    want = ref_bound(df.to_dicts(), "u", ("g",), ("v", "w"), G, R, _hash.key_seed(KEY))
+    assert kept(BE.keyed_bound(df, spec), ("u", "g", "v", "w")) == want
+    monkeypatch.setattr(pb, "_PART_ROWS", 64)  # parts: the same rows
+    assert kept(BE.keyed_bound(df, spec), ("u", "g", "v", "w")) == want
+    monkeypatch.setattr(pb, "_EXACT_UNITS", False)  # hashed units: the same rows
+    assert kept(BE.keyed_bound(df, spec), ("u", "g", "v", "w")) == want
+
+
+def test_unit_offsets_only_when_exact_and_small() -> None:
+    assert pb._unit_offsets(pl.Series([5, -2, 5]), 4) is not None
+    assert pb._unit_offsets(pl.Series([5, -2, 5]), 2) is None  # span 7 needs 3 bits
+    assert pb._unit_offsets(pl.Series([5, None]), 8) is None  # null: hashed
+    assert pb._unit_offsets(pl.Series([1.0, 2.0]), 8) is None  # floats: hashed
+    assert pb._unit_offsets(pl.Series([-(2**63), 2**63 - 1]), 63) is None
+
+
 def test_wrong_variant_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """Deliberately wrong: keep the largest hashes instead of the smallest."""
     df = frame(400, 20, 9, seed=2)

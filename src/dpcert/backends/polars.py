@@ -11,9 +11,14 @@ Keyed bounding rule (the same on every backend, see `dpcert.backends._hash`), wi
 
 Units and groups are compared exactly: float keys are canonical (``-0.0 → 0.0``, one NaN), null
 is one value.  The hash only orders.  The implementation is one NumPy sort of packed 64-bit keys
-(unit-hash bits | pair-hash bits | row index); blocks where the truncated bits cannot decide (two
-units sharing the unit bits, two groups of a unit sharing the pair bits) are re-sorted exactly by
-``(unit, h(u, g), g)``.  Row hashes are only computed for the rows of groups over the row limit.
+(unit bits | pair-hash bits | row index).  The unit bits only cluster a unit's rows (the rule
+never compares two units): for a null-free integer unit column whose span fits they are the
+unit's offset from the smallest unit (exact: no unit comparison is needed), otherwise the top
+bits of the unit hash.  Groups of a unit are told apart by the pair bits, and their values are
+compared only where two neighbouring rows tie on all the bits.  Blocks where the truncated bits
+cannot decide (two units sharing the unit bits, two groups of a unit sharing the pair bits) are
+re-sorted exactly by ``(unit, h(u, g), g)``.  Row hashes are only computed for the rows of
+groups over the row limit.
 
 Statistics are exact integers: fixed-point values (the value rule of `dpcert.backends.base`)
 summed in two int64 halves that cannot overflow and recombined as Python integers.
@@ -46,6 +51,12 @@ _PAIR_BITS = 14
 _CHUNK = 1 << 20  # rows per chunk of hashing and gathering (bounded temporaries)
 #: Tests shrink this to force unit-hash collisions in the packed key (exercising the exact path).
 _UNIT_BITS: int | None = None
+#: Integer units whose span fits in the key are clustered by value, not by hash (tests switch
+#: this off); the pair hash then gets up to ``_EXACT_PAIR_BITS`` of the free bits, and at least
+#: ``_MIN_PAIR_BITS`` must be free for the exact clustering to be used.
+_EXACT_UNITS = True
+_EXACT_PAIR_BITS = 32
+_MIN_PAIR_BITS = 8
 
 
 def to_lazy(data: Any) -> pl.LazyFrame:
@@ -166,19 +177,27 @@ def _pair_hash(df: pl.DataFrame, spec: BoundSpec, seed: int,
     return _hash.hash_chain([df[c].gather(rows) for c in spec.by], hu) if spec.by else hu
 
 
-def _packed_keys(df: pl.DataFrame, spec: BoundSpec, seed: int, bits: tuple[int, int, int]
-                 ) -> np.ndarray[Any, Any]:
-    """``unit-hash bits | signed pair-hash bits | row index`` per row, chunk by chunk."""
+def _packed_keys(df: pl.DataFrame, spec: BoundSpec, seed: int, bits: tuple[int, int, int],
+                 unit_off: np.ndarray[Any, Any] | None) -> np.ndarray[Any, Any]:
+    """``unit bits | signed pair-hash bits | row index`` per row, chunk by chunk.  The unit bits
+    are the unit's offset from the smallest unit when ``unit_off`` is given, else the top bits
+    of the unit hash."""
     assert spec.unit is not None
     unit_bits, pair_bits, idx_bits = bits
     n = df.height
     key = np.empty(n, dtype=np.uint64)
     for a in range(0, n, _CHUNK):
         part = df.slice(a, _CHUNK)
-        hu = _hash.hash_series(part[spec.unit], seed)
-        k = hu >> np.uint64(64 - unit_bits)
-        k <<= np.uint64(64 - unit_bits)
+        hu: np.ndarray[Any, Any] | None = None
+        if unit_off is not None:
+            k = unit_off[a:a + part.height] << np.uint64(64 - unit_bits)
+        else:
+            hu = _hash.hash_series(part[spec.unit], seed)
+            k = hu >> np.uint64(64 - unit_bits)
+            k <<= np.uint64(64 - unit_bits)
         if spec.by:
+            if hu is None:
+                hu = _hash.hash_series(part[spec.unit], seed)
             hp = _hash.hash_chain([part[c] for c in spec.by], hu)
             hp = _hash.signed_order(hp)
             hp >>= np.uint64(64 - pair_bits)
@@ -187,6 +206,19 @@ def _packed_keys(df: pl.DataFrame, spec: BoundSpec, seed: int, bits: tuple[int, 
         k |= np.arange(a, a + part.height, dtype=np.uint64)
         key[a:a + part.height] = k
     return key
+
+
+def _unit_offsets(s: pl.Series, room: int) -> np.ndarray[Any, Any] | None:
+    """``u - min(u)`` as ``uint64`` when the unit column is an integer column without nulls
+    whose span fits in ``room`` bits (the units are then clustered exactly, without their
+    hash), else None."""
+    if not _EXACT_UNITS or not s.dtype.is_integer() or s.null_count() or s.dtype == pl.UInt64:
+        return None
+    lo, hi = s.min(), s.max()
+    if not isinstance(lo, int) or not isinstance(hi, int) or (hi - lo).bit_length() > room:
+        return None
+    out: np.ndarray[Any, Any] = (s.cast(pl.Int64) - lo).to_numpy().view(np.uint64)
+    return out
 
 
 def _bound_part(df: pl.DataFrame, spec: BoundSpec, seed: int) -> np.ndarray[Any, Any]:
@@ -199,22 +231,37 @@ def _bound_part(df: pl.DataFrame, spec: BoundSpec, seed: int) -> np.ndarray[Any,
     unit_bits = 64 - idx_bits - pair_bits
     if _UNIT_BITS is not None:
         unit_bits = min(unit_bits, _UNIT_BITS)
-    key = _packed_keys(df, spec, seed, (unit_bits, pair_bits, idx_bits))
+    unit_off = (_unit_offsets(df[spec.unit], 64 - idx_bits - (_MIN_PAIR_BITS if by else 0))
+                if _UNIT_BITS is None else None)
+    exact = unit_off is not None
+    if unit_off is not None:  # exact unit bits: the rest of the key is the pair hash's
+        unit_bits = max(1, int(unit_off.max(initial=0)).bit_length())
+        pair_bits = min(_EXACT_PAIR_BITS, 64 - idx_bits - unit_bits) if by else 0
+    key = _packed_keys(df, spec, seed, (unit_bits, pair_bits, idx_bits), unit_off)
+    del unit_off
     key.sort()
     perm = np.empty(n, dtype=np.int32 if n < 2**31 else np.int64)
     mask = np.uint64((1 << idx_bits) - 1)
     for a in range(0, n, _CHUNK):
         perm[a:a + _CHUNK] = key[a:a + _CHUNK] & mask
     key >>= np.uint64(idx_bits)  # the (unit bits | pair bits) prefix of each sorted row
-    unit_new = _run_starts(df, [spec.unit], perm)
-    pair_new = unit_new | _run_starts(df, by, perm) if by else unit_new
-    bad = np.zeros(n, dtype=bool)
-    np.equal(key[1:], key[:-1], out=bad[1:])
-    bad &= pair_new  # a new group whose pair bits tie with the previous group's
+    same = np.zeros(n, dtype=bool)  # the prefix ties with the previous row's
+    np.equal(key[1:], key[:-1], out=same[1:])
     key >>= np.uint64(pair_bits)
     block_new = np.ones(n, dtype=bool)
     np.not_equal(key[1:], key[:-1], out=block_new[1:])
     del key
+    # exact unit bits decide the units; hashed ones need the units compared
+    unit_new = block_new.copy() if exact else _run_starts(df, [spec.unit], perm)
+    pair_new = unit_new
+    if by:  # a new prefix in the same unit is a new group; a tied one needs the groups compared
+        pair_new = unit_new | ~same
+        pos = np.flatnonzero(same & ~unit_new)
+        if pos.size:
+            pair_new[pos] = _starts_at(df, by, perm, pos)
+        del pos
+    bad = same & pair_new  # a new unit or group whose truncated bits tie with the previous
+    del same
     bad |= unit_new & ~block_new  # two units share the unit bits
     if bad.any():  # truncated bits cannot decide: re-sort those blocks exactly
         _repair(df, spec, seed, perm, bad, block_new, unit_new, pair_new)
@@ -249,14 +296,21 @@ def keep_mask(df: pl.DataFrame, spec: BoundSpec) -> np.ndarray[Any, Any]:
     """
     assert spec.unit is not None
     seed = _hash.key_seed(spec.key)
+    keys = [c for c in (spec.unit, *spec.by) if df[c].n_chunks() > 1]
+    if keys:  # one chunk each: the sorted-order gathers then run on NumPy views
+        df = df.with_columns([df[c].rechunk() for c in keys])
     if df.height <= _PART_ROWS:
         return _bound_part(df, spec, seed)
     hu = _hash.hash_series(df[spec.unit], seed)
     n_parts = -(-df.height // _PART_ROWS) * 2
-    part = (hu >> np.uint64(32)) % np.uint64(n_parts)  # a unit never straddles two parts
+    part = ((hu >> np.uint64(32)) % np.uint64(n_parts)).astype(np.uint16)  # a unit's rows
+    del hu                                                               # share one part
+    order = np.argsort(part, kind="stable")  # a radix sort: the parts' rows, in order
+    ends = np.cumsum(np.bincount(part, minlength=n_parts))
+    del part
     keep = np.zeros(df.height, dtype=bool)
     for i in range(n_parts):
-        rows = np.nonzero(part == i)[0]
+        rows = order[ends[i - 1] if i else 0:ends[i]]
         keep[rows] = _bound_part(df[rows], spec, seed)
     return keep
 
@@ -434,8 +488,9 @@ class PolarsBackend:
             raise InvalidParameter(f"max_groups={spec.max_groups} and max_rows_per_group="
                                    f"{spec.max_rows_per_group} must be >= 1")
         keys = {c for c in [spec.unit, *spec.by] if c}
+        # the in-memory engine returns one chunk per column (the streaming one, many)
         df = lf.select([_canonical(c, schema[c]) if c in keys else pl.col(c)
-                        for c in cols]).collect()
+                        for c in cols]).collect(engine="in-memory")
         if spec.unit is None or df.height == 0:
             return df
         return df.filter(pl.Series(keep_mask(df, spec)))

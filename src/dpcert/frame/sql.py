@@ -38,6 +38,7 @@ dpcert.errors.UnsupportedSQL: subquery is not supported (dpcert's SQL subset: do
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -58,6 +59,8 @@ if TYPE_CHECKING:
 
 __all__ = ["parse_sql"]
 
+#: ``SELECT TOP n`` (SQL Server's LIMIT), read with sqlglot's T-SQL dialect.
+_TOP = re.compile(r"\s*SELECT\s+TOP\s", re.IGNORECASE)
 _HINT = " is not supported (dpcert's SQL subset: docs/guide/sql.md)"
 _CLAUSES = {"with_": "WITH (common table expression)", "distinct": "SELECT DISTINCT",
             "joins": "JOIN", "laterals": "LATERAL", "qualify": "QUALIFY",
@@ -104,6 +107,8 @@ def parse_sql(start: Query, sql: str, *, keys: Any = None,
     (see `Session.sql`)."""
     if dialect is None and isinstance(sql, str) and "DIFFERENTIAL_PRIVACY" in sql.upper():
         dialect = "bigquery"
+    elif dialect is None and isinstance(sql, str) and _TOP.match(sql):
+        dialect = "tsql"  # SELECT TOP n (SQL Server, SmartNoise's examples): LIMIT n
     pre = prepass(sql, dialect)
     try:
         trees = sqlglot.parse(pre.text, read=dialect)
@@ -386,6 +391,12 @@ class _Context:
         lim = self.tree.args.get("limit")
         if lim is None:
             return None
+        opts = lim.args.get("limit_options")
+        if opts is not None and (opts.args.get("percent") or opts.args.get("with_ties")):
+            raise UnsupportedSQL(f"{'PERCENT' if opts.args.get('percent') else 'WITH TIES'} in "
+                                 f"LIMIT/TOP{_HINT}: give a number of rows")
+        if lim.args.get("offset") is not None:
+            raise UnsupportedSQL(f"OFFSET{_HINT}")
         n = lim.expression
         if not (isinstance(n, exp.Literal) and not n.is_string and n.name.isdigit()
                 and int(n.name) <= 2**31):
