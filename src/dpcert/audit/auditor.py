@@ -156,7 +156,7 @@ def _plan(sampler: Sampler, x: Any, enc: OutputEncoder, samples: int | None,
         per_draw = max(min(per_draw, (time.perf_counter() - t0) / (10 * pilot)), 1e-9)
     width = 1 if y.ndim == 1 else int(y.shape[1])
     cap_search = max(MIN_SEARCH, min(MAX_SEARCH, MAX_SEARCH_VALUES // width))
-    if fixed:
+    if samples is not None and seconds is None:  # fixed
         # No deadline: the chunking must not depend on the machine's speed, because draws
         # alternate between the two inputs chunk by chunk and a seeded audit must give the same
         # result on a busy machine as on a quiet one.
