@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpcert.backends._fixed import check_specs, fixed_bounds, private_key_order
+from dpcert.backends._sql_ops import canon_key, public_keys
 from dpcert.backends.base import GroupedStats, StatSpec
 from dpcert.backends.duckdb_expr import quote as _q
 from dpcert.errors import InvalidParameter
@@ -86,11 +87,6 @@ def _literal(v: Any, logical: str) -> str:
     return "'" + str(v).replace("'", "''") + "'"
 
 
-def _canon_key(key: tuple[Any, ...]) -> tuple[Any, ...]:
-    return tuple(("nan",) if isinstance(v, float) and v != v
-                 else v + 0.0 if isinstance(v, float) else v for v in key)
-
-
 def _decode(key: tuple[Any, ...], by: list[str], kinds: Mapping[str, str]) -> tuple[Any, ...]:
     out = []
     for v, c in zip(key, by, strict=True):
@@ -114,15 +110,13 @@ def _bin_sql(fp: str, cand: list[int], lo: int, hi: int) -> str:
 def grouped_stats(tab: DuckTable, by: list[str], keys: Sequence[tuple[Any, ...]] | None,
                   specs: list[StatSpec], schema: Mapping[str, str]) -> GroupedStats:
     """See `dpcert.backends.duckdb.DuckDBBackend.group_stats`."""
-    from dpcert.backends.spark import _public_keys
-
     for c in by:
         if c not in schema:
             raise InvalidParameter(f"unknown group column {c!r}; the data has {sorted(schema)}")
     check_specs(specs, {c: t.removesuffix("_ntz") for c, t in schema.items()})
     if keys is not None and not by:
         raise InvalidParameter("keys: public keys need group columns (by)")
-    public = _public_keys(keys, by, schema) if keys is not None else None
+    public = public_keys(keys, by, schema) if keys is not None else None
     others = [c for c in schema if c not in by]
     items = [*(_group_col(c, schema[c]) for c in by), *map(_q, others)]
     src = tab.derive(f"SELECT {', '.join(items) or '1'} FROM _t")
@@ -134,9 +128,9 @@ def grouped_stats(tab: DuckTable, by: list[str], keys: Sequence[tuple[Any, ...]]
     cols = ", ".join([*map(_q, by), *aggs])
     rows = src.derive(f"SELECT {cols} FROM _t{group}").rel.fetchall()
     nb = len(by)
-    found = {_canon_key(tuple(r[:nb])): r for r in rows}
+    found = {canon_key(tuple(r[:nb])): r for r in rows}
     key_list, enc_list = _key_lists(rows, public, by, schema)
-    at_keys = [found.get(_canon_key(t)) for t in enc_list]
+    at_keys = [found.get(canon_key(t)) for t in enc_list]
     values: dict[str, np.ndarray[Any, Any]] = {}
     for i, s in enumerate(specs):
         if s.kind == "at_most":
@@ -223,11 +217,11 @@ def _at_most(src: DuckTable, by: list[str], key_list: list[tuple[Any, ...]],
     group = ", ".join([*map(_q, by), '"#b"'])
     rows = fp.derive(f'SELECT {", ".join(keys)}, count(*) AS "#c" FROM _t GROUP BY {group}'
                      ).rel.fetchall()
-    index = {_canon_key(k): i for i, k in enumerate(key_list)}
+    index = {canon_key(k): i for i, k in enumerate(key_list)}
     hist = np.zeros((len(key_list), len(cand) + 1), dtype=np.int64)
     nb = len(by)
     for r in rows:
-        i = index.get(_canon_key(tuple(r[:nb])))
+        i = index.get(canon_key(tuple(r[:nb])))
         if i is not None:
             hist[i, int(r[nb])] += int(r[nb + 1])
     out: np.ndarray[Any, Any] = np.cumsum(hist, axis=1)[:, :len(cand)]

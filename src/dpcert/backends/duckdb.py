@@ -47,6 +47,7 @@ from typing import Any
 
 from dpcert.backends import _duckdb_hash as dh
 from dpcert.backends import _hash
+from dpcert.backends._sql_ops import SqlTreeOps
 from dpcert.backends.admission import AdmittedColumn, AdmittedType, Role, internal_name, refuse
 from dpcert.backends.base import BoundSpec, GroupedStats, StatSpec
 from dpcert.backends.duckdb_expr import quote as _q
@@ -218,7 +219,7 @@ def _link(q: str, col: str, logical: str) -> str:
             f"{_H} END AS {_H}) FROM ({q})")
 
 
-class DuckDBBackend:
+class DuckDBBackend(SqlTreeOps):
     """`FrameOps` for DuckDB relations (`to_duck`).
 
     Examples
@@ -272,28 +273,6 @@ class DuckDBBackend:
                 e = _q(c.user)
             items.append(f"{e} AS {_q(c.internal)}")
         return tab.derive(f"SELECT {', '.join(items)} FROM _t")
-
-    def admit_keys(self, by: Sequence[str], keys: Sequence[tuple[Any, ...]],
-                   native: Mapping[str, Any], columns: Sequence[AdmittedColumn]
-                   ) -> tuple[tuple[Any, ...], ...]:
-        """Public keys checked against the admitted key types (no implicit conversion)."""
-        from dpcert.backends.spark import _public_keys
-
-        kinds = {c.internal: c.type for c in columns}
-        return tuple(_public_keys(keys, [c.internal for c in columns], kinds))
-
-    def predicate_columns(self, predicates: Sequence[Any]) -> tuple[str, ...]:
-        """The columns the (checked) predicates read."""
-        from dpcert.backends.spark_expr import tree_columns
-
-        return tuple(dict.fromkeys(c for p in predicates for c in tree_columns(p.tree)))
-
-    def rename_predicates(self, predicates: Sequence[Any], mapping: Mapping[str, str],
-                          schema: Mapping[str, str]) -> tuple[Any, ...]:
-        """The checked predicates reading ``mapping[c]`` for each column ``c``."""
-        from dpcert.backends.spark_expr import CheckedPredicate, rename_tree
-
-        return tuple(CheckedPredicate(rename_tree(p.tree, mapping)) for p in predicates)
 
     def probe_environment(self, data: Any) -> None:
         """Before the charge: the connection answers and holds dpcert's hash functions."""

@@ -66,6 +66,7 @@ import numpy as np
 
 from dpcert.backends import _hash
 from dpcert.backends._fixed import check_specs, fixed_bounds, private_key_order
+from dpcert.backends._sql_ops import SqlTreeOps, canon_key, public_keys
 from dpcert.backends.admission import (
     AdmittedColumn,
     AdmittedType,
@@ -78,7 +79,6 @@ from dpcert.errors import (
     BackendUnavailable,
     ExecutorEnvironmentWarning,
     InvalidParameter,
-    OutOfDomain,
     ReleaseFailed,
 )
 from dpcert.operator import OPERATOR_LOG, UNKNOWN, FailureClass, classify
@@ -224,7 +224,7 @@ def _reprobe(spark: Any) -> FailureClass:
     return UNKNOWN if ok else "environment: import error"
 
 
-class SparkBackend:
+class SparkBackend(SqlTreeOps):
     """`FrameOps` for pyspark DataFrames (classic or Connect).
 
     Parameters
@@ -334,26 +334,6 @@ class SparkBackend:
             (F.col(_q(c.user)).cast(target[c.type]) if c.type in target
              else F.col(_q(c.user))).alias(c.internal) for c in columns])
 
-    def admit_keys(self, by: Sequence[str], keys: Sequence[tuple[Any, ...]],
-                   native: Mapping[str, Any], columns: Sequence[AdmittedColumn]
-                   ) -> tuple[tuple[Any, ...], ...]:
-        """Public keys checked against the admitted key types (no implicit conversion)."""
-        kinds = {c.internal: c.type for c in columns}
-        return tuple(_public_keys(keys, [c.internal for c in columns], kinds))
-
-    def predicate_columns(self, predicates: Sequence[Any]) -> tuple[str, ...]:
-        """The columns the (checked) predicates read."""
-        from dpcert.backends.spark_expr import tree_columns
-
-        return tuple(dict.fromkeys(c for p in predicates for c in tree_columns(p.tree)))
-
-    def rename_predicates(self, predicates: Sequence[Any], mapping: Mapping[str, str],
-                          schema: Mapping[str, str]) -> tuple[Any, ...]:
-        """The checked predicates reading ``mapping[c]`` for each column ``c``."""
-        from dpcert.backends.spark_expr import CheckedPredicate, rename_tree
-
-        return tuple(CheckedPredicate(rename_tree(p.tree, mapping)) for p in predicates)
-
     def check_predicates(self, predicates: Sequence[Any],
                          schema: Mapping[str, str]) -> tuple[Any, ...]:
         """Each predicate through `dpcert.backends.spark_expr`: a checked tree, rebuilt as
@@ -458,7 +438,7 @@ class SparkBackend:
         check_specs(specs, {c: t.removesuffix("_ntz") for c, t in schema.items()})
         if keys is not None and not by:
             raise InvalidParameter("keys: public keys need group columns (by)")
-        public = _public_keys(keys, by, schema) if keys is not None else None
+        public = public_keys(keys, by, schema) if keys is not None else None
         enc_public = ([_encode_key(k, by, schema) for k in public] if public is not None
                       else None)
         df = data.select(*[_group_col(F, c, schema[c]) for c in by],
@@ -483,7 +463,7 @@ class SparkBackend:
                  else df)  # (Spark Connect refuses an empty withColumns)
         grouped = fixed.groupBy(*[F.col(_q(c)) for c in by]).agg(*aggs)
         rows = _run("grouped statistics", lambda: grouped.collect(), data.sparkSession)
-        found = {_canon_key(tuple(r[c] for c in by)): r for r in rows}
+        found = {canon_key(tuple(r[c] for c in by)): r for r in rows}
         if public is not None and enc_public is not None:
             key_list, enc_list = public, enc_public
         else:  # datetime keys come back as microseconds: decoded, then sorted by value
@@ -492,7 +472,7 @@ class SparkBackend:
             order = private_key_order(dec) if by else [0]
             key_list, enc_list = ([dec[i] for i in order], [raw[i] for i in order]) if by else (
                 [()], [()])
-        at_keys = [found.get(_canon_key(t)) for t in enc_list]
+        at_keys = [found.get(canon_key(t)) for t in enc_list]
         values: dict[str, np.ndarray[Any, Any]] = {}
         for i, s in enumerate(specs):
             if s.kind == "at_most":
@@ -617,48 +597,8 @@ def _decimal_sums(F: Any, df: Any, by: list[str], key_list: list[tuple[Any, ...]
     grouped = df.groupBy(*[F.col(_q(c)) for c in by]).agg(
         F.sum(_fixed_point(F, spec).cast("decimal(38,0)")).alias("#s"))
     rows = _run("exact sums", lambda: grouped.collect(), df.sparkSession)
-    found = {_canon_key(tuple(r[c] for c in by)): r["#s"] for r in rows}
-    return [int(found.get(_canon_key(k)) or 0) for k in key_list]
-
-
-def _canon_key(key: tuple[Any, ...]) -> tuple[Any, ...]:
-    out = []
-    for v in key:
-        if isinstance(v, float):
-            out.append(("nan",) if v != v else v + 0.0)
-        else:
-            out.append(v)
-    return tuple(out)
-
-
-def _public_keys(keys: Sequence[tuple[Any, ...]], by: list[str],
-                 schema: Mapping[str, str]) -> list[tuple[Any, ...]]:
-    """Public keys checked against the key column types (no implicit conversion), distinct.
-    A ``TIMESTAMP`` column takes time-zone-aware datetimes only, a ``TIMESTAMP_NTZ`` column
-    naive ones only: the other kind has no one meaning (it would depend on a time zone)."""
-    ok = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,),
-          "date": (dt.date,), "datetime": (dt.datetime,), "datetime_ntz": (dt.datetime,)}
-    out = []
-    for k in keys:
-        if len(k) != len(by):
-            raise InvalidParameter(f"keys: every public key must have {len(by)} values for {by}")
-        row = []
-        for v, c in zip(k, by, strict=True):
-            t = schema[c]
-            if v is not None and (t not in ok or not isinstance(v, ok[t])
-                                  or (t in ("int", "float") and isinstance(v, bool))
-                                  or (t == "date" and isinstance(v, dt.datetime))
-                                  or (isinstance(v, dt.datetime) and t != "date"
-                                      and (v.utcoffset() is None) == (t == "datetime"))):
-                what = {"datetime": "datetime (TIMESTAMP: time-zone-aware keys only)",
-                        "datetime_ntz": "datetime (TIMESTAMP_NTZ: naive keys only)"}.get(t, t)
-                raise OutOfDomain(f"keys: public key value of type {type(v).__name__} does not "
-                                  f"match column {c!r} of type {what}")
-            row.append(float(v) if t == "float" and isinstance(v, int) else v)
-        out.append(tuple(row))
-    if len({_canon_key(k) for k in out}) != len(out):
-        raise InvalidParameter(f"keys: the {len(out)} public keys are not distinct")
-    return out
+    found = {canon_key(tuple(r[c] for c in by)): r["#s"] for r in rows}
+    return [int(found.get(canon_key(k)) or 0) for k in key_list]
 
 
 def _key_filter(F: Any, keys: list[tuple[Any, ...]], by: list[str]) -> Any:
@@ -705,10 +645,10 @@ def _at_most(F: Any, df: Any, by: list[str], key_list: list[tuple[Any, ...]],
     grouped = df.groupBy(*[F.col(_q(c)) for c in by], b.alias("#b")).agg(
         F.count(F.lit(1)).alias("#c"))
     rows = _run("quantile counts", lambda: grouped.collect(), df.sparkSession)
-    index = {_canon_key(k): i for i, k in enumerate(key_list)}
+    index = {canon_key(k): i for i, k in enumerate(key_list)}
     hist = np.zeros((len(key_list), len(cand) + 1), dtype=np.int64)
     for r in rows:
-        i = index.get(_canon_key(tuple(r[c] for c in by)))
+        i = index.get(canon_key(tuple(r[c] for c in by)))
         if i is not None:
             hist[i, int(r["#b"])] += int(r["#c"])
     return np.cumsum(hist, axis=1)[:, :len(cand)]
