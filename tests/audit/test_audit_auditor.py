@@ -117,12 +117,15 @@ def test_result_as_json() -> None:
 
 def test_understated_zcdp_is_caught_by_the_tight_conversion() -> None:
     # σ = 1 on sensitivity 1 is 0.5-zCDP; it claims 0.125 (4× too small).  At δ = 1e-6 the
-    # claim is ε ≤ 2.419 (CKS20); the loose conversion said 2.753, above what 80 000 draws
-    # can show, so the old auditor let this claim pass (100 000 here: 80 000 was borderline).
+    # claim is ε ≤ 2.419 (CKS20); the loose conversion said 2.753, about what 100 000 draws can
+    # show (the true ε at δ = 1e-6 is 4.887), so an auditor reading the claim through the
+    # loose conversion could let it pass.
+    loose = 0.125 + 2 * math.sqrt(0.125 * math.log(1e6))
     for seed in (1, 2):
         r = audit(_gaussian(seed), claimed=dp.ZCDP(0.125), samples=100_000, seed=seed)
+        assert r.claimed_epsilon < 2.42 < loose
         assert r.violated, str(r)
-        assert r.claimed_epsilon < r.epsilon_lower < 0.125 + 2 * math.sqrt(0.125 * math.log(1e6))
+        assert r.claimed_epsilon < r.epsilon_lower < 4.887
 
 
 def test_approx_dp_curve_for_a_gaussian() -> None:

@@ -132,7 +132,9 @@ def test_shift_formula_and_proof_note_are_tied_to_the_release() -> None:
          .agg(dp.median("x", (0, 1000), candidates=c)))
     m = q.measurement(dp.PureDP(3.0), alpha=0.1)
     steps = [st for st in trace(m, 1) if st.constructor == "grouped_quantile"]
-    assert [st.proof for st in steps] == ["quantile_interval.md"] * 3
+    assert [st.proof for st in steps] == ["grouped_quantile.md"] * 3
+    note = PROOF.parent / "grouped_quantile.md"  # whose cell-utility section links this note
+    assert "(quantile_interval.md)" in note.read_text(encoding="utf-8")
     shifts = sorted(int(st.params["shift"]) for st in steps)
     scale = Fraction(steps[0].params["scale"])
     assert shifts == [-endpoint_shift(scale, c, a), 0, endpoint_shift(scale, c, a)]
