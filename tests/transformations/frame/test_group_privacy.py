@@ -133,3 +133,16 @@ def test_centred_sum_holds_two_units_apart(memory_ops: Any) -> None:
     moved = int(np.abs(a.astype(np.int64) - b.astype(np.int64)).sum())
     assert moved == chain.map(2) == 2 * 2 * 3 * 4
     assert moved > 2 * 2 * 3 * 3  # the wrong variant: ⌊(5 − (−2))/2⌋ = 3 per row
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_shifted_sum_of_squares_map_is_linear_and_uses_the_shifted_range(d: int) -> None:
+    """The variance's sum of ``(x − 50)²`` over bounds [0, 100] (issue 39, L3): rows lie in
+    [0, 2500], centred per-row change 1250; at bounding's ``(d, 2d, 2d, 4d)`` (G = R = 2) the L1
+    map is ``min(l0·l∞·k, k·l1) = 1250·4d`` — a map reading the squares of x ([0, 10⁴]) would
+    give four times that."""
+    q = StatSpec("q", "fixed_sum_sq", "x", Fraction(0), Fraction(100), shift=Fraction(50))
+    dist = (d, 2 * d, 2 * d, 4 * d)
+    assert stat_sensitivity(q, dist, "L1", centred=True) == 1250 * 4 * d
+    assert stat_sensitivity(q, dist, "L1") == 2500 * 4 * d
+    assert stat_sensitivity(q, dist, "L2", centred=True) == sqrt_up(2 * d * 1250 * 1250 * 4 * d)
