@@ -72,13 +72,13 @@ def se_of_rmse(est: np.ndarray[Any, Any], truth: np.ndarray[Any, Any]) -> float:
 
 # --- CPS1988: value bounds ------------------------------------------------------------------
 
-#: The auto arm's share of ε spent choosing bounds (``--auto-share``).
-SHARE = [0.1]
+#: The auto arm's share of ε spent choosing bounds (``--auto-share``; None: the default).
+SHARE: list[float | None] = [None]
 
 
 def cps_query(sess: dp.Session, bounds: tuple[float, float] | None) -> Any:
     q = sess.query().group_by("region", keys=REGIONS).agg(dp.mean("wage", bounds))
-    return q.auto_share(SHARE[0]) if bounds is None else q
+    return q.auto_share(SHARE[0]) if bounds is None and SHARE[0] else q
 
 
 def cps_expected_error(cps: pl.DataFrame, lo: float, hi: float, eps: float) -> float:
@@ -136,7 +136,7 @@ def run_cps(cps: pl.DataFrame, eps: float, runs: int, seed: int) -> dict[str, An
 def mpls_query(sess: dp.Session, G: int | None, R: int | None) -> Any:
     q = (sess.query().group_by("problem", keys=PROBLEMS).agg(dp.count())
          .bound_contributions(G, R))
-    return q.auto_share(SHARE[0]) if G is None else q
+    return q.auto_share(SHARE[0]) if G is None and SHARE[0] else q
 
 
 def mpls_expected_error(per: pl.DataFrame, G: int, R: int, eps: float) -> float:
@@ -208,7 +208,8 @@ def main() -> None:
     ap.add_argument("--epsilons", default="1.0")
     ap.add_argument("--seed", type=int, default=40)
     ap.add_argument("--out", type=Path, default=None)
-    ap.add_argument("--auto-share", type=float, default=0.1)
+    ap.add_argument("--auto-share", type=float, default=None,
+                    help="share of ε choosing the bounds (default: dpcert's default)")
     args = ap.parse_args()
     SHARE[0] = args.auto_share
     cps, mpls = load(args.data_dir, args.peers_python)
@@ -217,7 +218,8 @@ def main() -> None:
         results.append(run_cps(cps, eps, args.runs, args.seed))
         results.append(run_mpls(mpls, eps, args.runs, args.seed + 1))
         print(json.dumps(results[-2:]), file=sys.stderr)
-    text = f"auto_share = {args.auto_share}\n\n" + table(results)
+    share = args.auto_share or float(dp.frame.plan.DEFAULT_AUTO_SHARE)
+    text = f"auto_share = {share}\n\n" + table(results)
     print(text)
     if args.out is not None:
         args.out.write_text(text + "\n")

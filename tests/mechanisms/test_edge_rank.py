@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import dpcert as dp
 from dpcert.errors import InvalidParameter, MetricMismatch
-from dpcert.mechanisms.edge_rank import default_k, edge_scores, make_edge_rank
+from dpcert.mechanisms.edge_rank import default_k, edge_scores, make_edge_rank, prior_exponents
 from dpcert.testing import check_measurement_contract
 
 CANDS = [0.0, 1.0, 2.0, 4.0, 8.0]
@@ -35,7 +35,7 @@ def _max_move(scores: Any, data: list[float], k: int, side: str) -> int:
 
 
 @given(st.lists(st.sampled_from([-1.0, 0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 8.0, 9.0]), max_size=9),
-       st.integers(1, 5), st.sampled_from(["upper", "lower"]))
+       st.integers(1, 5), st.sampled_from(["upper", "lower", "middle"]))
 def test_scores_move_by_at_most_one(data: list[float], k: int, side: str) -> None:
     assert _max_move(edge_scores, data, k, side) <= 1
 
@@ -66,32 +66,76 @@ def test_bad_arguments_are_refused() -> None:
     with pytest.raises(InvalidParameter):
         make_edge_rank(*SPACE, CANDS, 0, "upper", 1)
     with pytest.raises(InvalidParameter):
-        make_edge_rank(*SPACE, CANDS, 1, "middle", 1)  # type: ignore[arg-type]
+        make_edge_rank(*SPACE, CANDS, 1, "centre", 1)  # type: ignore[arg-type]
     with pytest.raises(InvalidParameter):
         make_edge_rank(*SPACE, [2.0, 1.0], 1, "upper", 1)
+    with pytest.raises(InvalidParameter, match="prior"):
+        make_edge_rank(*SPACE, CANDS, 1, "upper", 1, prior=-1)
     with pytest.raises(MetricMismatch):
         make_edge_rank(dp.VectorDomain(dp.AtomDomain(float)), dp.ChangeOneDistance(), CANDS, 1,
                        "upper", 1)
 
 
-def _pmf(data: list[float], k: int, side: str, eps: Fraction) -> np.ndarray[Any, Any]:
+def _pmf(data: list[float], k: int, side: str, eps: Fraction, prior: Any = 0
+         ) -> np.ndarray[Any, Any]:
+    """The sampled distribution: the exponents ``make_edge_rank`` hands to the sampler."""
     u = edge_scores(data, CANDS, k, side).astype(float)
-    w = np.exp(float(eps) * u / 2)
+    base = np.array([float(b) for b in prior_exponents(CANDS, prior, 3.0, side)])  # type: ignore[arg-type]
+    w = np.exp(float(eps) * u / 2 - base)
     return np.asarray(w / w.sum())
 
 
-def test_the_exact_distribution_is_within_the_map() -> None:
-    """Over every pair of neighbours on a small grid, the largest log-ratio of the output
-    probabilities is at most map(1) = ε (the exponential mechanism's PMF, as sampled)."""
+def _data_prior_pmf(data: list[float], k: int, side: str, eps: Fraction, prior: Any = 0
+                    ) -> np.ndarray[Any, Any]:
+    """Wrong variant: the prior measured from the data (magnitudes relative to its largest
+    value), no longer a base measure."""
+    u = edge_scores(data, CANDS, k, side).astype(float)
+    top = max([1.0, *(abs(v) for v in data)])
+    base = float(prior) * np.log(np.maximum(1.0, np.abs(np.array(CANDS)) * 9.0 / top))
+    w = np.exp(float(eps) * u / 2 - base)
+    return np.asarray(w / w.sum())
+
+
+def _worst_log_ratio(pmf: Any, prior: Any) -> float:
     eps = Fraction(1)
     worst = 0.0
     for n in range(0, 4):
         for data in itertools.product([0.0, 1.0, 3.0, 9.0], repeat=n):
             for y in [0.0, 1.0, 3.0, 9.0]:
-                for side in ("upper", "lower"):
-                    p, q = _pmf(list(data), 2, side, eps), _pmf([*data, y], 2, side, eps)
+                for side in ("upper", "lower", "middle"):
+                    p = pmf(list(data), 2, side, eps, prior)
+                    q = pmf([*data, y], 2, side, eps, prior)
                     worst = max(worst, float(np.max(np.abs(np.log(p) - np.log(q)))))
-    assert worst <= float(eps) + 1e-12
+    return worst
+
+
+@pytest.mark.parametrize("prior", [0, 1, 4])
+def test_the_exact_distribution_is_within_the_map(prior: int) -> None:
+    """Over every pair of neighbours on a small grid, the largest log-ratio of the output
+    probabilities is at most map(1) = ε = 1 (the exponential mechanism's PMF, as sampled,
+    with or without the magnitude prior)."""
+    assert _worst_log_ratio(_pmf, prior) <= 1 + 1e-12
+
+
+def test_a_prior_read_from_the_data_breaks_the_map() -> None:
+    assert _worst_log_ratio(_data_prior_pmf, 4) > 2
+
+
+def test_the_prior_pulls_towards_small_bounds() -> None:
+    """Records 0..9, k = 1, ε = 1/100 (the scores barely matter), 162 candidates to 2^40: the
+    exact output distribution puts most of its mass above 16 without a prior, and under 1/4
+    of it there with γ = 4 (Σ_j (2^(j/4)/16)^-4 over the candidates above 16 is below 1)."""
+    cands = [0.0, *(2.0 ** (j / 4) for j in range(0, 161))]
+    data = [float(v) for v in range(10)]
+    far = np.array(cands) > 16
+
+    def mass(prior: int) -> float:
+        u = edge_scores(data, cands, 1, "upper").astype(float)
+        base = np.array([float(b) for b in prior_exponents(cands, prior)])
+        w = np.exp(u / 200 - base)
+        return float(w[far].sum() / w.sum())
+
+    assert mass(0) > 0.7 and mass(4) < 0.25
 
 
 def test_a_large_budget_lands_on_the_edge() -> None:

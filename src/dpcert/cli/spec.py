@@ -121,7 +121,7 @@ class QuerySpec(BaseModel):
                        '"auto" (chosen privately)')
     auto_share: Annotated[float, Field(gt=0, lt=1)] | None = Field(
         None, description="share of the query's budget spent choosing omitted bounds and "
-                          '"auto" contribution bounds (default 0.1)')
+                          '"auto" contribution bounds (default 0.3)')
     budget: BudgetSpec | None = Field(
         None, description="required, except for a sql query whose OPTIONS give epsilon")
     aggregates: Annotated[list[AggregateSpec], Field(min_length=1)] | None = Field(

@@ -11,24 +11,30 @@ moves each score by at most one whatever its number of rows:
 1. ``max_groups``: a bound with about ``k`` units having more groups, from each unit's number
    of groups; ``max_rows_per_group`` likewise from each unit's largest number of rows in one
    group (candidates: `count_candidates`);
-2. value bounds of a column: the upper bound with about ``k`` units whose largest value lies
-   above it, the lower bound with about ``k`` units whose smallest value lies below it, over a
-   signed geometric grid (four candidates per doubling, ±2^-20 to ±2^64, and 0), each with half
-   the column's share -- the approximate-bounds idea of Google's library (Wilson et al., PoPETs
-   2020) with a rank score in place of a noisy histogram;
+2. value bounds of a column, over a signed geometric grid (four candidates per doubling,
+   ±2^-20 to ±2^64, and 0): first the median of the units' largest values (the anchor, a fifth
+   of the column's share), then the lower bound with about ``k`` units whose smallest value
+   lies below it and the upper bound with about ``k`` units whose largest value lies above it
+   (two fifths each) -- the approximate-bounds idea of Google's library (Wilson et al.,
+   PoPETs 2020) with a rank score in place of a noisy histogram;
 3. the release itself (`compile_plan`) with the chosen values and
    the remaining budget.
 
-``k = ⌈2·ln(C/β)/ε⌉`` (`default_k`, ``β = 1/1000``, ``C``
-candidates): the least count at which the candidates beyond all the data are unlikely.  So a
-bound leaves out about ``k`` units beyond it -- the clipping bias, which Amin et al. (ICML 2019)
-trade against noise -- and ``k`` does not grow with the data.
+Every bound choice also weighs a candidate by its distance beyond the anchor (0 for
+contribution bounds, the released median for value bounds) to the power ``−PRIOR`` (a base
+measure fixed before the choice reads the data,
+`dpcert.mechanisms.edge_rank.prior_exponents`): the noise a bound costs
+grows with that distance, so the choice trades it against the units left beyond, and
+candidates far beyond the data (the grid reaches 2^64) weigh almost nothing.  ``k =
+TARGET_K = 4``: a bound leaves a few units beyond it -- the clipping bias, which Amin et al.
+(ICML 2019) trade against noise.  ``benchmarks/autobounds_limit.py`` computes the expected
+error of these choices exactly on the benchmark's tables and others.
 
 Budget: ``auto_share`` of ε (of ρ under zCDP, each choice then converted from ε-DP; δ all goes
-to the release) is split equally over the chosen quantities (``G``, ``R``, one pair of bounds
-per column).  The map at ``d`` units composes the selections' own maps with the release's
-budget by group privacy (every release compiled for chosen values costs at most its budget at
-one unit: ``compile_plan`` checks it).
+to the release) is split equally over the chosen quantities (``G``, ``R``, one set of three
+choices per column).  The map at ``d`` units composes the selections' own maps with the
+release's budget by group privacy (every release compiled for chosen values costs at most its
+budget at one unit: ``compile_plan`` checks it).
 
 Examples
 --------
@@ -39,13 +45,14 @@ Examples
 ['max_groups', 'max_rows_per_group', 'bounds:x']
 >>> share, main = split_auto(plan, PureDP(1))
 >>> share, main
-(Fraction(1, 30), PureDP(0.9))
+(Fraction(1, 10), PureDP(0.7))
 >>> from dpcert.frame.compile import compile_plan
 >>> m = compile_plan(plan, PureDP(1), schema={"g": "str", "u": "int", "x": "float"},
 ...                  backend=None)
 >>> m.map(1), [c.name for c in m.children[-1].children]
 (Fraction(1, 1), ['select(max_groups)', 'select(max_rows_per_group)', \
-'select(bounds:x, lower)', 'select(bounds:x, upper)', 'release(chosen bounds)'])
+'select(bounds:x, median)', 'select(bounds:x, lower)', 'select(bounds:x, upper)', \
+'release(chosen bounds)'])
 """
 
 from __future__ import annotations
@@ -67,7 +74,7 @@ from dpcert.errors import BackendUnavailable, InvalidParameter
 from dpcert.frame.admit import Admission, make_admit
 from dpcert.frame.plan import Aggregate, QueryPlan
 from dpcert.frame.postprocess import ReleaseTable
-from dpcert.mechanisms.edge_rank import Side, default_k, make_edge_rank
+from dpcert.mechanisms.edge_rank import Side, make_edge_rank
 from dpcert.transformations.frame import make_frame_filter
 from dpcert.transformations.frame.profile import (
     COUNT_CAP,
@@ -77,11 +84,18 @@ from dpcert.transformations.frame.profile import (
     value_candidates,
 )
 
-__all__ = ["BETA", "SelectionStep", "compile_auto", "concrete_plan", "order_bounds",
-           "quantities", "selection_epsilon", "selection_steps", "split_auto"]
+__all__ = ["COLUMN_PARTS", "PRIOR", "TARGET_K", "SelectionStep", "compile_auto", "concrete_plan",
+           "order_bounds", "quantities", "selection_epsilon", "selection_steps", "split_auto"]
 
-#: Probability weight left to candidates beyond all the data (a utility figure only).
-BETA = Fraction(1, 1000)
+#: Units each choice aims to leave beyond its bound: the bias–variance optimum leaves a few
+#: (Amin et al. 2019); the prior, not ``k``, keeps the bound near the data.
+TARGET_K = 4
+#: The prior's ``γ``: a candidate twice as far beyond the anchor weighs ``2^−γ`` as much (the
+#: noise a bound costs grows with it).  Chosen with ``benchmarks/autobounds_limit.py``.
+PRIOR = Fraction(4)
+#: A value column's selection budget: the median (the prior's anchor), the lower bound, the
+#: upper bound.
+COLUMN_PARTS = {"anchor": Fraction(1, 5), "lower": Fraction(2, 5), "upper": Fraction(2, 5)}
 
 
 def quantities(plan: QueryPlan) -> list[str]:
@@ -195,21 +209,28 @@ class SelectionStep:
     side: Side
     epsilon: Fraction
     k: int
+    #: The step whose released value anchors the prior (``None``: anchored at 0).
+    anchor: str | None = None
+    prior: Fraction = PRIOR
 
-    def measurement(self, zcdp: bool) -> Measurement:
-        """``transformation >> make_edge_rank`` (converted to zCDP under a ρ budget)."""
+    def measurement(self, zcdp: bool, anchor: float = 0.0) -> Measurement:
+        """``transformation >> make_edge_rank`` with the prior anchored at ``anchor``
+        (converted to zCDP under a ρ budget); the map does not depend on ``anchor``."""
         t = self.transformation
         em = make_edge_rank(t.output_domain, t.output_metric, self.candidates, self.k,
-                            self.side, self.epsilon)
+                            self.side, self.epsilon, prior=self.prior, anchor=anchor)
         m: Any = t >> em
         if zcdp:
             m = make_pureDP_to_zCDP(m)
-        label = self.name.replace(":lower", ", lower").replace(":upper", ", upper")
+        label = (self.name.replace(":lower", ", lower").replace(":upper", ", upper")
+                 .replace(":anchor", ", median"))
         return Measurement(m.input_domain, m.input_metric, m.output_measure, m.function,
                            m.privacy_map, name=f"select({label})", children=(m,),
                            wiring="shared", params={"k": self.k, "side": self.side,
                                                     "candidates": len(self.candidates),
-                                                    "epsilon": str(self.epsilon)},
+                                                    "epsilon": str(self.epsilon),
+                                                    "prior": str(self.prior),
+                                                    "anchor": self.anchor or 0},
                            proof="frame_autobounds.md")
 
 
@@ -219,15 +240,17 @@ def selection_steps(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, st
                     ) -> tuple[Transformation | None, list[SelectionStep]]:
     """``admit >> filter`` as in the release (``None`` when there is neither), and the choices
     of ``plan`` after it in order (``max_groups``, ``max_rows_per_group``, then per column
-    ``bounds:<c>:lower`` and ``:upper``).  The neighbour harness runs exactly these."""
+    ``bounds:<c>:anchor`` (the median), ``:lower`` and ``:upper``, both anchored at the
+    median).  The neighbour harness runs exactly these."""
     share, _ = split_auto(plan, budget)
     zcdp = isinstance(budget, ZCDP)
     pre, domain, metric, by, values = _prefix(plan, schema, backend, neighbours, admission)
 
     def step(name: str, t: Transformation, cands: tuple[Any, ...], side: Side,
-             part: Fraction) -> SelectionStep:
+             part: Fraction, anchor: str | None = None) -> SelectionStep:
         eps = selection_epsilon(part, zcdp)
-        return SelectionStep(name, t, cands, side, eps, default_k(eps, len(cands), BETA))
+        return SelectionStep(name, t, cands, side, eps, TARGET_K, anchor,
+                             PRIOR if side != "middle" else Fraction(0))
 
     out: list[SelectionStep] = []
     for q, what in (("max_groups", "groups"), ("max_rows_per_group", "rows")):
@@ -236,11 +259,13 @@ def selection_steps(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, st
                                   backend=backend)
             out.append(step(q, t, count_candidates(), "upper", share))
     for c in plan.auto_columns:
-        for side, which in (("lower", "min"), ("upper", "max")):
+        for side, which in (("middle", "max"), ("lower", "min"), ("upper", "max")):
             t = make_unit_extremes(domain, metric, values[c], which,  # type: ignore[arg-type]
                                    backend=backend)
-            out.append(step(f"bounds:{c}:{side}", t, value_candidates(), side,  # type: ignore[arg-type]
-                            share / 2))
+            part = COLUMN_PARTS["anchor" if side == "middle" else side]
+            name = f"bounds:{c}:{'anchor' if side == 'middle' else side}"
+            out.append(step(name, t, value_candidates(), side,  # type: ignore[arg-type]
+                            share * part, None if side == "middle" else f"bounds:{c}:anchor"))
     return pre, out
 
 
@@ -284,10 +309,14 @@ def compile_auto(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
 
     def function(frame: Any) -> ReleaseTable:
         seen = frame if pre is None else pre(frame)  # what the choices read
-        chosen: dict[str, Any] = {q: int(sels[q](seen)) for q in plan.auto_contributions}
+        out: dict[str, Any] = {}
+        for s in steps:  # in order: an anchor is released before the bounds it anchors
+            m = sels[s.name] if s.anchor is None else s.measurement(zcdp, float(out[s.anchor]))
+            out[s.name] = m(seen)
+        chosen: dict[str, Any] = {q: int(out[q]) for q in plan.auto_contributions}
         chosen["bounds"] = {
-            c: order_bounds(float(sels[f"bounds:{c}:lower"](seen)),
-                            float(sels[f"bounds:{c}:upper"](seen)), grid)
+            c: order_bounds(float(out[f"bounds:{c}:lower"]), float(out[f"bounds:{c}:upper"]),
+                            grid)
             for c in plan.auto_columns}
         release = compile_plan(concrete_plan(plan, chosen), main, schema=schema,
                                backend=backend, key=key, alpha=alpha, source=source,

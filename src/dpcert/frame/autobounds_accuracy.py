@@ -4,10 +4,11 @@
 The chosen values are not known before the release, so each figure is stated per unit of them
 and the clipping bias is named apart from the noise:
 
-* one row ``(choose <quantity>)`` per choice, with its ε and ``k``: the chosen bound leaves
-  about ``k`` privacy units beyond it (``rank_error``), and their excess is the **clipping
-  bias** -- rows beyond ``max_rows_per_group``/``max_groups`` are dropped, values beyond the
-  value bounds clamped to them.  It is a bias (towards the bounds), not part of the interval.
+* one row ``(choose <quantity>)`` per choice, with its ε and ``k``: the chosen bound aims at
+  leaving ``k`` privacy units beyond it (``rank_error``; the choice is random and its prior
+  trades more units beyond for a smaller bound), and their excess is the **clipping bias** --
+  rows beyond ``max_rows_per_group``/``max_groups`` are dropped, values beyond the value
+  bounds clamped to them.  It is a bias (towards the bounds), not part of the interval.
 * per output, the interval the release would state with the *remaining* budget at reference
   values -- value bounds ``[0, 1]``, ``G = R = 1`` -- in ``half_width``; the interval text says
   how it scales: a count's noise by ``G·R``, a sum's by ``G·R·max(|lower|, |upper|)``, a mean's
@@ -25,7 +26,7 @@ Examples
 >>> acc["output"].to_list()
 ['(choose max_groups)', '(choose max_rows_per_group)', '(choose bounds:x)', 'count', 'sum_x']
 >>> acc["rank_error"].to_list()[:3]
-[664.0, 664.0, 1611.0]
+[4.0, 4.0, 4.0]
 """
 
 from __future__ import annotations
@@ -38,10 +39,15 @@ from typing import Any
 import polars as pl
 
 from dpcert.core.measures import ZCDP, Measure
-from dpcert.frame.autobounds import BETA, quantities, selection_epsilon, split_auto
+from dpcert.frame.autobounds import (
+    COLUMN_PARTS,
+    PRIOR,
+    TARGET_K,
+    quantities,
+    selection_epsilon,
+    split_auto,
+)
 from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, Sum, Variance
-from dpcert.mechanisms.edge_rank import default_k
-from dpcert.transformations.frame.profile import count_candidates, value_candidates
 
 __all__ = ["auto_accuracy_table"]
 
@@ -52,15 +58,16 @@ _SCALES = {Count: "G·R", CountDistinct: "G (at most one unit per row)", Sum:
 
 def _choice_row(q: str, share: Fraction, zcdp: bool) -> dict[str, Any]:
     value = q.startswith("bounds:")
-    eps = selection_epsilon(share / 2 if value else share, zcdp)
-    cands = len(value_candidates() if value else count_candidates())
-    k = default_k(eps, cands, BETA)
-    what = ("the values of about k units lie beyond each chosen bound and are clamped to it"
-            if value else "about k units have more and lose their excess rows")
+    eps = selection_epsilon(share * COLUMN_PARTS["upper"] if value else share, zcdp)
+    what = ("a median, then bounds with the values of about k units beyond each; those "
+            "values are clamped to it" if value else
+            "about k units have more and lose their excess rows")
     return {"output": f"(choose {q})", "kind": "select_bounds", "mechanism": "edge_rank",
-            "half_width": math.nan, "rank_error": float(k), "n": None,
-            "interval": f"ε = {float(eps):.4g}{' per bound' if value else ''}, k = {k}: {what} "
-                        "(clipping bias, not in any interval)"}
+            "half_width": math.nan, "rank_error": float(TARGET_K), "n": None,
+            "interval": f"ε = {float(eps):.4g}{' per bound' if value else ''}, aims at k = "
+                        f"{TARGET_K}: {what} (clipping bias, not in any interval); candidates "
+                        f"weigh (distance beyond {'the median' if value else '0'})^-{PRIOR}, "
+                        "so the bound is random and may leave more"}
 
 
 def auto_accuracy_table(query: Any, budget: Measure, alpha: Fraction, n: int,
@@ -85,7 +92,7 @@ def auto_accuracy_table(query: Any, budget: Measure, alpha: Fraction, n: int,
         if agg is not None and (plan.auto_contributions or getattr(agg, "column", None)
                                 in auto_cols):
             row["interval"] = (f"noise: {row['interval']} at reference values (bounds [0, 1], "
-                               f"G = R = 1), times {_SCALES[type(agg)]} of the chosen values; "
-                               "plus the clipping bias of the choices above")
+                               f"G = R = 1): multiply by {_SCALES[type(agg)]} of the chosen "
+                               "values; plus the clipping bias of the choices above")
         rows.append(row)
     return pl.DataFrame(rows, schema=table.schema)

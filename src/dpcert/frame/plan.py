@@ -189,7 +189,7 @@ class Variance(Aggregate):
 
 
 #: Default share of a release's budget spent choosing omitted bounds (all of them together).
-DEFAULT_AUTO_SHARE = Fraction(1, 10)
+DEFAULT_AUTO_SHARE = Fraction(3, 10)
 
 #: Quantile levels are rounded to the nearest multiple of 1/QUANTILE_LEVEL_DENOMINATOR.
 QUANTILE_LEVEL_DENOMINATOR = 10_000
