@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from dpcert._types import Array
 from dpcert.backends._fixed import check_specs, fixed_bounds, private_key_order
 from dpcert.backends._polars_types import _canonical, _logical
 from dpcert.backends.base import GroupedStats, StatSpec
@@ -71,12 +72,12 @@ def public_keys_frame(keys: Sequence[tuple[Any, ...]], by: list[str], schema: An
     return kdf
 
 
-def _exact_sum(hi: np.ndarray[Any, Any], lo: np.ndarray[Any, Any], n: np.ndarray[Any, Any],
-               shift: int) -> np.ndarray[Any, Any]:
+def _exact_sum(hi: Array, lo: Array, n: Array,
+               shift: int) -> Array:
     """``hi * 2**_SPLIT + lo + n * shift`` exactly (int64 when it fits, else Python ints)."""
     if (np.abs(hi).max(initial=0) < (1 << (60 - _SPLIT))
             and abs(shift) * max(int(n.max(initial=0)), 1) < (1 << 60)):
-        out: np.ndarray[Any, Any] = hi * (1 << _SPLIT) + lo + n * shift
+        out: Array = hi * (1 << _SPLIT) + lo + n * shift
         return out
     return np.asarray(hi.astype(object) * (1 << _SPLIT) + lo.astype(object)
                       + n.astype(object) * shift, dtype=object)
@@ -119,7 +120,7 @@ def grouped_stats(lf: pl.LazyFrame, by: list[str], keys: Sequence[tuple[Any, ...
     else:
         key_list = [()]
     n = g["#n"].fill_null(0).to_numpy().astype(np.int64)
-    values: dict[str, np.ndarray[Any, Any]] = {}
+    values: dict[str, Array] = {}
     for s in specs:
         if s.kind in ("count", "unit_count"):
             values[s.name] = g[s.name].fill_null(0).to_numpy().astype(np.int64)
@@ -133,7 +134,7 @@ def grouped_stats(lf: pl.LazyFrame, by: list[str], keys: Sequence[tuple[Any, ...
 
 
 def _at_most(lf: pl.LazyFrame, by: list[str], groups: pl.DataFrame | None,
-             spec: StatSpec) -> np.ndarray[Any, Any]:
+             spec: StatSpec) -> Array:
     """Per group and candidate ``c``: rows whose fixed-point value is ≤ ``c``; shape (K, C)."""
     cand = np.asarray(spec.candidates, dtype=np.int64)
     df = lf.select(*by, fixed_point_expr(spec).alias("#v")).collect()

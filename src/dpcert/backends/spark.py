@@ -64,6 +64,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcert._types import Array
 from dpcert.backends import _hash
 from dpcert.backends._fixed import check_specs, fixed_bounds, private_key_order
 from dpcert.backends._sql_ops import SqlTreeOps, canon_key, public_keys
@@ -473,7 +474,7 @@ class SparkBackend(SqlTreeOps):
             key_list, enc_list = ([dec[i] for i in order], [raw[i] for i in order]) if by else (
                 [()], [()])
         at_keys = [found.get(canon_key(t)) for t in enc_list]
-        values: dict[str, np.ndarray[Any, Any]] = {}
+        values: dict[str, Array] = {}
         for i, s in enumerate(specs):
             if s.kind == "at_most":
                 values[s.name] = _at_most(F, df, by, enc_list, s)
@@ -638,7 +639,7 @@ def _bin_expr(F: Any, fp: Any, cand: list[int], lo: int, hi: int) -> Any:
 
 
 def _at_most(F: Any, df: Any, by: list[str], key_list: list[tuple[Any, ...]],
-             spec: StatSpec) -> np.ndarray[Any, Any]:
+             spec: StatSpec) -> Array:
     """Per group and candidate ``c``: rows whose fixed-point value is ≤ ``c``; shape (K, C)."""
     cand = list(spec.candidates)
     b = _bin_expr(F, _fixed_point(F, spec), cand, 0, len(cand))
