@@ -27,9 +27,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dpcert.backends.base import BoundSpec
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["ArrowBound"]
 
@@ -47,7 +50,7 @@ class ArrowBound:
 
     spec: BoundSpec
 
-    def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import polars as pl
         import pyarrow as pa
 
