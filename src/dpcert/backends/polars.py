@@ -453,7 +453,8 @@ class PolarsBackend:
         # would be read as a pattern by the expressions that cast and canonicalise it
         cols = tuple(replace(c, user=c.internal) for c in columns)
         kdf = public_keys_frame(keys, [c.internal for c in columns],
-                                {c.internal: native[u] for c, u in zip(columns, by, strict=True)})
+                                {c.internal: _dtype(u, native[u])
+                                  for c, u in zip(columns, by, strict=True)})
         out = admit_frame(kdf.lazy(), cols).collect()
         return tuple(tuple(r) for r in out.iter_rows())
 
