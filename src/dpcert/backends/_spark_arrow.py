@@ -27,12 +27,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
 from dpcert.backends.base import BoundSpec
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 __all__ = ["ArrowBound"]
 
@@ -50,7 +47,7 @@ class ArrowBound:
 
     spec: BoundSpec
 
-    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
         import polars as pl
         import pyarrow as pa
 

@@ -25,14 +25,13 @@ import re
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from dpcert._version import __version__ as _VERSION
 from dpcert.errors import BackendUnavailable
 from dpcert.operator import classify
 
 if TYPE_CHECKING:
-    import pyarrow as pa
     from pyspark.sql import SparkSession
     from pyspark.sql.connect.session import SparkSession as ConnectSession
 
@@ -57,7 +56,7 @@ class ProbeResult:
 _CACHE: weakref.WeakKeyDictionary[object, ProbeResult] = weakref.WeakKeyDictionary()
 
 
-def _probe_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def _probe_partition(batches: Iterator[Any]) -> Iterator[Any]:
     """``mapInArrow`` function run on an executor: imports what the bounding imports."""
     import pyarrow as pa
 
