@@ -105,7 +105,11 @@ class GroupedStats:
 
 @runtime_checkable
 class FrameOps(Protocol):
-    """What an engine backend implements (see the module docstring for the contract)."""
+    """What an engine backend implements (see the module docstring for the contract).
+
+    Frames, engine data types and checked predicates are opaque to the caller (``object``): the
+    caller passes along what the backend returned (the Polars and Spark backends refuse
+    anything else with `InvalidParameter`)."""
 
     name: str
 
