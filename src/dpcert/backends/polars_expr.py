@@ -52,7 +52,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Mapping
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
 import polars as pl
 
@@ -115,6 +115,27 @@ def _render(node: JSON) -> str:
         return json.dumps(node)[:200]
 
 
+def _fields(body: JSON) -> dict[str, JSON]:
+    """A node body that must be an object (``TypeError`` otherwise: an unknown form)."""
+    if not isinstance(body, dict):
+        raise TypeError(body)
+    return body
+
+
+def _items(body: JSON) -> list[JSON]:
+    """A node body that must be an array (``TypeError`` otherwise: an unknown form)."""
+    if not isinstance(body, list):
+        raise TypeError(body)
+    return body
+
+
+def _at(node: JSON, *path: str) -> JSON:
+    """``node[path[0]][path[1]]...`` through objects (``TypeError`` / ``KeyError`` otherwise)."""
+    for key in path:
+        node = _fields(node)[key]
+    return node
+
+
 class _Refused(Exception):
     def __init__(self, node: JSON, why: str) -> None:
         super().__init__(why)
@@ -156,10 +177,11 @@ class _Walker:
                 return set()
         raise _Refused(node, "(a Series, range or list literal) is not a scalar")
 
-    def _n_Alias(self, node: JSON, body: Any) -> set[str]:
-        return self.walk(body[0])
+    def _n_Alias(self, node: JSON, body: JSON) -> set[str]:
+        return self.walk(_items(body)[0])
 
-    def _n_BinaryExpr(self, node: JSON, body: Any) -> set[str]:
+    def _n_BinaryExpr(self, node: JSON, body: JSON) -> set[str]:
+        body = _fields(body)
         op = body.get("op")
         if op not in _BINARY_OPS:
             raise _Refused(node, f"uses operator {op!r}, which is not on the allow-list")
@@ -175,11 +197,13 @@ class _Walker:
                 raise _Refused(node, f"does arithmetic on column {c!r} of type {dt} "
                                      "(temporal arithmetic can overflow and fail)")
 
-    def _n_Ternary(self, node: JSON, body: Any) -> set[str]:
+    def _n_Ternary(self, node: JSON, body: JSON) -> set[str]:
+        body = _fields(body)
         return (self.walk(body["predicate"]) | self.walk(body["truthy"])
                 | self.walk(body["falsy"]))
 
-    def _n_Cast(self, node: JSON, body: Any) -> set[str]:
+    def _n_Cast(self, node: JSON, body: JSON) -> set[str]:
+        body = _fields(body)
         dtype = body.get("dtype")
         target = dtype.get("Literal") if isinstance(dtype, dict) else None
         if not isinstance(target, str) or target not in _CAST_TARGETS:
@@ -201,9 +225,10 @@ class _Walker:
         except Exception:
             return None
 
-    def _n_Function(self, node: JSON, body: Any) -> set[str]:
+    def _n_Function(self, node: JSON, body: JSON) -> set[str]:
+        body = _fields(body)
         func = body.get("function")
-        inputs = body.get("input", [])
+        inputs = _items(body.get("input", []))
         if isinstance(func, str):
             family, detail = func, None
         elif isinstance(func, dict) and len(func) == 1:
@@ -236,21 +261,24 @@ class _Walker:
     def _is_literal(nodes: list[JSON]) -> bool:
         return len(nodes) == 1 and isinstance(nodes[0], dict) and "Literal" in nodes[0]
 
-    def _is_in(self, node: JSON, inputs: list[Any]) -> set[str]:
+    def _is_in(self, node: JSON, inputs: list[JSON]) -> set[str]:
         if len(inputs) != 2 or not self._is_literal(inputs[1:]):
             raise _Refused(node, "is_in needs a literal list of values")
-        lit = inputs[1]["Literal"]
+        lit = _at(inputs[1], "Literal")
         if not (isinstance(lit, dict) and ("Scalar" in lit or "Dyn" in lit or "Series" in lit)):
             raise _Refused(node, "is_in needs a literal list of values")
         return self.walk(inputs[0])
 
-    def _pattern(self, node: JSON, inputs: list[Any], detail: Any) -> None:
+    def _pattern(self, node: JSON, inputs: list[JSON], detail: JSON) -> None:
         pat = inputs[1] if len(inputs) == 2 else None
         try:
-            value = pat["Literal"]["Scalar"]["String"]  # type: ignore[index]
+            value = _at(pat, "Literal", "Scalar", "String")
         except (TypeError, KeyError):
             raise _Refused(node, "str.contains needs a literal string pattern") from None
-        if isinstance(detail, dict) and not detail.get("Contains", {}).get("literal", False):
+        if not isinstance(value, str):
+            raise _Refused(node, "str.contains needs a literal string pattern")
+        if isinstance(detail, dict) and not _fields(detail.get("Contains", {})).get("literal",
+                                                                                   False):
             self.patterns.append(value)
 
 
