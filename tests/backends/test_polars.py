@@ -216,3 +216,21 @@ def test_null_units_mixed_with_null_free_gathers() -> None:
     spec = BoundSpec("u", ("g",), 1, 1, key=bytes(16), value_columns=("x",))
     out = pb.PolarsBackend().keyed_bound(df.lazy(), spec)
     assert len(pl.LazyFrame(out).collect() if isinstance(out, pl.LazyFrame) else out) == 2
+
+
+def test_unchecked_predicates_and_foreign_dtypes_are_refused() -> None:
+    """The protocol passes checked predicates and engine dtypes as opaque objects: anything that
+    `check_predicates` / `native_schema` did not return is refused with a typed error."""
+    df = frame(20, 5, 3)
+    with pytest.raises(InvalidParameter, match="predicate of type int was not checked"):
+        BE.filter(df, [3])
+    with pytest.raises(InvalidParameter, match="predicate of type int was not checked"):
+        BE.predicate_columns([3])
+    with pytest.raises(InvalidParameter, match="predicate of type int was not checked"):
+        BE.rename_predicates([3], {"w": "c0"}, {"c0": "int"})
+    with pytest.raises(InvalidParameter, match="dtype='Int64' is not a Polars data type"):
+        BE.admitted_type("w", "Int64", "key")
+    ok = BE.check_predicates(["w > 1"], BE.schema(df))
+    assert BE.predicate_columns(ok) == ("w",)
+    assert BE.admitted_type("w", pl.Int64, "key") == "int"
+    assert BE.admitted_type("w", pl.Int64(), "key") == "int"

@@ -1,14 +1,12 @@
 """Engine backends: the data work of a release (schema, filter, keyed bounding, grouped integer
 statistics) behind one protocol, `dpcert.backends.base.FrameOps`."""
 
-from typing import Any
-
 from dpcert.backends.base import BoundSpec, FrameOps, GroupedStats, StatKind, StatSpec
 
 __all__ = ["BoundSpec", "FrameOps", "GroupedStats", "StatKind", "StatSpec", "backend_for"]
 
 
-def backend_for(data: Any) -> FrameOps:
+def backend_for(data: object) -> FrameOps:
     """The backend that runs on ``data``: Spark for a pyspark DataFrame (classic or Spark
     Connect), DuckDB for a DuckDB relation or a ``(connection, table)`` pair
     (`dpcert.backends.duckdb.to_duck`), else Polars (LazyFrame, DataFrame, or a

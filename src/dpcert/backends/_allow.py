@@ -15,7 +15,6 @@ dpcert.errors.UnsafeExpression: filter 'x > (SELECT 1)' is not allowed
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import polars as pl
 
@@ -24,6 +23,6 @@ from dpcert.backends.polars_expr import check_row_local
 __all__ = ["check_polars_predicate"]
 
 
-def check_polars_predicate(p: Any, schema: Mapping[str, str]) -> pl.Expr:
+def check_polars_predicate(p: object, schema: Mapping[str, str]) -> pl.Expr:
     """The predicate as an allow-listed ``pl.Expr`` or `UnsafeExpression`."""
     return check_row_local(p, schema)

@@ -112,6 +112,7 @@ def to_ubigint_sql(x: str) -> str:
 
 
 def _udf(encoding: Literal["bytes"]) -> Any:
+    # DuckDB reads ``run``'s annotations at run time: they must resolve without pyarrow typing
     def run(seed: Any, value: Any) -> Any:
         import polars as pl
         import pyarrow as pa
@@ -126,7 +127,11 @@ def _udf(encoding: Literal["bytes"]) -> Any:
 
 
 def register(con: Any) -> None:
-    """Register the Arrow UDFs of `UDF_NAMES` on the DuckDB connection ``con`` (once)."""
+    """Register the Arrow UDFs of `UDF_NAMES` on the DuckDB connection ``con`` (once).
+
+    (``con`` is a ``duckdb.DuckDBPyConnection``, typed loosely: the UDF kind and null handling
+    are passed as the strings every supported DuckDB accepts, which its newer stubs type as
+    enums of a module older versions do not have.)"""
     have = {r[0] for r in con.execute(
         "SELECT function_name FROM duckdb_functions() WHERE function_name LIKE '__dpcert_%'"
     ).fetchall()}

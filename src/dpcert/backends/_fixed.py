@@ -14,7 +14,7 @@ squared, then rounded and clamped to the rounded bounds of the squares.
 Examples
 --------
 >>> from fractions import Fraction
->>> from dpcert.backends.base import StatSpec
+>>> from dpcert.backends.base import Key, KeyValue, StatSpec
 >>> fixed_bounds(StatSpec("s", "fixed_sum", "x", Fraction(-1, 3), Fraction(5, 2), exponent=-2))
 (-1, 10)
 >>> fixed_bounds(StatSpec("q", "fixed_sum_sq", "x", Fraction(-3), Fraction(2), exponent=0))
@@ -27,11 +27,10 @@ Examples
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import Any
 
-from dpcert.backends.base import StatSpec
+from dpcert.backends.base import Key, KeyValue, StatSpec
 from dpcert.errors import InvalidParameter
 
 __all__ = ["MAX_FIXED", "check_specs", "fixed_bounds", "private_key_order", "round_half_even"]
@@ -71,7 +70,7 @@ def fixed_bounds(spec: StatSpec) -> tuple[int, int]:
     return rl, rh
 
 
-def check_specs(specs: Sequence[StatSpec], schema: Any) -> None:
+def check_specs(specs: Sequence[StatSpec], schema: Mapping[str, str]) -> None:
     """Validate statistic specs against a schema mapping (column → logical type)."""
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
@@ -107,7 +106,7 @@ def check_specs(specs: Sequence[StatSpec], schema: Any) -> None:
                                        f"integers, got {c[:5]}...")
 
 
-def _key_part(v: Any) -> tuple[int, Any]:
+def _key_part(v: KeyValue) -> tuple[int, object]:
     if v is None:
         return (3, 0)
     if isinstance(v, float):
@@ -119,7 +118,7 @@ def _key_part(v: Any) -> tuple[int, Any]:
     return (1, v)
 
 
-def private_key_order(keys: Sequence[tuple[Any, ...]]) -> list[int]:
+def private_key_order(keys: Sequence[Key]) -> list[int]:
     """Indices that sort private keys by value (nulls last, NaN above every number, strings by
     UTF-8 bytes): an order that depends on the key values only, the same on every backend.
 

@@ -48,15 +48,25 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 
+from dpcert._types import Array, IntArray
 from dpcert.errors import InvalidParameter
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from dpcert.backends._polars_types import DType
 
 __all__ = [
     "SPARK_SEED",
     "Encoding",
+    "Seed",
+    "U64Array",
     "as_signed",
     "encoding_of",
     "hash_bytes",
@@ -83,16 +93,20 @@ _CANON_NAN = 0x7FF8000000000000
 
 #: How a column is encoded before hashing: as a long, as a double's bits, or as UTF-8 bytes.
 Encoding = Literal["long", "double", "bytes"]
+#: Hashes and hash states: 64-bit words that wrap modulo 2**64 (Java's ``long`` bits).
+U64Array: TypeAlias = npt.NDArray[np.uint64]
+#: The state a link of the chain starts from: one seed, or one per element.
+Seed: TypeAlias = "int | U64Array"
 
 
-def _rotl(x: np.ndarray[Any, Any], r: int, tmp: np.ndarray[Any, Any]) -> None:
+def _rotl(x: U64Array, r: int, tmp: U64Array) -> None:
     """In place: ``x = rotl64(x, r)`` (``tmp`` is scratch of the same shape)."""
     np.right_shift(x, _U(64 - r), out=tmp)
     np.left_shift(x, _U(r), out=x)
     np.bitwise_or(x, tmp, out=x)
 
 
-def _fmix(h: np.ndarray[Any, Any], tmp: np.ndarray[Any, Any]) -> None:
+def _fmix(h: U64Array, tmp: U64Array) -> None:
     """In place: XXH64's final avalanche."""
     for shift, prime in ((33, P2), (29, P3)):
         np.right_shift(h, _U(shift), out=tmp)
@@ -102,8 +116,8 @@ def _fmix(h: np.ndarray[Any, Any], tmp: np.ndarray[Any, Any]) -> None:
     np.bitwise_xor(h, tmp, out=h)
 
 
-def _round_word(h: np.ndarray[Any, Any], word: np.ndarray[Any, Any],
-                tmp: np.ndarray[Any, Any], k: np.ndarray[Any, Any]) -> None:
+def _round_word(h: U64Array, word: U64Array,
+                tmp: U64Array, k: U64Array) -> None:
     """In place: ``h ^= rotl(word * P2, 31) * P1; h = rotl(h, 27) * P1 + P4``."""
     np.multiply(word, _U(P2), out=k)
     _rotl(k, 31, tmp)
@@ -114,7 +128,7 @@ def _round_word(h: np.ndarray[Any, Any], word: np.ndarray[Any, Any],
     np.add(h, _U(P4), out=h)
 
 
-def _seed_array(seed: int | np.ndarray[Any, Any], n: int) -> np.ndarray[Any, Any]:
+def _seed_array(seed: Seed, n: int) -> U64Array:
     if isinstance(seed, np.ndarray):
         if seed.shape != (n,):
             raise InvalidParameter(f"seed has shape {seed.shape}, expected ({n},)")
@@ -122,7 +136,7 @@ def _seed_array(seed: int | np.ndarray[Any, Any], n: int) -> np.ndarray[Any, Any
     return np.full(n, seed & _M, dtype=np.uint64)
 
 
-def hash_long(x: np.ndarray[Any, Any], seed: int | np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+def hash_long(x: IntArray | U64Array, seed: Seed) -> U64Array:
     """Spark's ``XXH64.hashLong(x, seed)`` for every element (``x`` viewed as ``uint64``).
 
     Parameters
@@ -158,8 +172,8 @@ def hash_long(x: np.ndarray[Any, Any], seed: int | np.ndarray[Any, Any]) -> np.n
     return out
 
 
-def hash_bytes(data: np.ndarray[Any, Any], offsets: np.ndarray[Any, Any],
-               seed: int | np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+def hash_bytes(data: npt.NDArray[np.uint8], offsets: Array,
+               seed: Seed) -> U64Array:
     """Spark's ``XXH64.hashUnsafeBytes`` of each string ``data[offsets[i]:offsets[i+1]]``.
 
     Strings are grouped by byte length; each group is hashed as one ``(n, length)`` matrix, so the
@@ -186,8 +200,8 @@ def hash_bytes(data: np.ndarray[Any, Any], offsets: np.ndarray[Any, Any],
     return out
 
 
-def _hash_fixed_length(padded: np.ndarray[Any, Any], starts: np.ndarray[Any, Any], length: int,
-                       seed: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+def _hash_fixed_length(padded: npt.NDArray[np.uint8], starts: IntArray, length: int,
+                       seed: U64Array) -> U64Array:
     """``hashUnsafeBytes`` of ``len(starts)`` strings of the same byte ``length``."""
     m = starts.shape[0]
     n_words = (length + 7) // 8
@@ -274,12 +288,12 @@ def key_seed(key: bytes) -> int:
     return int(hash_long(np.array([k2], dtype=np.int64), h)[0])
 
 
-def as_signed(h: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+def as_signed(h: U64Array) -> IntArray:
     """The hashes as Spark's signed ``long`` values (a view)."""
     return h.view(np.int64)
 
 
-def signed_order(h: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+def signed_order(h: U64Array) -> U64Array:
     """``uint64`` keys whose unsigned order is the *signed* order of the hashes (Spark's order).
 
     Examples
@@ -289,11 +303,11 @@ def signed_order(h: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     >>> [int(v) for v in np.argsort(signed_order(h))]
     [0, 1, 2]
     """
-    out: np.ndarray[Any, Any] = np.bitwise_xor(h, _SIGN)
+    out: U64Array = np.bitwise_xor(h, _SIGN)
     return out
 
 
-def encoding_of(dtype: Any, column: str) -> Encoding:
+def encoding_of(dtype: DType, column: str) -> Encoding:
     """The canonical encoding of a Polars dtype, or `InvalidParameter` if it has none."""
     import polars as pl
 
@@ -310,14 +324,14 @@ def encoding_of(dtype: Any, column: str) -> Encoding:
         "datetime, float or string columns")
 
 
-def canonical_double_bits(v: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+def canonical_double_bits(v: Array) -> U64Array:
     """Bits of each double with ``-0.0 → 0.0`` and every NaN the canonical NaN (as uint64)."""
     v = np.asarray(v, dtype=np.float64)
     bits = np.where(v == 0.0, 0.0, v).view(np.uint64)
     return np.where(np.isnan(v), _U(_CANON_NAN), bits)
 
 
-def hash_series(s: Any, seed: int | np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+def hash_series(s: pl.Series, seed: Seed) -> U64Array:
     """One link of the chain: Spark's ``computeHash(value, seed)`` for a Polars Series.
 
     Null values leave the seed unchanged (as in Spark).
@@ -356,10 +370,10 @@ def hash_series(s: Any, seed: int | np.ndarray[Any, Any]) -> np.ndarray[Any, Any
     return h
 
 
-def hash_chain(columns: Any, seed: int | np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+def hash_chain(columns: Iterable[pl.Series], seed: Seed) -> U64Array:
     """Chain `hash_series` over the Series ``columns`` (Spark's multi-argument
     ``xxhash64``); with ``seed = key_seed(key)`` this is ``xxhash64(k1, k2, *columns)``."""
-    h: int | np.ndarray[Any, Any] = seed
+    h: Seed = seed
     for s in columns:
         h = hash_series(s, h)
     if isinstance(h, int):

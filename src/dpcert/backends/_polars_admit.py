@@ -23,10 +23,10 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Mapping
-from typing import Any
 
 import polars as pl
 
+from dpcert.backends._polars_types import JSON, DType
 from dpcert.backends.admission import AdmittedColumn, AdmittedType, Role, internal_name, refuse
 
 __all__ = ["admit_frame", "admitted_type", "rename_columns"]
@@ -50,12 +50,12 @@ _KEY_CASTS = {
 }
 
 
-def _kind(dtype: Any) -> str:
+def _kind(dtype: DType) -> str:
     """The dtype's class name (``Int128``, ``Datetime``, ``List``, ...)."""
     return type(dtype).__name__ if not isinstance(dtype, type) else dtype.__name__
 
 
-def _exact_type(dtype: Any) -> AdmittedType | None:
+def _exact_type(dtype: DType) -> AdmittedType | None:
     """The internal type of a unit, key or filter column, or None."""
     if dtype == pl.Boolean:
         return "bool"
@@ -72,7 +72,7 @@ def _exact_type(dtype: Any) -> AdmittedType | None:
     return None
 
 
-def admitted_type(column: str, dtype: Any, role: Role) -> AdmittedType:
+def admitted_type(column: str, dtype: DType, role: Role) -> AdmittedType:
     """The internal type of ``column`` (Polars ``dtype``) in ``role``, or
     `InadmissibleColumn` naming the nearest cast."""
     kind = _kind(dtype)
@@ -90,7 +90,7 @@ def admitted_type(column: str, dtype: Any, role: Role) -> AdmittedType:
     return t
 
 
-def _expr(col: AdmittedColumn, dtype: Any, index: int) -> pl.Expr:
+def _expr(col: AdmittedColumn, dtype: DType, index: int) -> pl.Expr:
     """The total expression that turns the user's column (at position ``index``: read by
     position, since ``pl.col`` reads names such as ``*`` or ``^a.*$`` as patterns) into the
     admitted one."""
@@ -103,7 +103,7 @@ def _expr(col: AdmittedColumn, dtype: Any, index: int) -> pl.Expr:
         c = c.cast(pl.Int64)
     elif col.type == "str":
         c = c.cast(pl.String)
-    elif col.type == "datetime" and dtype.time_zone != "UTC":
+    elif col.type == "datetime" and isinstance(dtype, pl.Datetime) and dtype.time_zone != "UTC":
         c = c.dt.convert_time_zone("UTC")
     return c.alias(col.internal)
 
@@ -118,7 +118,7 @@ def admit_frame(lf: pl.LazyFrame, columns: tuple[AdmittedColumn, ...]) -> pl.Laz
     return lf.select([_expr(c, schema[c.user], position[c.user]) for c in columns])
 
 
-def _rename(node: Any, mapping: Mapping[str, str]) -> Any:
+def _rename(node: JSON, mapping: Mapping[str, str]) -> JSON:
     if isinstance(node, dict):
         if set(node) == {"Column"} and isinstance(node["Column"], str):
             return {"Column": mapping[node["Column"]]}

@@ -18,11 +18,11 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import polars as pl
 
+from dpcert._types import Array
 from dpcert.backends._polars_types import _canonical
 from dpcert.errors import InvalidParameter
 
@@ -33,7 +33,7 @@ _LIMIT = 2.0**64
 
 
 def unit_profile(lf: pl.LazyFrame, unit: str, by: Sequence[str], what: str
-                 ) -> np.ndarray[Any, Any]:
+                 ) -> Array:
     """Per privacy unit (sorted by unit): its number of distinct groups of ``by``
     (``what="groups"``) or its largest number of rows in one group (``"rows"``)."""
     if what not in ("groups", "rows"):
@@ -48,7 +48,7 @@ def unit_profile(lf: pl.LazyFrame, unit: str, by: Sequence[str], what: str
 
 
 def unit_extremes(lf: pl.LazyFrame, unit: str | None, column: str, which: str
-                  ) -> np.ndarray[Any, Any]:
+                  ) -> Array:
     """Per privacy unit with a value: the largest (``which="max"``) or smallest (``"min"``)
     non-null, non-NaN value of ``column``, clamped to ±2^64 (float64); every such value when
     ``unit`` is None (rows are units)."""
@@ -64,6 +64,6 @@ def unit_extremes(lf: pl.LazyFrame, unit: str | None, column: str, which: str
         ext = col.max() if which == "max" else col.min()
         vals = (lf.select(_canonical(unit, schema[unit]), col.alias(column)).filter(keep)
                 .group_by(unit).agg(ext.alias("__v")).sort(unit, nulls_last=True))
-    out: np.ndarray[Any, Any] = vals.select("__v").collect().to_series().to_numpy()
-    clipped: np.ndarray[Any, Any] = np.clip(out.astype(np.float64), -_LIMIT, _LIMIT)
+    out: Array = vals.select("__v").collect().to_series().to_numpy()
+    clipped: Array = np.clip(out.astype(np.float64), -_LIMIT, _LIMIT)
     return clipped

@@ -9,15 +9,15 @@ counts come from one more pass over (group, candidate bin).
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import polars as pl
 
+from dpcert._types import Array
 from dpcert.backends._fixed import check_specs, fixed_bounds, private_key_order
-from dpcert.backends._polars_types import _canonical, _logical
-from dpcert.backends.base import GroupedStats, StatSpec
+from dpcert.backends._polars_types import DType, _canonical, _logical
+from dpcert.backends.base import GroupedStats, Key, StatSpec
 from dpcert.errors import InvalidParameter, OutOfDomain
 
 __all__ = ["fixed_point_expr", "grouped_stats", "public_keys_frame"]
@@ -25,7 +25,7 @@ __all__ = ["fixed_point_expr", "grouped_stats", "public_keys_frame"]
 _SPLIT = 24
 
 
-def _logical_schema(schema: Any) -> dict[str, str]:
+def _logical_schema(schema: Mapping[str, DType]) -> dict[str, str]:
     return {k: _logical(v) for k, v in schema.items()}
 
 
@@ -45,13 +45,15 @@ def fixed_point_expr(spec: StatSpec) -> pl.Expr:
     return pl.when(missing).then(pl.lit(rl, pl.Float64)).otherwise(r).cast(pl.Int64)
 
 
-def public_keys_frame(keys: Sequence[tuple[Any, ...]], by: list[str], schema: Any) -> pl.DataFrame:
+def public_keys_frame(keys: Sequence[Key], by: list[str], schema: Mapping[str, DType]
+                      ) -> pl.DataFrame:
     """Public keys as a frame of the key columns' types: strict cast, canonical, distinct."""
     if any(len(k) != len(by) for k in keys):
         raise InvalidParameter(f"keys: every public key must have {len(by)} values for {by}")
     for i, c in enumerate(by):  # aware keys for aware columns, naive for naive: no guessing
-        if isinstance(schema[c], pl.Datetime):
-            aware = schema[c].time_zone is not None
+        dtype = schema[c]
+        if isinstance(dtype, pl.Datetime):
+            aware = dtype.time_zone is not None
             for k in keys:
                 v = k[i]
                 if isinstance(v, dt.datetime) and (v.utcoffset() is not None) != aware:
@@ -71,18 +73,18 @@ def public_keys_frame(keys: Sequence[tuple[Any, ...]], by: list[str], schema: An
     return kdf
 
 
-def _exact_sum(hi: np.ndarray[Any, Any], lo: np.ndarray[Any, Any], n: np.ndarray[Any, Any],
-               shift: int) -> np.ndarray[Any, Any]:
+def _exact_sum(hi: Array, lo: Array, n: Array,
+               shift: int) -> Array:
     """``hi * 2**_SPLIT + lo + n * shift`` exactly (int64 when it fits, else Python ints)."""
     if (np.abs(hi).max(initial=0) < (1 << (60 - _SPLIT))
             and abs(shift) * max(int(n.max(initial=0)), 1) < (1 << 60)):
-        out: np.ndarray[Any, Any] = hi * (1 << _SPLIT) + lo + n * shift
+        out: Array = hi * (1 << _SPLIT) + lo + n * shift
         return out
     return np.asarray(hi.astype(object) * (1 << _SPLIT) + lo.astype(object)
                       + n.astype(object) * shift, dtype=object)
 
 
-def grouped_stats(lf: pl.LazyFrame, by: list[str], keys: Sequence[tuple[Any, ...]] | None,
+def grouped_stats(lf: pl.LazyFrame, by: list[str], keys: Sequence[Key] | None,
                   specs: list[StatSpec]) -> GroupedStats:
     """See `dpcert.backends.polars.PolarsBackend.group_stats`."""
     schema = lf.collect_schema()
@@ -119,7 +121,7 @@ def grouped_stats(lf: pl.LazyFrame, by: list[str], keys: Sequence[tuple[Any, ...
     else:
         key_list = [()]
     n = g["#n"].fill_null(0).to_numpy().astype(np.int64)
-    values: dict[str, np.ndarray[Any, Any]] = {}
+    values: dict[str, Array] = {}
     for s in specs:
         if s.kind in ("count", "unit_count"):
             values[s.name] = g[s.name].fill_null(0).to_numpy().astype(np.int64)
@@ -133,7 +135,7 @@ def grouped_stats(lf: pl.LazyFrame, by: list[str], keys: Sequence[tuple[Any, ...
 
 
 def _at_most(lf: pl.LazyFrame, by: list[str], groups: pl.DataFrame | None,
-             spec: StatSpec) -> np.ndarray[Any, Any]:
+             spec: StatSpec) -> Array:
     """Per group and candidate ``c``: rows whose fixed-point value is ≤ ``c``; shape (K, C)."""
     cand = np.asarray(spec.candidates, dtype=np.int64)
     df = lf.select(*by, fixed_point_expr(spec).alias("#v")).collect()

@@ -3,14 +3,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypeAlias
 
 import polars as pl
 
-__all__ = ["_canonical", "_logical"]
+__all__ = ["JSON", "DType", "_canonical", "_logical"]
+
+# TODO(lead): use dpcert._types.JSON
+#: A JSON value (a serialized Polars expression tree is one).
+JSON: TypeAlias = "dict[str, JSON] | list[JSON] | str | int | float | bool | None"
+
+#: A Polars data type: an instance (``pl.Datetime("us", "UTC")``) or a class (``pl.Int64``).
+DType: TypeAlias = "pl.DataType | type[pl.DataType]"
 
 
-def _logical(dtype: Any) -> str:
+def _logical(dtype: DType) -> str:
     if dtype == pl.Boolean:
         return "bool"
     if dtype.is_integer():
@@ -26,7 +33,7 @@ def _logical(dtype: Any) -> str:
     return "other"
 
 
-def _canonical(col: str, dtype: Any) -> pl.Expr:
+def _canonical(col: str, dtype: DType) -> pl.Expr:
     """A key column with ``-0.0 → 0.0`` (floats; NaN and null are already one value each)."""
     if dtype.is_float():
         c = pl.col(col)

@@ -25,13 +25,20 @@ import re
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from dpcert._version import __version__ as _VERSION
 from dpcert.errors import BackendUnavailable
 from dpcert.operator import classify
 
-__all__ = ["ProbeResult", "alive", "cached_probe", "executor_probe"]
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+__all__ = ["ProbeResult", "Session", "alive", "cached_probe", "executor_probe"]
+
+#: A Spark session, classic or Spark Connect (two unrelated classes).
+Session: TypeAlias = "SparkSession | ConnectSession"
 
 #: What to do about executors that cannot run the Arrow bounding.
 REMEDY = ("install dpcert[spark] (same version) in the executors' Python, or point Spark at a "
@@ -46,7 +53,7 @@ class ProbeResult:
     reason: str = ""
 
 
-_CACHE: weakref.WeakKeyDictionary[Any, ProbeResult] = weakref.WeakKeyDictionary()
+_CACHE: weakref.WeakKeyDictionary[object, ProbeResult] = weakref.WeakKeyDictionary()
 
 
 def _probe_partition(batches: Iterator[Any]) -> Iterator[Any]:
@@ -62,14 +69,14 @@ def _probe_partition(batches: Iterator[Any]) -> Iterator[Any]:
     yield pa.RecordBatch.from_pydict({"version": [__version__]})
 
 
-def _owner(spark: Any) -> Any:
+def _owner(spark: Session) -> object:
     """What the executors belong to: the ``SparkContext`` (classic) or the session (Connect)."""
     if type(spark).__module__.startswith("pyspark.sql.connect"):
         return spark
     return spark.sparkContext
 
 
-def cached_probe(spark: Any) -> ProbeResult | None:
+def cached_probe(spark: Session) -> ProbeResult | None:
     """The probe's answer for ``spark`` if it has run, else ``None``."""
     try:
         return _CACHE.get(_owner(spark))
@@ -91,7 +98,7 @@ def _failure_reason(e: Exception) -> str:
     return f"the probe job failed on the executors ({detail})"
 
 
-def executor_probe(spark: Any, *, fresh: bool = False) -> ProbeResult:
+def executor_probe(spark: Session, *, fresh: bool = False) -> ProbeResult:
     """Run (once per context, or again when ``fresh``) the probe job on ``spark``.
 
     Raises `BackendUnavailable` when Spark itself is out of reach.
@@ -115,7 +122,7 @@ def executor_probe(spark: Any, *, fresh: bool = False) -> ProbeResult:
     return result
 
 
-def _unreachable(spark: Any) -> str:
+def _unreachable(spark: Session) -> str:
     if type(spark).__module__.startswith("pyspark.sql.connect"):
         return ("the Spark Connect server does not answer: start it, or check the remote= "
                 "address and the network; nothing was charged")
@@ -123,7 +130,7 @@ def _unreachable(spark: Any) -> str:
             "SparkSession (Java 17 on JAVA_HOME or PATH); nothing was charged")
 
 
-def alive(spark: Any) -> None:
+def alive(spark: Session) -> None:
     """Raise `BackendUnavailable` unless ``spark`` answers (a call with
     no data: its version)."""
     if (not type(spark).__module__.startswith("pyspark.sql.connect")

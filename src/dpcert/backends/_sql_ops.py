@@ -6,16 +6,21 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dpcert.backends.admission import AdmittedColumn
+from dpcert.backends.base import Key
 from dpcert.errors import InvalidParameter, OutOfDomain
+
+if TYPE_CHECKING:
+    from dpcert.backends.spark_expr import CheckedPredicate
 
 __all__ = ["SqlTreeOps", "canon_key", "public_keys"]
 
 
-def canon_key(key: tuple[Any, ...]) -> tuple[Any, ...]:
-    out = []
+def canon_key(key: Key) -> tuple[object, ...]:
+    """``key`` for lookups: ``-0.0`` as ``0.0`` and every NaN as one value."""
+    out: list[object] = []
     for v in key:
         if isinstance(v, float):
             out.append(("nan",) if v != v else v + 0.0)
@@ -24,8 +29,7 @@ def canon_key(key: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def public_keys(keys: Sequence[tuple[Any, ...]], by: list[str],
-                 schema: Mapping[str, str]) -> list[tuple[Any, ...]]:
+def public_keys(keys: Sequence[Key], by: list[str], schema: Mapping[str, str]) -> list[Key]:
     """Public keys checked against the key column types (no implicit conversion), distinct.
     A ``TIMESTAMP`` column takes time-zone-aware datetimes only, a ``TIMESTAMP_NTZ`` column
     naive ones only: the other kind has no one meaning (it would depend on a time zone)."""
@@ -54,25 +58,38 @@ def public_keys(keys: Sequence[tuple[Any, ...]], by: list[str],
     return out
 
 
+def checked_tree(p: object) -> CheckedPredicate:
+    """``p`` if `check_predicates` returned it (a `CheckedPredicate`), else
+    `InvalidParameter`."""
+    from dpcert.backends.spark_expr import CheckedPredicate
+
+    if not isinstance(p, CheckedPredicate):
+        raise InvalidParameter(f"filter: a predicate of type {type(p).__name__} was not "
+                               "checked by check_predicates")
+    return p
+
+
 class SqlTreeOps:
     """The `FrameOps` methods of a backend whose filters are checked SQL trees."""
 
-    def admit_keys(self, by: Sequence[str], keys: Sequence[tuple[Any, ...]],
-                   native: Mapping[str, Any], columns: Sequence[AdmittedColumn]
-                   ) -> tuple[tuple[Any, ...], ...]:
+    def admit_keys(self, by: Sequence[str], keys: Sequence[Key],
+                   native: Mapping[str, object], columns: Sequence[AdmittedColumn]
+                   ) -> tuple[Key, ...]:
         """Public keys checked against the admitted key types (no implicit conversion)."""
         kinds = {c.internal: c.type for c in columns}
         return tuple(public_keys(keys, [c.internal for c in columns], kinds))
 
-    def predicate_columns(self, predicates: Sequence[Any]) -> tuple[str, ...]:
+    def predicate_columns(self, predicates: Sequence[object]) -> tuple[str, ...]:
         """The columns the (checked) predicates read."""
         from dpcert.backends.spark_expr import tree_columns
 
-        return tuple(dict.fromkeys(c for p in predicates for c in tree_columns(p.tree)))
+        return tuple(dict.fromkeys(c for p in predicates
+                                   for c in tree_columns(checked_tree(p).tree)))
 
-    def rename_predicates(self, predicates: Sequence[Any], mapping: Mapping[str, str],
-                          schema: Mapping[str, str]) -> tuple[Any, ...]:
+    def rename_predicates(self, predicates: Sequence[object], mapping: Mapping[str, str],
+                          schema: Mapping[str, str]) -> tuple[CheckedPredicate, ...]:
         """The checked predicates reading ``mapping[c]`` for each column ``c``."""
         from dpcert.backends.spark_expr import CheckedPredicate, rename_tree
 
-        return tuple(CheckedPredicate(rename_tree(p.tree, mapping)) for p in predicates)
+        return tuple(CheckedPredicate(rename_tree(checked_tree(p).tree, mapping))
+                     for p in predicates)

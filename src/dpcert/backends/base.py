@@ -34,16 +34,22 @@ is what the privacy maps use.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
-import numpy as np
-
+from dpcert._types import Array
 from dpcert.backends.admission import AdmittedColumn, AdmittedType, Role
 
-__all__ = ["BoundSpec", "FrameOps", "GroupedStats", "StatKind", "StatSpec"]
+__all__ = ["BoundSpec", "FrameOps", "GroupedStats", "Key", "KeyValue", "StatKind", "StatSpec"]
+
+#: One value of a group key, as the admitted key types hold it (``int``, ``float``, ``str``,
+#: ``bool``, ``date``, ``datetime``), ``None`` for null.
+KeyValue: TypeAlias = "int | float | str | bool | dt.date | dt.datetime | None"
+#: A group key: one value per group column.
+Key: TypeAlias = "tuple[KeyValue, ...]"
 
 #: ``count``: rows; ``unit_count``: distinct privacy units; ``fixed_sum``/``fixed_sum_sq``:
 #: exact fixed-point sums of the value / squared value; ``at_most``: per candidate, the number of
@@ -88,8 +94,8 @@ class GroupedStats:
     """Exact per-group statistics: ``keys`` has one tuple per group; ``values[name]`` one
     integer per group (shape ``(K,)``, or ``(K, C)`` for ``at_most``)."""
 
-    keys: list[tuple[Any, ...]]
-    values: Mapping[str, np.ndarray[Any, Any]]
+    keys: list[Key]
+    values: Mapping[str, Array]
 
     @property
     def n_groups(self) -> int:
@@ -99,55 +105,59 @@ class GroupedStats:
 
 @runtime_checkable
 class FrameOps(Protocol):
-    """What an engine backend implements (see the module docstring for the contract)."""
+    """What an engine backend implements (see the module docstring for the contract).
+
+    Frames, engine data types and checked predicates are opaque to the caller (``object``): the
+    caller passes along what the backend returned (the Polars and Spark backends refuse
+    anything else with `InvalidParameter`)."""
 
     name: str
 
-    def schema(self, data: Any) -> Mapping[str, str]:
+    def schema(self, data: object) -> Mapping[str, str]:
         """Column name → logical type (``"int"``, ``"float"``, ``"str"``, ``"bool"``,
         ``"date"``, ``"datetime"`` (time-zone-aware instants), ``"datetime_ntz"`` (naive
         wall-clock times) or ``"other"``); reads no rows."""
         ...
 
-    def native_schema(self, data: Any) -> Mapping[str, Any]:
+    def native_schema(self, data: object) -> Mapping[str, object]:
         """Column name → the engine's own data type (reads no rows)."""
         ...
 
-    def admitted_type(self, column: str, dtype: Any, role: Role) -> AdmittedType:
+    def admitted_type(self, column: str, dtype: object, role: Role) -> AdmittedType:
         """The internal type of ``column`` (engine type ``dtype``) in ``role``, or
         `InadmissibleColumn` (`dpcert.backends.admission`)."""
         ...
 
-    def admit(self, data: Any, columns: Sequence[AdmittedColumn]) -> Any:
+    def admit(self, data: object, columns: Sequence[AdmittedColumn]) -> object:
         """The admitted frame: exactly ``columns`` under their internal names and types; total
         on every frame of the schema the columns were admitted from."""
         ...
 
-    def admit_keys(self, by: Sequence[str], keys: Sequence[tuple[Any, ...]],
-                   native: Mapping[str, Any], columns: Sequence[AdmittedColumn]
-                   ) -> tuple[tuple[Any, ...], ...]:
+    def admit_keys(self, by: Sequence[str], keys: Sequence[Key],
+                   native: Mapping[str, object], columns: Sequence[AdmittedColumn]
+                   ) -> tuple[Key, ...]:
         """Public keys of the user's key columns ``by`` as the admitted key ``columns`` hold
         them; keys that do not fit the column types or repeat are refused."""
         ...
 
-    def predicate_columns(self, predicates: Sequence[Any]) -> tuple[str, ...]:
+    def predicate_columns(self, predicates: Sequence[object]) -> tuple[str, ...]:
         """The columns that checked predicates read."""
         ...
 
-    def rename_predicates(self, predicates: Sequence[Any], mapping: Mapping[str, str],
-                          schema: Mapping[str, str]) -> tuple[Any, ...]:
+    def rename_predicates(self, predicates: Sequence[object], mapping: Mapping[str, str],
+                          schema: Mapping[str, str]) -> tuple[object, ...]:
         """Checked predicates rewritten to read ``mapping[c]`` for each column ``c`` of the
         admitted ``schema``."""
         ...
 
-    def probe_environment(self, data: Any) -> None:
+    def probe_environment(self, data: object) -> None:
         """Before the charge: check that the engine can run a release on ``data`` (and choose
         how, warning about any fallback); raise `BackendUnavailable`
         naming the remedy if it cannot.  Reads no rows."""
         ...
 
-    def check_predicates(self, predicates: Sequence[Any],
-                         schema: Mapping[str, str]) -> tuple[Any, ...]:
+    def check_predicates(self, predicates: Sequence[object],
+                         schema: Mapping[str, str]) -> tuple[object, ...]:
         """Validate predicates against the backend's expression allow-list (row-local and
         infallible on every value of the schema's types: SQL strings are parsed and walked the
         same way) and return them normalised; raise
@@ -155,16 +165,16 @@ class FrameOps(Protocol):
         rows; runs before anything is charged."""
         ...
 
-    def filter(self, data: Any, predicates: Sequence[Any]) -> Any:
+    def filter(self, data: object, predicates: Sequence[object]) -> object:
         """Keep the rows on which every (already allow-listed) predicate is true."""
         ...
 
-    def keyed_bound(self, data: Any, spec: BoundSpec) -> Any:
+    def keyed_bound(self, data: object, spec: BoundSpec) -> object:
         """Contribution bounding, deterministic given ``spec.key``."""
         ...
 
-    def group_stats(self, data: Any, by: Sequence[str],
-                    keys: Sequence[tuple[Any, ...]] | None,
+    def group_stats(self, data: object, by: Sequence[str],
+                    keys: Sequence[Key] | None,
                     specs: Sequence[StatSpec]) -> GroupedStats:
         """Exact integer statistics per group (public ``keys``, or the groups present)."""
         ...

@@ -28,17 +28,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 import polars as pl
 
+from dpcert._types import Array, BoolArray, IntArray
 from dpcert.backends import _hash
+from dpcert.backends._hash import U64Array
 from dpcert.backends._polars_admit import admit_frame, admitted_type, rename_columns
 from dpcert.backends._polars_stats import grouped_stats, public_keys_frame
-from dpcert.backends._polars_types import _canonical, _logical
+from dpcert.backends._polars_types import DType, _canonical, _logical
 from dpcert.backends.admission import AdmittedColumn, AdmittedType, Role
-from dpcert.backends.base import BoundSpec, GroupedStats, StatSpec
+from dpcert.backends.base import BoundSpec, GroupedStats, Key, StatSpec
 from dpcert.errors import InvalidParameter
 
 __all__ = ["PolarsBackend", "keep_mask", "to_lazy"]
@@ -59,7 +60,7 @@ _EXACT_PAIR_BITS = 32
 _MIN_PAIR_BITS = 8
 
 
-def to_lazy(data: Any) -> pl.LazyFrame:
+def to_lazy(data: object) -> pl.LazyFrame:
     """Accept a LazyFrame, DataFrame, or a ``.csv`` / ``.parquet`` path."""
     if isinstance(data, pl.LazyFrame):
         return data
@@ -75,8 +76,7 @@ def to_lazy(data: Any) -> pl.LazyFrame:
         f"data of type {type(data).__name__} is not a Polars LazyFrame/DataFrame or a path")
 
 
-def _ne(a: pl.Series | np.ndarray[Any, Any], b: pl.Series | np.ndarray[Any, Any]
-        ) -> np.ndarray[Any, Any]:
+def _ne(a: pl.Series | Array, b: pl.Series | Array) -> BoolArray:
     """Elementwise: do the values differ (exact; null equals null, NaN equals NaN)?"""
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         if a.dtype.kind == "f":
@@ -97,26 +97,25 @@ def _exact_numpy(s: pl.Series) -> bool:
                 and not s.null_count())
 
 
-def _column(df: pl.DataFrame, c: str) -> pl.Series | np.ndarray[Any, Any]:
+def _column(df: pl.DataFrame, c: str) -> pl.Series | Array:
     """A key column as NumPy when that is exact and free (one chunk of null-free numbers)."""
     s = df[c]
     if _exact_numpy(s) and s.n_chunks() == 1:
-        arr: np.ndarray[Any, Any] = s.to_physical().to_numpy()
+        arr: Array = s.to_physical().to_numpy()
         return arr
     return s
 
 
-def _take(col: pl.Series | np.ndarray[Any, Any], idx: np.ndarray[Any, Any]
-          ) -> pl.Series | np.ndarray[Any, Any]:
+def _take(col: pl.Series | Array, idx: Array
+          ) -> pl.Series | Array:
     if isinstance(col, np.ndarray):
-        out: np.ndarray[Any, Any] = col[idx]
+        out: Array = col[idx]
         return out
     g = col.gather(idx)
     return g.to_physical().to_numpy() if _exact_numpy(g) else g
 
 
-def _run_starts(df: pl.DataFrame, cols: Sequence[str], perm: np.ndarray[Any, Any]
-                ) -> np.ndarray[Any, Any]:
+def _run_starts(df: pl.DataFrame, cols: Sequence[str], perm: Array) -> BoolArray:
     """For the rows in ``perm`` order: does each start a new run of equal ``cols`` tuples?
     (Gathered chunk by chunk: no sorted copy of the columns is held.)"""
     n = perm.size
@@ -133,10 +132,10 @@ def _run_starts(df: pl.DataFrame, cols: Sequence[str], perm: np.ndarray[Any, Any
     return out
 
 
-def _starts_at(df: pl.DataFrame, cols: Sequence[str], perm: np.ndarray[Any, Any],
-               pos: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+def _starts_at(df: pl.DataFrame, cols: Sequence[str], perm: Array,
+               pos: Array) -> BoolArray:
     """`_run_starts` at the positions ``pos`` only."""
-    out: np.ndarray[Any, Any] = np.asarray(pos == 0)
+    out: BoolArray = np.asarray(pos == 0)
     prev = perm[np.maximum(pos - 1, 0)]
     for c in cols:
         col = _column(df, c)
@@ -144,7 +143,7 @@ def _starts_at(df: pl.DataFrame, cols: Sequence[str], perm: np.ndarray[Any, Any]
     return out
 
 
-def _starts(cols: Sequence[pl.Series | np.ndarray[Any, Any]], n: int) -> np.ndarray[Any, Any]:
+def _starts(cols: Sequence[pl.Series | Array], n: int) -> BoolArray:
     """True where a row starts a new run of equal tuples (the first row always does)."""
     out = np.zeros(n, dtype=bool)
     if n:
@@ -154,7 +153,7 @@ def _starts(cols: Sequence[pl.Series | np.ndarray[Any, Any]], n: int) -> np.ndar
     return out
 
 
-def _run_first(starts: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+def _run_first(starts: BoolArray) -> Array:
     """Position of the first element of each element's run (runs begin where ``starts``)."""
     dtype = np.int32 if starts.size < 2**31 else np.int64
     first = np.where(starts, np.arange(starts.size, dtype=dtype), dtype(0))
@@ -162,15 +161,15 @@ def _run_first(starts: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     return first
 
 
-def _run_rank(starts: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+def _run_rank(starts: BoolArray) -> Array:
     """0-based position of each element inside its run (runs begin where ``starts`` is True)."""
     first = _run_first(starts)
-    out: np.ndarray[Any, Any] = np.arange(starts.size, dtype=first.dtype) - first
+    out: Array = np.arange(starts.size, dtype=first.dtype) - first
     return out
 
 
 def _pair_hash(df: pl.DataFrame, spec: BoundSpec, seed: int,
-               rows: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+               rows: Array) -> U64Array:
     """``h(u, g)`` of the given rows (recomputed: cheaper than holding it for every row)."""
     assert spec.unit is not None
     hu = _hash.hash_series(df[spec.unit].gather(rows), seed)
@@ -178,7 +177,7 @@ def _pair_hash(df: pl.DataFrame, spec: BoundSpec, seed: int,
 
 
 def _packed_keys(df: pl.DataFrame, spec: BoundSpec, seed: int, bits: tuple[int, int, int],
-                 unit_off: np.ndarray[Any, Any] | None) -> np.ndarray[Any, Any]:
+                 unit_off: U64Array | None) -> U64Array:
     """``unit bits | signed pair-hash bits | row index`` per row, chunk by chunk.  The unit bits
     are the unit's offset from the smallest unit when ``unit_off`` is given, else the top bits
     of the unit hash."""
@@ -188,7 +187,7 @@ def _packed_keys(df: pl.DataFrame, spec: BoundSpec, seed: int, bits: tuple[int, 
     key = np.empty(n, dtype=np.uint64)
     for a in range(0, n, _CHUNK):
         part = df.slice(a, _CHUNK)
-        hu: np.ndarray[Any, Any] | None = None
+        hu: U64Array | None = None
         if unit_off is not None:
             k = unit_off[a:a + part.height] << np.uint64(64 - unit_bits)
         else:
@@ -208,7 +207,7 @@ def _packed_keys(df: pl.DataFrame, spec: BoundSpec, seed: int, bits: tuple[int, 
     return key
 
 
-def _unit_offsets(s: pl.Series, room: int) -> np.ndarray[Any, Any] | None:
+def _unit_offsets(s: pl.Series, room: int) -> U64Array | None:
     """``u - min(u)`` as ``uint64`` when the unit column is an integer column without nulls
     whose span fits in ``room`` bits (the units are then clustered exactly, without their
     hash), else None."""
@@ -217,11 +216,11 @@ def _unit_offsets(s: pl.Series, room: int) -> np.ndarray[Any, Any] | None:
     lo, hi = s.min(), s.max()
     if not isinstance(lo, int) or not isinstance(hi, int) or (hi - lo).bit_length() > room:
         return None
-    out: np.ndarray[Any, Any] = (s.cast(pl.Int64) - lo).to_numpy().view(np.uint64)
+    out: U64Array = (s.cast(pl.Int64) - lo).to_numpy().view(np.uint64)
     return out
 
 
-def _bound_part(df: pl.DataFrame, spec: BoundSpec, seed: int) -> np.ndarray[Any, Any]:
+def _bound_part(df: pl.DataFrame, spec: BoundSpec, seed: int) -> BoolArray:
     """Keep-mask of the keyed bounding rule on ``df`` (all rows of each unit are in ``df``)."""
     assert spec.unit is not None
     n = df.height
@@ -285,7 +284,7 @@ def _bound_part(df: pl.DataFrame, spec: BoundSpec, seed: int) -> np.ndarray[Any,
     return out
 
 
-def keep_mask(df: pl.DataFrame, spec: BoundSpec) -> np.ndarray[Any, Any]:
+def keep_mask(df: pl.DataFrame, spec: BoundSpec) -> BoolArray:
     """Keep-mask of the keyed bounding rule on ``df``: its unit, group and value columns already
     canonical (`_canonical`), and *every* row of each of its units in ``df`` (the rule is a
     function of one unit's rows and the key, so any split of the units gives the same rows).
@@ -315,9 +314,9 @@ def keep_mask(df: pl.DataFrame, spec: BoundSpec) -> np.ndarray[Any, Any]:
     return keep
 
 
-def _repair(df: pl.DataFrame, spec: BoundSpec, seed: int, perm: np.ndarray[Any, Any],
-            bad: np.ndarray[Any, Any], block_new: np.ndarray[Any, Any],
-            unit_new: np.ndarray[Any, Any], pair_new: np.ndarray[Any, Any]) -> None:
+def _repair(df: pl.DataFrame, spec: BoundSpec, seed: int, perm: Array,
+            bad: BoolArray, block_new: BoolArray,
+            unit_new: BoolArray, pair_new: BoolArray) -> None:
     """Re-sort the blocks holding a ``bad`` row exactly by ``(unit, h(u, g), g)``; update
     ``perm``, ``unit_new`` and ``pair_new`` in place."""
     assert spec.unit is not None
@@ -340,8 +339,8 @@ def _repair(df: pl.DataFrame, spec: BoundSpec, seed: int, perm: np.ndarray[Any, 
         pair_new[pos] = unit_new[pos] | _starts_at(df, by, perm, pos)
 
 
-def _group_ranks(unit_new: np.ndarray[Any, Any], pair_new: np.ndarray[Any, Any],
-                 max_groups: int) -> np.ndarray[Any, Any]:
+def _group_ranks(unit_new: BoolArray, pair_new: BoolArray,
+                 max_groups: int) -> BoolArray:
     """Keep-mask: the row's group is among the first ``max_groups`` groups of its unit
     (running pair count minus the count at the unit's start; chunked, with carries)."""
     n = unit_new.size
@@ -357,8 +356,8 @@ def _group_ranks(unit_new: np.ndarray[Any, Any], pair_new: np.ndarray[Any, Any],
     return keep
 
 
-def _row_limit_heads(pair_new: np.ndarray[Any, Any], keep: np.ndarray[Any, Any],
-                     max_rows: int) -> np.ndarray[Any, Any]:
+def _row_limit_heads(pair_new: BoolArray, keep: BoolArray,
+                     max_rows: int) -> IntArray:
     """Positions of the ``(max_rows + 1)``-th row of each kept group (chunked)."""
     n = pair_new.size
     out = []
@@ -373,9 +372,8 @@ def _row_limit_heads(pair_new: np.ndarray[Any, Any], keep: np.ndarray[Any, Any],
     return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
 
-def _keep_rows(df: pl.DataFrame, spec: BoundSpec, seed: int, perm: np.ndarray[Any, Any],
-               pair_new: np.ndarray[Any, Any], over: np.ndarray[Any, Any]
-               ) -> np.ndarray[Any, Any]:
+def _keep_rows(df: pl.DataFrame, spec: BoundSpec, seed: int, perm: Array,
+               pair_new: BoolArray, over: BoolArray) -> BoolArray:
     """Among sorted rows ``over`` (whole groups above the row limit), the
     ``max_rows_per_group`` rows of each group with the smallest ``(h(u, g, v), v)``; returns a
     mask over sorted rows."""
@@ -393,6 +391,22 @@ def _keep_rows(df: pl.DataFrame, spec: BoundSpec, seed: int, perm: np.ndarray[An
     mask = np.zeros(over.size, dtype=bool)
     mask[kept] = True
     return mask
+
+
+def _dtype(column: str, dtype: object) -> DType:
+    """``dtype`` as a Polars data type (the engine type of ``column``)."""
+    if isinstance(dtype, pl.DataType) or (isinstance(dtype, type)
+                                          and issubclass(dtype, pl.DataType)):
+        return dtype
+    raise InvalidParameter(f"column {column!r}: dtype={dtype!r} is not a Polars data type")
+
+
+def _checked(p: object) -> pl.Expr:
+    """A predicate returned by `PolarsBackend.check_predicates` (a ``pl.Expr``)."""
+    if not isinstance(p, pl.Expr):
+        raise InvalidParameter(f"filter: a predicate of type {type(p).__name__} was not "
+                               "checked by check_predicates")
+    return p
 
 
 class PolarsBackend:
@@ -414,63 +428,65 @@ class PolarsBackend:
 
     name = "polars"
 
-    def schema(self, data: Any) -> Mapping[str, str]:
+    def schema(self, data: object) -> Mapping[str, str]:
         """Column name → logical type (reads no rows)."""
         return {k: _logical(v) for k, v in to_lazy(data).collect_schema().items()}
 
-    def native_schema(self, data: Any) -> Mapping[str, Any]:
+    def native_schema(self, data: object) -> Mapping[str, pl.DataType]:
         """Column name → Polars dtype (reads no rows)."""
         return dict(to_lazy(data).collect_schema())
 
-    def admitted_type(self, column: str, dtype: Any, role: Role) -> AdmittedType:
+    def admitted_type(self, column: str, dtype: object, role: Role) -> AdmittedType:
         """The internal type of a column in a role (`dpcert.backends._polars_admit`)."""
-        return admitted_type(column, dtype, role)
+        return admitted_type(column, _dtype(column, dtype), role)
 
-    def admit(self, data: Any, columns: Sequence[AdmittedColumn]) -> pl.LazyFrame:
+    def admit(self, data: object, columns: Sequence[AdmittedColumn]) -> pl.LazyFrame:
         """The admitted frame: exactly ``columns``, renamed and cast (total)."""
         return admit_frame(to_lazy(data), tuple(columns))
 
-    def admit_keys(self, by: Sequence[str], keys: Sequence[tuple[Any, ...]],
-                   native: Mapping[str, Any], columns: Sequence[AdmittedColumn]
-                   ) -> tuple[tuple[Any, ...], ...]:
+    def admit_keys(self, by: Sequence[str], keys: Sequence[Key],
+                   native: Mapping[str, object], columns: Sequence[AdmittedColumn]
+                   ) -> tuple[Key, ...]:
         """Public keys cast strictly to the key columns' dtypes (refused if they do not fit or
         repeat), then mapped as the columns are admitted."""
         # the keys frame is built under the internal names: a user name such as ``^c.*$``
         # would be read as a pattern by the expressions that cast and canonicalise it
         cols = tuple(replace(c, user=c.internal) for c in columns)
         kdf = public_keys_frame(keys, [c.internal for c in columns],
-                                {c.internal: native[u] for c, u in zip(columns, by, strict=True)})
+                                {c.internal: _dtype(u, native[u])
+                                  for c, u in zip(columns, by, strict=True)})
         out = admit_frame(kdf.lazy(), cols).collect()
         return tuple(tuple(r) for r in out.iter_rows())
 
-    def predicate_columns(self, predicates: Sequence[Any]) -> tuple[str, ...]:
+    def predicate_columns(self, predicates: Sequence[object]) -> tuple[str, ...]:
         """The columns the (checked) predicates read."""
-        return tuple(dict.fromkeys(c for p in predicates for c in p.meta.root_names()))
+        return tuple(dict.fromkeys(c for p in predicates for c in _checked(p).meta.root_names()))
 
-    def rename_predicates(self, predicates: Sequence[Any], mapping: Mapping[str, str],
-                          schema: Mapping[str, str]) -> tuple[Any, ...]:
+    def rename_predicates(self, predicates: Sequence[object], mapping: Mapping[str, str],
+                          schema: Mapping[str, str]) -> tuple[pl.Expr, ...]:
         """The predicates reading ``mapping[c]`` for each column ``c``, checked again on the
         admitted ``schema``."""
-        return self.check_predicates([rename_columns(p, mapping) for p in predicates], schema)
+        return self.check_predicates([rename_columns(_checked(p), mapping) for p in predicates],
+                                     schema)
 
-    def probe_environment(self, data: Any) -> None:
+    def probe_environment(self, data: object) -> None:
         """Nothing to check: Polars runs in this process."""
 
-    def check_predicates(self, predicates: Sequence[Any],
-                         schema: Mapping[str, str]) -> tuple[Any, ...]:
+    def check_predicates(self, predicates: Sequence[object],
+                         schema: Mapping[str, str]) -> tuple[pl.Expr, ...]:
         """Each predicate through the Polars allow-list (`dpcert.backends.polars_expr`)."""
         from dpcert.backends._allow import check_polars_predicate
 
         return tuple(check_polars_predicate(p, schema) for p in predicates)
 
-    def filter(self, data: Any, predicates: Sequence[Any]) -> pl.LazyFrame:
+    def filter(self, data: object, predicates: Sequence[object]) -> pl.LazyFrame:
         """Rows on which every predicate is true (null counts as false)."""
         lf = to_lazy(data)
         for p in predicates:
-            lf = lf.filter(pl.sql_expr(p) if isinstance(p, str) else p)
+            lf = lf.filter(pl.sql_expr(p) if isinstance(p, str) else _checked(p))
         return lf
 
-    def keyed_bound(self, data: Any, spec: BoundSpec) -> pl.DataFrame:
+    def keyed_bound(self, data: object, spec: BoundSpec) -> pl.DataFrame:
         """The bounded rows, with only the unit, group and value columns (canonical keys)."""
         lf = to_lazy(data)
         schema = lf.collect_schema()
@@ -495,21 +511,21 @@ class PolarsBackend:
             return df
         return df.filter(pl.Series(keep_mask(df, spec)))
 
-    def group_stats(self, data: Any, by: Sequence[str], keys: Sequence[tuple[Any, ...]] | None,
+    def group_stats(self, data: object, by: Sequence[str], keys: Sequence[Key] | None,
                     specs: Sequence[StatSpec]) -> GroupedStats:
         """Exact integer statistics per group; see `dpcert.backends.base`."""
         return grouped_stats(to_lazy(data), list(by), keys, list(specs))
 
-    def unit_profile(self, data: Any, unit: str, by: Sequence[str], what: str
-                     ) -> np.ndarray[Any, Any]:
+    def unit_profile(self, data: object, unit: str, by: Sequence[str], what: str
+                     ) -> Array:
         """One integer per privacy unit: its groups, or its most rows in one group
         (`dpcert.backends._polars_bins`; for choosing contribution bounds)."""
         from dpcert.backends._polars_profile import unit_profile
 
         return unit_profile(to_lazy(data), unit, by, what)
 
-    def unit_extremes(self, data: Any, unit: str | None, column: str, which: str
-                      ) -> np.ndarray[Any, Any]:
+    def unit_extremes(self, data: object, unit: str | None, column: str, which: str
+                      ) -> Array:
         """One float per privacy unit: its largest or smallest value of ``column`` (for
         choosing value bounds; `dpcert.backends._polars_profile`)."""
         from dpcert.backends._polars_profile import unit_extremes

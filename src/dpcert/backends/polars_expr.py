@@ -51,10 +51,12 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Any
+from collections.abc import Mapping
+from typing import TypeAlias
 
 import polars as pl
 
+from dpcert.backends._polars_types import JSON, DType
 from dpcert.errors import InvalidParameter, UnsafeExpression
 
 __all__ = ["check_predicate", "check_row_local", "polars_schema"]
@@ -80,9 +82,12 @@ _COLUMN_TYPES = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.
                  pl.Date, pl.Datetime)
 _ARITH_TYPES = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32,
                 pl.UInt64, pl.Float32, pl.Float64, pl.Boolean, pl.String)
-_LOGICAL = {"int": pl.Int64, "float": pl.Float64, "str": pl.String, "bool": pl.Boolean,
-            "date": pl.Date, "datetime": pl.Datetime("us", "UTC"),
-            "datetime_ntz": pl.Datetime("us")}
+#: A schema: Polars dtypes, or the backend protocol's logical type names, per column.
+SchemaLike: TypeAlias = "Mapping[str, DType | str]"
+
+_LOGICAL: dict[str, DType] = {
+    "int": pl.Int64, "float": pl.Float64, "str": pl.String, "bool": pl.Boolean, "date": pl.Date,
+    "datetime": pl.Datetime("us", "UTC"), "datetime_ntz": pl.Datetime("us")}
 
 _WHY = {"Agg": "an aggregation", "Over": "a window (over)", "Len": "pl.len()",
         "Sort": "a sort", "SortBy": "a sort", "Slice": "a slice/head", "Filter": "a filter",
@@ -90,10 +95,10 @@ _WHY = {"Agg": "an aggregation", "Over": "a window (over)", "Len": "pl.len()",
         "AnonymousFunction": "a Python function", "Explode": "an explode", "Eval": "an eval"}
 
 
-def polars_schema(schema: Any) -> dict[str, Any]:
+def polars_schema(schema: SchemaLike) -> dict[str, DType]:
     """A ``{column: polars dtype}`` dict from a Polars schema, a mapping of dtypes, or a mapping
     of the backend protocol's logical type names (``"int"``, ``"float"``, ...)."""
-    out: dict[str, Any] = {}
+    out: dict[str, DType] = {}
     for name, t in dict(schema).items():
         if isinstance(t, str):
             out[name] = _LOGICAL.get(t, pl.Object)
@@ -102,7 +107,7 @@ def polars_schema(schema: Any) -> dict[str, Any]:
     return out
 
 
-def _render(node: Any) -> str:
+def _render(node: JSON) -> str:
     """The sub-expression of a serialized node, as Polars prints it (JSON if that fails)."""
     try:
         return str(pl.Expr.deserialize(io.StringIO(json.dumps(node)), format="json"))
@@ -110,18 +115,39 @@ def _render(node: Any) -> str:
         return json.dumps(node)[:200]
 
 
+def _fields(body: JSON) -> dict[str, JSON]:
+    """A node body that must be an object (``TypeError`` otherwise: an unknown form)."""
+    if not isinstance(body, dict):
+        raise TypeError(body)
+    return body
+
+
+def _items(body: JSON) -> list[JSON]:
+    """A node body that must be an array (``TypeError`` otherwise: an unknown form)."""
+    if not isinstance(body, list):
+        raise TypeError(body)
+    return body
+
+
+def _at(node: JSON, *path: str) -> JSON:
+    """``node[path[0]][path[1]]...`` through objects (``TypeError`` / ``KeyError`` otherwise)."""
+    for key in path:
+        node = _fields(node)[key]
+    return node
+
+
 class _Refused(Exception):
-    def __init__(self, node: Any, why: str) -> None:
+    def __init__(self, node: JSON, why: str) -> None:
         super().__init__(why)
         self.node, self.why = node, why
 
 
 class _Walker:
-    def __init__(self, schema: dict[str, Any]) -> None:
+    def __init__(self, schema: dict[str, DType]) -> None:
         self.schema = schema
         self.patterns: list[str] = []
 
-    def walk(self, node: Any) -> set[str]:
+    def walk(self, node: JSON) -> set[str]:
         """Check ``node``; return the columns it reads."""
         if isinstance(node, str):
             raise _Refused(node, f"{_WHY.get(node, repr(node))} is not row-local")
@@ -135,7 +161,7 @@ class _Walker:
         cols: set[str] = method(node, body)
         return cols
 
-    def _n_Column(self, node: Any, name: Any) -> set[str]:
+    def _n_Column(self, node: JSON, name: JSON) -> set[str]:
         if not isinstance(name, str) or name not in self.schema:
             raise _Refused(node, f"reads unknown column {name!r}; the data has "
                                  f"{sorted(self.schema)}")
@@ -144,17 +170,18 @@ class _Walker:
             raise _Refused(node, f"reads column {name!r} of type {dt}, which filters may not read")
         return {name}
 
-    def _n_Literal(self, node: Any, body: Any) -> set[str]:
+    def _n_Literal(self, node: JSON, body: JSON) -> set[str]:
         if isinstance(body, dict) and len(body) == 1:
             (k, v), = body.items()
             if k == "Dyn" or (k == "Scalar" and not (isinstance(v, dict) and "List" in v)):
                 return set()
         raise _Refused(node, "(a Series, range or list literal) is not a scalar")
 
-    def _n_Alias(self, node: Any, body: Any) -> set[str]:
-        return self.walk(body[0])
+    def _n_Alias(self, node: JSON, body: JSON) -> set[str]:
+        return self.walk(_items(body)[0])
 
-    def _n_BinaryExpr(self, node: Any, body: Any) -> set[str]:
+    def _n_BinaryExpr(self, node: JSON, body: JSON) -> set[str]:
+        body = _fields(body)
         op = body.get("op")
         if op not in _BINARY_OPS:
             raise _Refused(node, f"uses operator {op!r}, which is not on the allow-list")
@@ -163,18 +190,20 @@ class _Walker:
             self._arith_types(node, cols)
         return cols
 
-    def _arith_types(self, node: Any, cols: set[str]) -> None:
+    def _arith_types(self, node: JSON, cols: set[str]) -> None:
         for c in cols:
             dt = self.schema[c]
             if not isinstance(dt, _ARITH_TYPES) and dt not in _ARITH_TYPES:
                 raise _Refused(node, f"does arithmetic on column {c!r} of type {dt} "
                                      "(temporal arithmetic can overflow and fail)")
 
-    def _n_Ternary(self, node: Any, body: Any) -> set[str]:
+    def _n_Ternary(self, node: JSON, body: JSON) -> set[str]:
+        body = _fields(body)
         return (self.walk(body["predicate"]) | self.walk(body["truthy"])
                 | self.walk(body["falsy"]))
 
-    def _n_Cast(self, node: Any, body: Any) -> set[str]:
+    def _n_Cast(self, node: JSON, body: JSON) -> set[str]:
+        body = _fields(body)
         dtype = body.get("dtype")
         target = dtype.get("Literal") if isinstance(dtype, dict) else None
         if not isinstance(target, str) or target not in _CAST_TARGETS:
@@ -187,7 +216,7 @@ class _Walker:
                                  "cast(..., strict=False), or TRY_CAST in SQL")
         return cols
 
-    def _dtype_of(self, node: Any) -> Any:
+    def _dtype_of(self, node: JSON) -> DType | None:
         """The output type of an (already admitted) sub-expression, from the schema alone."""
         try:
             sub = pl.Expr.deserialize(io.StringIO(json.dumps(node)), format="json")
@@ -196,9 +225,10 @@ class _Walker:
         except Exception:
             return None
 
-    def _n_Function(self, node: Any, body: Any) -> set[str]:
+    def _n_Function(self, node: JSON, body: JSON) -> set[str]:
+        body = _fields(body)
         func = body.get("function")
-        inputs = body.get("input", [])
+        inputs = _items(body.get("input", []))
         if isinstance(func, str):
             family, detail = func, None
         elif isinstance(func, dict) and len(func) == 1:
@@ -228,24 +258,27 @@ class _Walker:
         return cols
 
     @staticmethod
-    def _is_literal(nodes: list[Any]) -> bool:
+    def _is_literal(nodes: list[JSON]) -> bool:
         return len(nodes) == 1 and isinstance(nodes[0], dict) and "Literal" in nodes[0]
 
-    def _is_in(self, node: Any, inputs: list[Any]) -> set[str]:
+    def _is_in(self, node: JSON, inputs: list[JSON]) -> set[str]:
         if len(inputs) != 2 or not self._is_literal(inputs[1:]):
             raise _Refused(node, "is_in needs a literal list of values")
-        lit = inputs[1]["Literal"]
+        lit = _at(inputs[1], "Literal")
         if not (isinstance(lit, dict) and ("Scalar" in lit or "Dyn" in lit or "Series" in lit)):
             raise _Refused(node, "is_in needs a literal list of values")
         return self.walk(inputs[0])
 
-    def _pattern(self, node: Any, inputs: list[Any], detail: Any) -> None:
+    def _pattern(self, node: JSON, inputs: list[JSON], detail: JSON) -> None:
         pat = inputs[1] if len(inputs) == 2 else None
         try:
-            value = pat["Literal"]["Scalar"]["String"]  # type: ignore[index]
+            value = _at(pat, "Literal", "Scalar", "String")
         except (TypeError, KeyError):
             raise _Refused(node, "str.contains needs a literal string pattern") from None
-        if isinstance(detail, dict) and not detail.get("Contains", {}).get("literal", False):
+        if not isinstance(value, str):
+            raise _Refused(node, "str.contains needs a literal string pattern")
+        if isinstance(detail, dict) and not _fields(detail.get("Contains", {})).get("literal",
+                                                                                   False):
             self.patterns.append(value)
 
 
@@ -253,7 +286,7 @@ _INT_BITS = {"Int8": 8, "Int16": 16, "Int32": 32, "Int64": 64}
 _UINT_BITS = {"UInt8": 8, "UInt16": 16, "UInt32": 32, "UInt64": 64}
 
 
-def _widening(source: Any, target: str) -> bool:
+def _widening(source: DType | None, target: str) -> bool:
     """Can a strict cast from ``source`` to ``target`` never fail (same type, Boolean to a
     number, any number to Float64 or String, an integer to a wider integer)?"""
     if source is None:
@@ -275,14 +308,14 @@ def _widening(source: Any, target: str) -> bool:
     return False
 
 
-def _refuse(label: str, node: Any, why: str) -> UnsafeExpression:
+def _refuse(label: str, node: JSON, why: str) -> UnsafeExpression:
     return UnsafeExpression(
         f"expression {label} reads other rows or can fail on some values: {_render(node)} "
         f"{why}; filters may use only row-local, infallible operations (see "
         "dpcert.backends.polars_expr)")
 
 
-def check_row_local(expr: pl.Expr | str, schema: Any) -> pl.Expr:
+def check_row_local(expr: object, schema: SchemaLike) -> pl.Expr:
     """Return ``expr`` (a SQL string is parsed first) if it is row-local and infallible on
     every value of ``schema``'s types; raise `UnsafeExpression` naming the
     offending sub-expression otherwise.  Reads no rows.
@@ -337,7 +370,7 @@ def check_row_local(expr: pl.Expr | str, schema: Any) -> pl.Expr:
     return e_
 
 
-def _dry_run(expr: pl.Expr, schema: dict[str, Any], label: str) -> pl.DataFrame:
+def _dry_run(expr: pl.Expr, schema: dict[str, DType], label: str) -> pl.DataFrame:
     """Evaluate on an empty and a one-row all-null frame of the schema: type errors show here
     (they do not depend on values).  Returns the one-row result."""
     try:
@@ -351,7 +384,7 @@ def _dry_run(expr: pl.Expr, schema: dict[str, Any], label: str) -> pl.DataFrame:
             f"{str(e).splitlines()[0]}") from None
 
 
-def check_predicate(expr: pl.Expr | str, schema: Any) -> pl.Expr:
+def check_predicate(expr: object, schema: SchemaLike) -> pl.Expr:
     """`check_row_local`, and the result must be Boolean (a filter predicate)."""
     e_ = check_row_local(expr, schema)
     sch = polars_schema(schema)

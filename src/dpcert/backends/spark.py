@@ -59,11 +59,12 @@ import os
 import sys
 import tempfile
 import warnings
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, TypeGuard, TypeVar
 
 import numpy as np
 
+from dpcert._types import Array, IntArray
 from dpcert.backends import _hash
 from dpcert.backends._fixed import check_specs, fixed_bounds, private_key_order
 from dpcert.backends._sql_ops import SqlTreeOps, canon_key, public_keys
@@ -74,7 +75,7 @@ from dpcert.backends.admission import (
     internal_name,
     refuse,
 )
-from dpcert.backends.base import BoundSpec, GroupedStats, StatSpec
+from dpcert.backends.base import BoundSpec, GroupedStats, Key, StatSpec
 from dpcert.errors import (
     BackendUnavailable,
     ExecutorEnvironmentWarning,
@@ -83,7 +84,18 @@ from dpcert.errors import (
 )
 from dpcert.operator import OPERATOR_LOG, UNKNOWN, FailureClass, classify
 
+if TYPE_CHECKING:
+    from pyspark.sql import Column, Window
+    from pyspark.sql import DataFrame as SparkFrame
+    from pyspark.sql.types import DataType
+
+    from dpcert.backends._spark_functions import SparkFunctions
+    from dpcert.backends._spark_probe import Session
+    from dpcert.backends.spark_expr import CheckedPredicate
+
 __all__ = ["SparkBackend", "local_session", "read_table"]
+
+_T = TypeVar("_T")
 
 #: Fixed-point sums run as two ``try_sum`` of longs: ``v >> 30`` (``|.| <= 2**23``) and
 #: ``v & (2**30 - 1)``; both are exact for groups below 2**33 rows, beyond which ``try_sum``
@@ -105,7 +117,7 @@ _TYPES = {"ByteType": "int", "ShortType": "int", "IntegerType": "int", "LongType
           "TimestampType": "datetime", "TimestampNTZType": "datetime"}
 
 
-def local_session(master: str = "local[2]", remote: bool = False, **conf: str) -> Any:
+def local_session(master: str = "local[2]", remote: bool = False, **conf: str) -> Session:
     """A Spark session on this machine with quiet, loopback-only settings; its Python workers
     run this interpreter.
 
@@ -132,12 +144,14 @@ def local_session(master: str = "local[2]", remote: bool = False, **conf: str) -
         return _started(builder.getOrCreate)
 
 
-def read_table(path: str, *, master: str | None = None, remote: str | None = None) -> Any:
+def read_table(path: str, *, master: str | None = None, remote: str | None = None
+               ) -> SparkFrame:
     """A lazy Spark DataFrame of a ``.parquet`` (file or directory) or ``.csv`` path, on the
     active session, a new one at ``master`` (e.g. ``yarn``, ``local[4]``) or a Spark Connect
     ``remote`` (``sc://host:15002``).  Reads no rows except CSV schema inference."""
     from pyspark.sql import SparkSession
 
+    spark: Session
     if remote is not None:
         spark = _started(SparkSession.builder.remote(remote).getOrCreate)
     elif master is not None and master.startswith("local"):
@@ -158,7 +172,7 @@ _NUMERIC_TYPES = frozenset({"ByteType", "ShortType", "IntegerType", "LongType", 
                             "DoubleType", "DecimalType"})
 
 
-def _started(start: Any) -> Any:
+def _started(start: Callable[[], _T]) -> _T:
     """``start()`` (a session or a first read); Java and Spark Connect problems become
     `BackendUnavailable`, naming the remedy (nothing is charged yet)."""
     try:
@@ -177,11 +191,11 @@ def _started(start: Any) -> Any:
         raise
 
 
-def _logical(dtype: Any) -> str:
+def _logical(dtype: DataType) -> str:
     return _TYPES.get(type(dtype).__name__, "other")
 
 
-def _kinds(data: Any) -> dict[str, str]:
+def _kinds(data: SparkFrame) -> dict[str, str]:
     """Column → logical type, with naive timestamps (``TIMESTAMP_NTZ``) as ``datetime_ntz``."""
     return {f.name: "datetime_ntz" if type(f.dataType).__name__ == "TimestampNTZType"
             else _logical(f.dataType) for f in data.schema.fields}
@@ -191,7 +205,7 @@ def _q(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _run(what: str, thunk: Any, spark: Any = None) -> Any:
+def _run(what: str, thunk: Callable[[], _T], spark: Session | None = None) -> _T:
     """Run a Spark action; a failure becomes `ReleaseFailed` with no data in it: the
     exception's class, Spark's error condition and the failure's class
     (`dpcert.operator.classify`), never its message.  The full cause goes to the
@@ -213,7 +227,7 @@ def _run(what: str, thunk: Any, spark: Any = None) -> Any:
     raise err  # outside the handler: no context
 
 
-def _reprobe(spark: Any) -> FailureClass:
+def _reprobe(spark: Session) -> FailureClass:
     """``"environment: import error"`` if the executors fail a fresh (data-free) probe."""
     from dpcert.backends._spark_probe import executor_probe
 
@@ -243,30 +257,30 @@ class SparkBackend(SqlTreeOps):
             raise InvalidParameter(f"bounding={bounding!r} must be one of {list(BOUNDINGS)}")
         self.bounding = bounding
 
-    def _choice(self, data: Any) -> str | None:
+    def _choice(self, frame: SparkFrame) -> str | None:
         """The bounding asked for (the argument, else ``spark.dpcert.bounding``), or ``None``."""
         if self.bounding is not None:
             return self.bounding
         try:
-            mode = data.sparkSession.conf.get(BOUNDING_CONF, None)
+            mode = frame.sparkSession.conf.get(BOUNDING_CONF, None)
         except Exception:  # a session that cannot answer: the default
             mode = None
         if mode is not None and mode not in BOUNDINGS:
             raise InvalidParameter(f"{BOUNDING_CONF}={mode!r} must be one of {list(BOUNDINGS)}")
         return None if mode is None else str(mode)
 
-    def _bounding(self, data: Any, *, announce: bool = False) -> str:
+    def _bounding(self, frame: SparkFrame, *, announce: bool = False) -> str:
         """The bounding that runs: the one asked for, else ``"arrow"`` if the executors can
         run it (`executor_probe`, once per context), else
         ``"sql"`` with an `ExecutorEnvironmentWarning` (when the probe
         runs here, or when ``announce``)."""
         from dpcert.backends._spark_probe import REMEDY, cached_probe, executor_probe
 
-        choice = self._choice(data)
+        choice = self._choice(frame)
         if choice is not None:
             return choice
-        fresh = cached_probe(data.sparkSession) is None
-        probe = executor_probe(data.sparkSession)
+        fresh = cached_probe(frame.sparkSession) is None
+        probe = executor_probe(frame.sparkSession)
         if probe.ok:
             return "arrow"
         if fresh or announce:
@@ -276,39 +290,43 @@ class SparkBackend(SqlTreeOps):
                           stacklevel=3)
         return "sql"
 
-    def probe_environment(self, data: Any) -> None:
+    def probe_environment(self, data: object) -> None:
         """Before the charge: check that Spark answers and pick the bounding
         (`_bounding`, warning if it falls back to SQL).  An Arrow bounding asked for
         explicitly on executors that cannot run it is refused
         (`BackendUnavailable`); so is a Spark that does not answer."""
         from dpcert.backends._spark_probe import REMEDY, alive, executor_probe
 
-        _check_frame(data)
-        alive(data.sparkSession)
-        if self._choice(data) == "arrow":
-            probe = executor_probe(data.sparkSession)
+        frame = _check_frame(data)
+        alive(frame.sparkSession)
+        if self._choice(frame) == "arrow":
+            probe = executor_probe(frame.sparkSession)
             if not probe.ok:
                 raise BackendUnavailable(f"bounding='arrow' was asked for, but {probe.reason}: "
                                          f"{REMEDY}, or use {BOUNDING_CONF}=sql; nothing was "
                                          "charged")
             return
-        self._bounding(data, announce=True)
+        self._bounding(frame, announce=True)
 
-    def schema(self, data: Any) -> Mapping[str, str]:
+    def schema(self, data: object) -> Mapping[str, str]:
         """Column name → logical type (reads no rows); also checks the bounding setting, so a
         bad ``spark.dpcert.bounding`` is refused before anything is charged."""
-        _check_frame(data)
-        fields = _started(lambda: data.schema.fields)
-        self._choice(data)
+        frame = _check_frame(data)
+        fields = _started(lambda: frame.schema.fields)
+        self._choice(frame)
         return {f.name: _logical(f.dataType) for f in fields}
 
-    def native_schema(self, data: Any) -> Mapping[str, Any]:
+    def native_schema(self, data: object) -> Mapping[str, DataType]:
         """Column name → Spark data type (reads no rows)."""
-        _check_frame(data)
-        return {f.name: f.dataType for f in data.schema.fields}
+        frame = _check_frame(data)
+        return {f.name: f.dataType for f in frame.schema.fields}
 
-    def admitted_type(self, column: str, dtype: Any, role: Role) -> AdmittedType:
+    def admitted_type(self, column: str, dtype: object, role: Role) -> AdmittedType:
         """The internal type of a column in a role (`dpcert.backends.admission`)."""
+        from pyspark.sql.types import DataType
+
+        if not isinstance(dtype, DataType):
+            raise InvalidParameter(f"column {column!r}: dtype={dtype!r} is not a Spark data type")
         kind = type(dtype).__name__
         if role == "value":
             if kind in _NUMERIC_TYPES:
@@ -323,43 +341,43 @@ class SparkBackend(SqlTreeOps):
             kind, "to bigint, double, string, boolean, date or timestamp")
         raise refuse(column, dtype.simpleString(), role, cast)
 
-    def admit(self, data: Any, columns: Sequence[AdmittedColumn]) -> Any:
+    def admit(self, data: object, columns: Sequence[AdmittedColumn]) -> SparkFrame:
         """The admitted frame: exactly ``columns``, renamed and cast (total casts only)."""
-        _check_frame(data)
-        F, _ = _api(data)
+        frame = _check_frame(data)
+        F, _ = _api(frame)
         target = {"int": "bigint", "float": "double", "str": "string"}
         if not columns:  # a plan that reads no column still counts rows
-            return data.select(F.lit(0).cast("bigint").alias(internal_name(0)))
-        return data.select([
+            return frame.select(F.lit(0).cast("bigint").alias(internal_name(0)))
+        return frame.select([
             (F.col(_q(c.user)).cast(target[c.type]) if c.type in target
              else F.col(_q(c.user))).alias(c.internal) for c in columns])
 
-    def check_predicates(self, predicates: Sequence[Any],
-                         schema: Mapping[str, str]) -> tuple[Any, ...]:
+    def check_predicates(self, predicates: Sequence[object],
+                         schema: Mapping[str, str]) -> tuple[CheckedPredicate, ...]:
         """Each predicate through `dpcert.backends.spark_expr`: a checked tree, rebuilt as
         a Column of the data's flavour (classic or Connect) by `filter`."""
         from dpcert.backends.spark_expr import check_spark_predicate
 
         return tuple(check_spark_predicate(p, schema) for p in predicates)
 
-    def filter(self, data: Any, predicates: Sequence[Any]) -> Any:
+    def filter(self, data: object, predicates: Sequence[object]) -> SparkFrame:
         """Rows on which every (already checked) predicate is true."""
         from dpcert.backends.spark_expr import CheckedPredicate
 
-        _check_frame(data)
-        F, _ = _api(data)
+        frame = _check_frame(data)
+        F, _ = _api(frame)
         for p in predicates:
             if not isinstance(p, CheckedPredicate):
                 raise InvalidParameter(f"filter: a predicate of type {type(p).__name__} was not "
                                        "checked by check_predicates")
-            data = data.filter(p.column(F))
-        return data
+            frame = frame.filter(p.column(F))
+        return frame
 
-    def keyed_bound(self, data: Any, spec: BoundSpec) -> Any:
+    def keyed_bound(self, data: object, spec: BoundSpec) -> SparkFrame:
         """The bounded rows (a lazy DataFrame with the unit, group and value columns)."""
-        _check_frame(data)
-        F, Window = _api(data)
-        schema = _kinds(data)
+        frame = _check_frame(data)
+        F, Window = _api(frame)
+        schema = _kinds(frame)
         keys = ([spec.unit] if spec.unit else []) + list(spec.by)
         cols = list(dict.fromkeys([*keys, *spec.value_columns]))
         for c in cols:
@@ -377,12 +395,12 @@ class SparkBackend(SqlTreeOps):
         if spec.max_groups < 1 or spec.max_rows_per_group < 1:
             raise InvalidParameter(f"max_groups={spec.max_groups} and max_rows_per_group="
                                    f"{spec.max_rows_per_group} must be >= 1")
-        df = data.select([_canonical(F, c, schema[c]) if c in keys else F.col(_q(c))
+        df = frame.select([_canonical(F, c, schema[c]) if c in keys else F.col(_q(c))
                           for c in cols])
         if spec.unit is None:
             return df
         unit = F.col(_q(spec.unit))
-        if self._bounding(data) == "arrow":  # whole units per partition, then keep_mask
+        if self._bounding(frame) == "arrow":  # whole units per partition, then keep_mask
             from dpcert.backends._spark_arrow import ArrowBound
 
             return df.repartition(unit).mapInArrow(ArrowBound(spec), df.schema)
@@ -424,12 +442,12 @@ class SparkBackend(SqlTreeOps):
                 & (F.col("`#r`") - F.col("`#f`") < spec.max_rows_per_group))
         return ranked.filter(keep).select([F.col(_q(c)) for c in cols])
 
-    def group_stats(self, data: Any, by: Sequence[str], keys: Sequence[tuple[Any, ...]] | None,
+    def group_stats(self, data: object, by: Sequence[str], keys: Sequence[Key] | None,
                     specs: Sequence[StatSpec]) -> GroupedStats:
         """Exact integer statistics per group; only the K grouped rows are collected."""
-        _check_frame(data)
-        F, _ = _api(data)
-        schema = _kinds(data)
+        frame = _check_frame(data)
+        F, _ = _api(frame)
+        schema = _kinds(frame)
         by = list(by)
         for c in by:
             if c not in schema:
@@ -441,7 +459,7 @@ class SparkBackend(SqlTreeOps):
         public = public_keys(keys, by, schema) if keys is not None else None
         enc_public = ([_encode_key(k, by, schema) for k in public] if public is not None
                       else None)
-        df = data.select(*[_group_col(F, c, schema[c]) for c in by],
+        df = frame.select(*[_group_col(F, c, schema[c]) for c in by],
                          *[F.col(_q(c)) for c in schema if c not in by])
         if enc_public is not None:  # groups outside the public keys never reach the driver
             df = df.filter(_key_filter(F, enc_public, by))
@@ -462,18 +480,22 @@ class SparkBackend(SqlTreeOps):
         fixed = (df.withColumns({f"#{i}v": _fixed_point(F, specs[i]) for i in split}) if split
                  else df)  # (Spark Connect refuses an empty withColumns)
         grouped = fixed.groupBy(*[F.col(_q(c)) for c in by]).agg(*aggs)
-        rows = _run("grouped statistics", lambda: grouped.collect(), data.sparkSession)
+        rows = _run("grouped statistics", lambda: grouped.collect(), frame.sparkSession)
         found = {canon_key(tuple(r[c] for c in by)): r for r in rows}
+        key_list: list[Key]
+        enc_list: list[Key]
         if public is not None and enc_public is not None:
             key_list, enc_list = public, enc_public
         else:  # datetime keys come back as microseconds: decoded, then sorted by value
             raw = [tuple(r[c] for c in by) for r in rows]
             dec = [_decode_key(t, by, schema) for t in raw]
             order = private_key_order(dec) if by else [0]
-            key_list, enc_list = ([dec[i] for i in order], [raw[i] for i in order]) if by else (
-                [()], [()])
+            if by:
+                key_list, enc_list = [dec[i] for i in order], [raw[i] for i in order]
+            else:
+                key_list, enc_list = [()], [()]
         at_keys = [found.get(canon_key(t)) for t in enc_list]
-        values: dict[str, np.ndarray[Any, Any]] = {}
+        values: dict[str, Array] = {}
         for i, s in enumerate(specs):
             if s.kind == "at_most":
                 values[s.name] = _at_most(F, df, by, enc_list, s)
@@ -493,7 +515,7 @@ class SparkBackend(SqlTreeOps):
         return GroupedStats(list(key_list), values)
 
 
-def _api(data: Any) -> tuple[Any, Any]:
+def _api(data: SparkFrame) -> tuple[SparkFunctions, type[Window]]:
     """``(functions, Window)`` of the DataFrame's flavour, Spark Connect or classic: one process
     may hold both, and a Column of one flavour does not work on the other's DataFrames."""
     if type(data).__module__.startswith("pyspark.sql.connect"):
@@ -506,13 +528,20 @@ def _api(data: Any) -> tuple[Any, Any]:
     return functions, Window
 
 
-def _check_frame(data: Any) -> None:
+def _is_frame(data: object) -> TypeGuard[SparkFrame]:
+    """Is ``data`` a pyspark DataFrame, classic or Connect (both subclass
+    ``pyspark.sql.DataFrame``)?  Decided by its class, without importing pyspark."""
     mod = type(data).__module__
-    if not (mod.startswith("pyspark.sql") and type(data).__name__ == "DataFrame"):
+    return mod.startswith("pyspark.sql") and type(data).__name__ == "DataFrame"
+
+
+def _check_frame(data: object) -> SparkFrame:
+    if not _is_frame(data):
         raise InvalidParameter(f"data of type {type(data).__name__} is not a pyspark DataFrame")
+    return data
 
 
-def _canonical(F: Any, col: str, logical: str) -> Any:
+def _canonical(F: SparkFunctions, col: str, logical: str) -> Column:
     """A key column with ``-0.0 → 0.0`` and every NaN the one literal NaN (Spark's grouping and
     windows already normalise NaN; this keeps every plan, e.g. a hash repartition, exact)."""
     c = F.col(_q(col))
@@ -523,7 +552,7 @@ def _canonical(F: Any, col: str, logical: str) -> Any:
     return c.alias(col)
 
 
-def _encoded(F: Any, col: str, logical: str) -> Any:
+def _encoded(F: SparkFunctions, col: str, logical: str) -> Column:
     """The canonical hash encoding of `dpcert.backends._hash` as a Spark expression."""
     c = F.col(_q(col))
     if logical in ("int", "bool"):
@@ -539,7 +568,7 @@ def _encoded(F: Any, col: str, logical: str) -> Any:
     return c
 
 
-def _group_col(F: Any, col: str, logical: str) -> Any:
+def _group_col(F: SparkFunctions, col: str, logical: str) -> Column:
     """A group column as grouped and collected: datetimes as their microseconds (decoded on the
     driver, so the driver's time zone never enters), other keys canonical."""
     if logical in ("datetime", "datetime_ntz"):
@@ -547,34 +576,32 @@ def _group_col(F: Any, col: str, logical: str) -> Any:
     return _canonical(F, col, logical)
 
 
-def _encode_key(key: tuple[Any, ...], by: list[str], kinds: Mapping[str, str]
-                ) -> tuple[Any, ...]:
+def _encode_key(key: Key, by: list[str], kinds: Mapping[str, str]) -> Key:
     """A (checked) public key with datetimes as microseconds, as `_group_col` has them."""
     out = []
     for v, c in zip(key, by, strict=True):
-        if v is not None and kinds[c] == "datetime":
+        if isinstance(v, dt.datetime) and kinds[c] == "datetime":
             v = (v - _EPOCH_UTC) // _US
-        elif v is not None and kinds[c] == "datetime_ntz":
+        elif isinstance(v, dt.datetime) and kinds[c] == "datetime_ntz":
             v = (v - _EPOCH) // _US
         out.append(v)
     return tuple(out)
 
 
-def _decode_key(key: tuple[Any, ...], by: list[str], kinds: Mapping[str, str]
-                ) -> tuple[Any, ...]:
+def _decode_key(key: Key, by: list[str], kinds: Mapping[str, str]) -> Key:
     """Inverse of `_encode_key`: aware UTC datetimes (``TIMESTAMP``), naive ones
     (``TIMESTAMP_NTZ``)."""
     out = []
     for v, c in zip(key, by, strict=True):
-        if v is not None and kinds[c] == "datetime":
+        if isinstance(v, int) and kinds[c] == "datetime":  # microseconds, as Spark returns them
             v = _EPOCH_UTC + v * _US
-        elif v is not None and kinds[c] == "datetime_ntz":
+        elif isinstance(v, int) and kinds[c] == "datetime_ntz":
             v = _EPOCH + v * _US
         out.append(v)
     return tuple(out)
 
 
-def _fixed_point(F: Any, spec: StatSpec) -> Any:
+def _fixed_point(F: SparkFunctions, spec: StatSpec) -> Column:
     """The value rule of `dpcert.backends.base` as a Spark ``bigint`` expression."""
     assert spec.column is not None and spec.lower is not None and spec.upper is not None
     rl, rh = fixed_bounds(spec)
@@ -590,7 +617,7 @@ def _fixed_point(F: Any, spec: StatSpec) -> Any:
     return F.when(v.isNull() | F.isnan(v), F.lit(rl)).otherwise(r).cast("bigint")
 
 
-def _decimal_sums(F: Any, df: Any, by: list[str], key_list: list[tuple[Any, ...]],
+def _decimal_sums(F: SparkFunctions, df: SparkFrame, by: list[str], key_list: list[Key],
                   spec: StatSpec) -> list[int]:
     """The fixed-point sum of ``spec`` per group as ``decimal(38,0)`` (no overflow below
     10**38 rows · 2**53): the fallback when a group's two-long sum overflowed."""
@@ -601,7 +628,7 @@ def _decimal_sums(F: Any, df: Any, by: list[str], key_list: list[tuple[Any, ...]
     return [int(found.get(canon_key(k)) or 0) for k in key_list]
 
 
-def _key_filter(F: Any, keys: list[tuple[Any, ...]], by: list[str]) -> Any:
+def _key_filter(F: SparkFunctions, keys: list[Key], by: list[str]) -> Column:
     """Rows whose (canonical) key is one of ``keys``: ``isin`` for one column, else a balanced
     OR of null-safe equalities (NaN equals NaN in Spark)."""
     if not keys:
@@ -616,7 +643,7 @@ def _key_filter(F: Any, keys: list[tuple[Any, ...]], by: list[str]) -> Any:
             cond = cond | F.isnan(c)
         return cond
 
-    def tree(lo: int, hi: int) -> Any:
+    def tree(lo: int, hi: int) -> Column:
         if hi - lo == 1:
             cond = F.lit(True)
             for v, name in zip(keys[lo], by, strict=True):
@@ -628,7 +655,7 @@ def _key_filter(F: Any, keys: list[tuple[Any, ...]], by: list[str]) -> Any:
     return tree(0, len(keys))
 
 
-def _bin_expr(F: Any, fp: Any, cand: list[int], lo: int, hi: int) -> Any:
+def _bin_expr(F: SparkFunctions, fp: Column, cand: list[int], lo: int, hi: int) -> Column:
     """Number of candidates below ``fp`` among ``cand[lo:hi]`` plus ``lo`` (a balanced CASE)."""
     if lo == hi:
         return F.lit(lo)
@@ -637,8 +664,8 @@ def _bin_expr(F: Any, fp: Any, cand: list[int], lo: int, hi: int) -> Any:
         _bin_expr(F, fp, cand, mid + 1, hi))
 
 
-def _at_most(F: Any, df: Any, by: list[str], key_list: list[tuple[Any, ...]],
-             spec: StatSpec) -> np.ndarray[Any, Any]:
+def _at_most(F: SparkFunctions, df: SparkFrame, by: list[str], key_list: list[Key],
+             spec: StatSpec) -> IntArray:
     """Per group and candidate ``c``: rows whose fixed-point value is ≤ ``c``; shape (K, C)."""
     cand = list(spec.candidates)
     b = _bin_expr(F, _fixed_point(F, spec), cand, 0, len(cand))

@@ -40,9 +40,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpcert.errors import UnsafeExpression
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+
+    from dpcert.backends._spark_functions import SparkFunctions
 
 __all__ = ["CheckedPredicate", "check_spark_predicate", "parse_column_text", "parse_sql",
            "rename_tree", "to_spark", "tree_columns"]
@@ -72,7 +77,7 @@ def _tokens(text: str) -> list[tuple[str, str, int]]:
     return out
 
 
-def _literal(kind: str, tok: str) -> Any:
+def _literal(kind: str, tok: str) -> int | float | str:
     if kind == "num":
         t = tok.rstrip("LDld")
         return float(t) if any(c in t for c in ".eE") or tok[-1:] in "Dd" else int(t)
@@ -281,11 +286,13 @@ def _kind(node: Node, schema: Mapping[str, str], text: str) -> str:
     return "bool"
 
 
-def to_spark(node: Node, F: Any = None) -> Any:
+def to_spark(node: Node, F: SparkFunctions | None = None) -> Column:
     """Build the Spark Column of a checked filter tree with the functions module ``F``
     (``pyspark.sql.functions`` by default, imported here only)."""
     if F is None:
-        from pyspark.sql import functions as F
+        from pyspark.sql import functions
+
+        return to_spark(node, functions)
 
     tag = node[0]
     if tag == "col":
@@ -305,7 +312,8 @@ def to_spark(node: Node, F: Any = None) -> Any:
         return args[0].isin(*[c[1] for c in node[2:]])
     ops = {"=": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__le__", ">": "__gt__",
            ">=": "__ge__"}
-    return getattr(args[0], ops[tag])(args[1])
+    out: Column = getattr(args[0], ops[tag])(args[1])
+    return out
 
 
 @dataclass(frozen=True)
@@ -314,7 +322,7 @@ class CheckedPredicate:
 
     tree: Node
 
-    def column(self, F: Any) -> Any:
+    def column(self, F: SparkFunctions) -> Column:
         """The Column, built with the functions module ``F`` (classic or Spark Connect)."""
         return to_spark(self.tree, F)
 
@@ -337,7 +345,7 @@ def rename_tree(tree: Node, mapping: Mapping[str, str]) -> Node:
     return (tree[0], *(rename_tree(s, mapping) if isinstance(s, tuple) else s for s in tree[1:]))
 
 
-def check_spark_predicate(p: Any, schema: Mapping[str, str]) -> CheckedPredicate:
+def check_spark_predicate(p: object, schema: Mapping[str, str]) -> CheckedPredicate:
     """A SQL string or Spark Column as a `CheckedPredicate` (rebuilt by dpcert, never
     the caller's object), or `UnsafeExpression` naming what is not allowed."""
     if isinstance(p, CheckedPredicate):  # already checked, renamed to admitted columns
