@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from fractions import Fraction
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 from dpcert.verify.alignment import Z3_MS
 from dpcert.verify.linear import Monomial, PublicPoly
@@ -37,6 +37,8 @@ class NoCounter(Fail):
 
 #: The shifts of a run-2 path as z3 substitutions: (shift symbol S, its value).
 Sigma: TypeAlias = "list[tuple[ArithRef, ArithRef]]"
+#: A value or constraint of run 2, which the shifts substitute into (keeping its kind).
+_V = TypeVar("_V", bound="Value | BoolRef")
 #: A cost counter: (name, its term at the loop head, its value before the loop, or None for
 #: the indicator [i > p], which pays once).
 Counter: TypeAlias = "tuple[str, ArithRef, Fraction | None]"
@@ -52,10 +54,11 @@ def _sigma(se: Search, blk: str, ph: str, a: int, assign: dict[Slot, ArithRef]) 
             for (site, b), S in se.pv.S.items() if b == blk]
 
 
-def _sub(se: Search, e: Value, sigma: Sigma) -> Value:
+def _sub(se: Search, e: _V, sigma: Sigma) -> _V:
     if isinstance(e, (bool, Carried, tuple)) or not sigma:
         return e
-    return se.z3.substitute(e, *sigma)
+    out: _V = se.z3.substitute(e, *sigma)   # a term of the same sort
+    return out
 
 
 #: (block, phase, run-1 path, run-2 path, shifts, constraints) of a feasible pair of paths.
@@ -207,7 +210,7 @@ def check_obligations(se: Search, pairs: list[Pair], inv: list[tuple[str, BoolRe
         if blk == "pre":
             hyps = se.side + cons
             ctr = pv.sh.counter
-            if not pv.valid(hyps, p1.env[ctr] == _sub(se, p2.env[ctr], sig)):
+            if not pv.valid(hyps, as_number(p1.env[ctr]) == as_number(_sub(se, p2.env[ctr], sig))):
                 raise Fail("the two runs start the loop at different counters")
         elif blk == "body":
             hyps = se.hyps(blk, ph) + invp + cons

@@ -56,9 +56,9 @@ class Carried:
     items: tuple[Value, ...] = ()
 
 
-#: A program variable's value in one run: a number or boolean term, a decided truth value, the
-#: values of a list literal, or a list carried around the loop.
-Value: TypeAlias = "ArithRef | BoolRef | bool | tuple[Value, ...] | Carried"
+#: A program variable's value in one run: a number term, a truth value (conditions are decided
+#: by splitting the path), the values of a list literal, or a list carried around the loop.
+Value: TypeAlias = "ArithRef | bool | tuple[Value, ...] | Carried"
 
 
 @dataclass(frozen=True)
@@ -91,9 +91,9 @@ class RPath:
                      set(self.assigned), self.ret)
 
 
-def as_number(x: Value) -> ArithRef | BoolRef:
-    """``x`` as a term, or `Unsupported` for a truth value or a list (the prover keeps terms in
-    the variables it reads as numbers, so this refuses only what it cannot handle)."""
+def as_number(x: Value) -> ArithRef:
+    """``x`` as a number term, or `Unsupported` for a truth value or a list (the prover keeps
+    terms in the variables it reads as numbers, so this refuses only what it cannot handle)."""
     if isinstance(x, (bool, tuple, Carried)):
         raise Unsupported(f"{x!r} is used as a number")
     return x
