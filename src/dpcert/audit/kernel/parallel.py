@@ -67,6 +67,7 @@ from dpcert.audit.kernel.outputs import OutputEncoder, Sampler
 from dpcert.errors import AuditFailed, InvalidParameter
 
 if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
     from multiprocessing.context import ForkContext, ForkProcess
 
 __all__ = ["CHECKED", "PROBE", "Crew", "Forking", "Workers", "check_streams", "fingerprint",
@@ -113,7 +114,7 @@ def _reseed(w: int, worker_init: Callable[[int], None] | None) -> None:
         worker_init(w)
 
 
-def _probe(w: int, conn: Any, sampler: Sampler, x: object,
+def _probe(w: int, conn: Connection[object, object], sampler: Sampler, x: object,
            worker_init: Callable[[int], None] | None) -> None:
     try:
         if w > 0:   # w = 0 stands in for the parent: its stream as inherited, not reseeded
@@ -214,7 +215,8 @@ def check_streams(sampler: Sampler, x: object, workers: int,
             conn.close()
 
 
-def _draw(w: int, conn: Any, one_round: Callable[[bool], tuple[Array | None, Bits]],
+def _draw(w: int, conn: Connection[object, object],
+          one_round: Callable[[bool], tuple[Array | None, Bits]],
           worker_init: Callable[[int], None] | None) -> None:
     try:
         _reseed(w, worker_init)
