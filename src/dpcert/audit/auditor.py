@@ -33,10 +33,10 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from statistics import NormalDist
-from typing import Any, Unpack
+from typing import TypeVar, Unpack, cast
 
 import numpy as np
 
@@ -44,7 +44,7 @@ from dpcert._validate import check_int
 from dpcert.audit.kernel import bounds
 from dpcert.audit.kernel.claims import Claim, resolve_claim
 from dpcert.audit.kernel.estimate import POISSON_FAILURE, run_estimation
-from dpcert.audit.kernel.outputs import OutputEncoder, Sampler, measurement_sampler
+from dpcert.audit.kernel.outputs import OutputEncoder, Outputs, Sampler, measurement_sampler
 from dpcert.audit.kernel.pairs import Adjacency, measurement_pairs, scalar_pairs, statdp_pairs
 from dpcert.audit.kernel.parallel import Forking, check_streams
 from dpcert.audit.kernel.verdict import AuditResult, Witness, bound_choices, explain
@@ -57,7 +57,8 @@ from dpcert.errors import InvalidParameter
 
 __all__ = ["AuditOptions", "AuditResult", "Progress", "Witness", "audit"]
 
-Array = np.ndarray[Any, Any]
+#: The type of a black box's inputs (the caller's; the auditor passes them along unread).
+X = TypeVar("X")
 
 #: Most estimation draws per input of each chosen pair when only a time budget is given.
 MAX_SAMPLES = 100_000_000
@@ -79,7 +80,7 @@ DEFAULT_SECONDS = 30.0
 CHUNK_VALUES = 250_000
 
 
-def _label(mechanism: Any) -> str:
+def _label(mechanism: object) -> str:
     for attr in ("name", "__name__"):
         v = getattr(mechanism, attr, None)
         if isinstance(v, str):
@@ -87,10 +88,11 @@ def _label(mechanism: Any) -> str:
     return type(mechanism).__name__
 
 
-def _resolve_pairs(mechanism: Any, pairs: Sequence[Any] | None, input_size: int | None,
-                   sensitivity: float, adjacency: Adjacency) -> list[tuple[Any, Any]]:
+def _resolve_pairs(mechanism: object, pairs: Sequence[tuple[X, X] | list[X]] | None,
+                   input_size: int | None, sensitivity: float, adjacency: Adjacency
+                   ) -> list[tuple[object, object]]:
     if pairs is not None:
-        out = []
+        out: list[tuple[object, object]] = []
         for i, p in enumerate(pairs):
             if not (isinstance(p, (tuple, list)) and len(p) == 2):
                 raise InvalidParameter(f"pairs[{i}]={p!r} must be a pair (x, x_prime)")
@@ -105,18 +107,18 @@ def _resolve_pairs(mechanism: Any, pairs: Sequence[Any] | None, input_size: int 
     return [(x, y) for _, x, y in statdp_pairs(input_size, sensitivity, adjacency)]
 
 
-def _without_mirrors(pairs: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+def _without_mirrors(pairs: list[tuple[object, object]]) -> list[tuple[object, object]]:
     """``pairs`` without the swapped copies ``(x', x)`` of earlier pairs ``(x, x')``: every
     event is searched and estimated in both directions, so a mirror adds nothing but a share of
     the search's time (DP-Sniper's RAPPOR pairs list both orders of two pairs)."""
-    kept: list[tuple[Any, Any]] = []
+    kept: list[tuple[object, object]] = []
     for x, xp in pairs:
         if not any(_same(x, b) and _same(xp, a) for a, b in kept):
             kept.append((x, xp))
     return kept
 
 
-def _same(u: Any, v: Any) -> bool:
+def _same(u: object, v: object) -> bool:
     """Whether ``u`` and ``v`` are the same numeric array bit for bit (``0.0`` and ``-0.0``
     differ: a float mechanism may treat them differently); anything else never matches, and
     an input that cannot be read as an array (whatever it raises) is left to the mechanism."""
@@ -129,7 +131,7 @@ def _same(u: Any, v: Any) -> bool:
     return a.tobytes() == b.tobytes()
 
 
-def _plan(sampler: Sampler, x: Any, enc: OutputEncoder, samples: int | None,
+def _plan(sampler: Sampler, x: object, enc: OutputEncoder, samples: int | None,
           seconds: float | None, n_pairs: int, t_start: float) -> Plan:
     """Draws per input for the search and estimation phases, from a timing pilot.
 
@@ -183,7 +185,8 @@ def _plan(sampler: Sampler, x: Any, enc: OutputEncoder, samples: int | None,
     return Plan(n_search, n_est, chunk, per_draw, t_start + budget)
 
 
-def audit(mechanism: Any, pairs: Sequence[Any] | None = None,
+def audit(mechanism: Measurement | Callable[[X, int], Outputs],
+          pairs: Sequence[tuple[X, X] | list[X]] | None = None,
           options: AuditOptions | None = None,
           **keywords: Unpack[AuditKeywords]) -> AuditResult:
     """Measure a lower bound on the privacy loss of ``mechanism`` from its samples.
@@ -234,8 +237,10 @@ def audit(mechanism: Any, pairs: Sequence[Any] | None = None,
     if not isinstance(opts.search, Search):
         raise InvalidParameter(f"search={opts.search!r} must be a Search plug-in")
     claim: Claim | None = resolve_claim(opts.claimed, mechanism, opts.zcdp_delta)
+    # a black box is only called on inputs of ``pair_list``: the caller's pairs or, without
+    # them, the generated ones its documentation describes
     sampler = (measurement_sampler(mechanism) if isinstance(mechanism, Measurement)
-               else mechanism)
+               else cast(Sampler, mechanism))
     pair_list = _resolve_pairs(mechanism, pairs, opts.input_size, opts.sensitivity,
                                opts.adjacency)
     enc = OutputEncoder()

@@ -31,6 +31,7 @@ from dpcert.audit import AuditOptions, AuditResult, audit
 from dpcert.audit.kernel.outputs import Sampler, measurement_sampler
 from dpcert.core.domains import AtomDomain, VectorDomain
 from dpcert.core.measurement import Measurement
+from dpcert.core.measures import Measure
 from dpcert.core.metrics import (
     AbsoluteDistance,
     L1Distance,
@@ -40,6 +41,9 @@ from dpcert.core.metrics import (
 
 __all__ = ["TARGETS", "Built", "Target", "TargetReport", "run_target"]
 
+#: A mechanism constructor of dpcert, found by name (each target knows its own arguments).
+Make = Callable[..., Measurement]
+
 
 @dataclass(frozen=True, eq=False)
 class Built:
@@ -47,7 +51,7 @@ class Built:
     ``map(1)`` is the claim."""
 
     sampler: Sampler
-    pairs: Sequence[tuple[Any, Any]]
+    pairs: Sequence[tuple[object, object]]
     claim_from: Measurement
     sampling: str
 
@@ -58,7 +62,7 @@ class Target:
 
     name: str
     constructor: str
-    build: Callable[[Any], Built]
+    build: Callable[[Make], Built]
 
     @property
     def forkable(self) -> bool:
@@ -80,16 +84,16 @@ class TargetReport:
     built: Built | None = None
 
 
-def _local(vector: Measurement, scalar: Measurement, pairs: Sequence[tuple[Any, Any]],
-           dtype: Any) -> Built:
+def _local(vector: Measurement, scalar: Measurement, pairs: Sequence[tuple[object, object]],
+           dtype: type) -> Built:
     from dpcert.mechanisms._additive import MAX_UNSIZED
 
-    def one(x: Any, n: int) -> Any:
+    def one(x: object, n: int) -> Any:   # what the vector measurement returns
         if dtype is object:
             return vector([x] * n)
         return vector(np.full(n, x, dtype=dtype))
 
-    def sample(x: Any, n: int) -> Any:
+    def sample(x: object, n: int) -> Any:
         # unsized float vectors are capped at MAX_UNSIZED coordinates per call
         parts = [one(x, min(MAX_UNSIZED, n - i)) for i in range(0, n, MAX_UNSIZED)]
         return np.concatenate(parts) if parts else one(x, 0)
@@ -97,7 +101,7 @@ def _local(vector: Measurement, scalar: Measurement, pairs: Sequence[tuple[Any, 
     return Built(sample, pairs, scalar, "local: one call on n copies")
 
 
-def _per_call(m: Measurement, pairs: Sequence[tuple[Any, Any]]) -> Built:
+def _per_call(m: Measurement, pairs: Sequence[tuple[object, object]]) -> Built:
     how = "batched: Measurement.sample" if m.batch_map is not None else "per call"
     return Built(measurement_sampler(m), pairs, m, how)
 
@@ -105,35 +109,35 @@ def _per_call(m: Measurement, pairs: Sequence[tuple[Any, Any]]) -> Built:
 V, A = VectorDomain, AtomDomain
 
 
-def _laplace_int(make: Any) -> Built:
+def _laplace_int(make: Make) -> Built:
     return _local(make(V(A(int)), L1Distance(), scale=2), make(A(int), AbsoluteDistance(), scale=2),
                   [(0, 1)], np.int64)
 
 
-def _laplace_float(make: Any) -> Built:
+def _laplace_float(make: Make) -> Built:
     return _local(make(V(A(float)), L1Distance(), scale=1.0),
                   make(A(float), AbsoluteDistance(), scale=1.0), [(0.0, 1.0)], np.float64)
 
 
-def _gaussian_int(make: Any) -> Built:
+def _gaussian_int(make: Make) -> Built:
     return _local(make(V(A(int)), L2Distance(), scale=2), make(A(int), AbsoluteDistance(), scale=2),
                   [(0, 1)], np.int64)
 
 
-def _rr_bool(make: Any) -> Built:
+def _rr_bool(make: Make) -> Built:
     return _local(make(1.0, input_domain=V(A(bool))), make(1.0), [(False, True)], np.bool_)
 
 
-def _rr_k(make: Any) -> Built:
+def _rr_k(make: Make) -> Built:
     cats = ["a", "b", "c", "d"]
     return _local(make(cats, 1.0, input_domain=V(A(str))), make(cats, 1.0), [("a", "b")], object)
 
 
-def _rappor(make: Any) -> Built:
+def _rappor(make: Make) -> Built:
     return _per_call(make(8, 2.0), [(0, 1)])
 
 
-def _rappor_bloom(make: Any) -> Built:
+def _rappor_bloom(make: Make) -> Built:
     from dpcert.mechanisms.rappor_bloom import RapporBloomParams
 
     # "v0" and "v5" set disjoint bits of a 4-bit filter (one cohort): the worst-case pair
@@ -143,7 +147,7 @@ def _rappor_bloom(make: Any) -> Built:
 _CANDS = ["red", "green", "blue"]
 
 
-def _votes(xs: Any) -> list[int]:
+def _votes(xs: Sequence[str]) -> list[int]:
     return [sum(1 for x in xs if x == c) for c in _CANDS]
 
 
@@ -151,57 +155,57 @@ _VOTE_PAIRS = [(["red", "green"], ["red", "green", "red"]),
                (["red", "green"], ["red", "green", "green"])]
 
 
-def _selection(**kw: Any) -> Callable[[Any], Built]:
-    def build(make: Any) -> Built:
+def _selection(**kw: str) -> Callable[[Make], Built]:
+    def build(make: Make) -> Built:
         m = make(V(A(str)), SymmetricDistance(), _CANDS, _votes, 1, 1.0, **kw)
         return _per_call(m, _VOTE_PAIRS)
     return build
 
 
-def _svt(make: Any) -> Built:
+def _svt(make: Make) -> Built:
     queries = [lambda xs, t=t: sum(1 for x in xs if x >= t) for t in (3, 2, 1)]
     m = make(V(A(int)), SymmetricDistance(), queries, threshold=2, epsilon=1.0)
     base = [1, 2, 3]
     return _per_call(m, [(base, [*base, 3]), (base, [1, 2])])
 
 
-def _quantile(make: Any) -> Built:
+def _quantile(make: Make) -> Built:
     cands = [0.0, 1.0, 2.0, 3.0, 4.0]
     m = make(V(A(float)), SymmetricDistance(), cands, 0.5, 1.0)
     base = [0.0, 1.0, 2.0, 3.0]
     return _per_call(m, [(base, [*base, 4.0]), (base, [*base, 0.0])])
 
 
-def _histogram(make: Any) -> Built:
+def _histogram(make: Make) -> Built:
     m = make(V(A(str)), SymmetricDistance(), ["a", "b", "c"], scale=1)
     return _per_call(m, [(["a", "b"], ["a", "b", "a"])])
 
 
-def _partition(make: Any) -> Built:
+def _partition(make: Make) -> Built:
     m = make(V(A(str)), SymmetricDistance(), 1.0, 1e-3)
     base = ["a"] * 12
     return _per_call(m, [(base, [*base, "b"])])
 
 
-def _gaussian_approx(make: Any) -> Built:
+def _gaussian_approx(make: Make) -> Built:
     m = make(A(int), AbsoluteDistance(), 2, 1e-5)
     return _per_call(m, [(0, 1)])
 
 
-def _continual(method: str, noise: str) -> Callable[[Any], Built]:
+def _continual(method: str, noise: str) -> Callable[[Make], Built]:
     """Running sums over 4 steps; neighbours move one unit's count at the first or last step
     (the first step enters every running sum, the last only one)."""
-    def build(make: Any) -> Built:
+    def build(make: Make) -> Built:
         m = make(V(A(int), size=4), L1Distance(), 2, method=method, noise=noise)
         base = [1, 0, 2, 1]
         return _per_call(m, [(base, [2, 0, 2, 1]), (base, [1, 0, 2, 2])])
     return build
 
 
-def _engine(kind: str) -> Callable[[Any], Built]:
+def _engine(kind: str) -> Callable[[Make], Built]:
     """A compiled engine release (``Query.measurement``) on a small frame; neighbours add or
     remove one privacy unit with adversarial rows (the frame domain's own pairs)."""
-    def build(compile_plan: Any) -> Built:
+    def build(compile_plan: Callable[..., object]) -> Built:
         import polars as pl
 
         from dpcert.audit.kernel.pairs import measurement_pairs
@@ -295,7 +299,7 @@ def run_target(target: Target, *, seconds: float, confidence: float = 0.95,
                         time.perf_counter() - t0, built)
 
 
-def _claim_of(m: Measurement) -> Any:
+def _claim_of(m: Measurement) -> Measure:
     from dpcert.core.measures import ZCDP, ApproxDP, PureDP
 
     d = m.map(1)

@@ -13,19 +13,23 @@ from __future__ import annotations
 import itertools
 import time
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dpcert.verify._deps import require_z3
-from dpcert.verify.conds import z3_names, z3_numeral
+from dpcert.verify.conds import ValueClass, z3_names, z3_numeral
 from dpcert.verify.ir import Call, Program
 from dpcert.verify.linear import PublicPoly
 from dpcert.verify.loopshape import LoopShape, divides_by_size, public_poly
-from dpcert.verify.relexec import Carried, Exec, RPath, Unsupported
+from dpcert.verify.relexec import Carried, Exec, NoiseFn, RPath, Unsupported, Value
+
+if TYPE_CHECKING:
+    from z3 import ArithRef, BoolRef, Solver
 
 __all__ = ["Prover", "Z3_MS", "distinguishable"]
 
 #: z3 timeout (ms) of one query.
 Z3_MS = 5000
+
 
 
 class Prover:
@@ -50,24 +54,24 @@ class Prover:
         self.q1 = mk(f"{self.inp.name}⟨1⟩[i]")
         self.D = mk(f"Δ{self.inp.name}")
         self.noise_vars: set[str] = set()
-        self.eta: dict[tuple[str, str], Any] = {}
-        self.S: dict[tuple[str, str], Any] = {}
+        self.eta: dict[tuple[str, str], ArithRef] = {}
+        self.S: dict[tuple[str, str], ArithRef] = {}
         self.site_info: dict[str, tuple[str, PublicPoly, int]] = {}
         self.claim = public_poly(prog.claim, prog)
         #: smallest size covered: 1 when the program divides by the size (``s / n``)
         self.min_n = 1 if divides_by_size(prog) else 0
 
     # ---- z3 helpers
-    def val(self, x: Fraction | int) -> Any:
+    def val(self, x: Fraction | int) -> ArithRef:
         x = Fraction(x)
         return self.z3.RealVal(f"{x.numerator}/{x.denominator}")
 
-    def solver(self) -> Any:
+    def solver(self) -> Solver:
         s = self.z3.Solver()
         s.set("timeout", max(1, min(Z3_MS, int(1000 * (self.deadline - time.monotonic())))))
         return s
 
-    def check(self, *fs: Any) -> str:
+    def check(self, *fs: BoolRef) -> str:
         if time.monotonic() > self.deadline:
             raise TimeoutError
         s = self.solver()
@@ -75,14 +79,14 @@ class Prover:
         r = s.check()
         return "sat" if r == self.z3.sat else ("unsat" if r == self.z3.unsat else "unknown")
 
-    def valid(self, hyp: list[Any], goal: object) -> bool:
+    def valid(self, hyp: list[BoolRef], goal: BoolRef) -> bool:
         return self.check(*hyp, self.z3.Not(goal)) == "unsat"
 
     # ---- noise
-    def _noise(self, blk: str, run: int) -> Any:
+    def _noise(self, blk: str, run: int) -> NoiseFn:
         z3 = self.z3
 
-        def f(e: Call, st: RPath) -> Any:
+        def f(e: Call, st: RPath) -> ArithRef:
             if e.func == "gauss" and self.prog.claim_delta is None:
                 raise Unsupported(f"line {e.line}: Gaussian noise needs a claim eps, delta")
             pol = public_poly(e.args[0], self.prog)
@@ -100,12 +104,12 @@ class Prover:
             return self.eta[key] if run == 1 else self.eta[key] + self.S[key]
         return f
 
-    def executor(self, blk: str, run: int, data: object) -> Exec:
+    def executor(self, blk: str, run: int, data: ArithRef | None) -> Exec:
         sizes = {self.sh.size: self.n}
         return Exec(sizes, self.consts, self.params, {self.inp.name: data}, self.sh.counter,
                     self._noise(blk, run), self.noise_vars, {self.inp.name})
 
-    def side(self, D_lo: Fraction | None, D_hi: Fraction | None) -> list[Any]:
+    def side(self, D_lo: Fraction | None, D_hi: Fraction | None) -> list[BoolRef]:
         z3 = self.z3
         out = [self.n >= self.min_n]
         for p in self.prog.params:
@@ -123,7 +127,7 @@ class Prover:
         del z3
         return out
 
-    def data_cons(self, q2: Any) -> list[Any]:
+    def data_cons(self, q2: ArithRef) -> list[BoolRef]:
         out = []
         for x in (self.q1, q2):
             if self.inp.lo is not None:
@@ -161,16 +165,16 @@ class Prover:
         self.phases = ["lt", "eq", "gt"] if phase else ["all"]
         ints: set[str] = set()
         for _ in range(2):  # the second pass gives integer variables integer symbols
-            self.H1: dict[str, Any] = {}
-            self.H2: dict[str, Any] = {}
+            self.H1: dict[str, ArithRef] = {}
+            self.H2: dict[str, ArithRef] = {}
             for v in self.numeric:
                 if v == sh.counter:
                     self.H1[v], self.H2[v] = self.i1, self.i2
                 else:
                     mk = z3.Int if v in ints else z3.Real
                     self.H1[v], self.H2[v] = mk(f"{v}⟨1⟩"), mk(f"{v}⟨2⟩")
-            env1: dict[str, Any] = {**self.H1, **{v: Carried(v) for v in self.lists}}
-            env2: dict[str, Any] = {**self.H2, **{v: Carried(v) for v in self.lists}}
+            env1: dict[str, Value] = {**self.H1, **{v: Carried(v) for v in self.lists}}
+            env2: dict[str, Value] = {**self.H2, **{v: Carried(v) for v in self.lists}}
             self.body1: dict[str, list[RPath]] = {}
             self.body2: dict[str, list[RPath]] = {}
             for ph in self.phases:
@@ -213,12 +217,12 @@ class Prover:
                     return False
         return True
 
-    def _guard(self, env: dict[str, Any], run: int, truth: bool) -> Any:
+    def _guard(self, env: dict[str, Value], run: int, truth: bool) -> BoolRef:
         ex = self.executor("body", run, self.q1)
         outs = ex.cond(self.sh.loop.cond, RPath(env=dict(env)))
         return self.z3.Or([self.z3.And([c.z3() for c in cs]) for cs, t in outs if t == truth])
 
-    def _loop_paths(self, env: dict[str, Any], run: int, data: object) -> list[RPath]:
+    def _loop_paths(self, env: dict[str, Value], run: int, data: ArithRef) -> list[RPath]:
         ex = self.executor("body", run, data)
         out: list[RPath] = []
         for k, (cs, t) in enumerate(ex.cond(self.sh.loop.cond, RPath(env=dict(env)))):
@@ -229,19 +233,20 @@ class Prover:
                 if p.ret is not None:
                     raise Unsupported("a `return` inside the loop")
                 for v in self.lists:
-                    if not (isinstance(p.env.get(v), Carried) and p.env[v].name == v):
+                    c = p.env.get(v)
+                    if not (isinstance(c, Carried) and c.name == v):
                         raise Unsupported(f"list {v} is not only appended to in the loop")
                 out.append(p)
         return out
 
     # ---- terms
-    def names(self, t: Any) -> set[str]:
+    def names(self, t: ArithRef | BoolRef) -> set[str]:
         return z3_names(self.z3, t)
 
-    def numeral(self, t: Any) -> Fraction | None:
+    def numeral(self, t: ArithRef | BoolRef) -> Fraction | None:
         return z3_numeral(self.z3, t)
 
-    def strict(self, p: RPath) -> list[Any]:
+    def strict(self, p: RPath) -> list[BoolRef]:
         """Run-1 constraints, comparisons with continuous noise read strictly."""
         z3 = self.z3
         out = []
@@ -257,7 +262,7 @@ class Prover:
     def _is_real_noise(self, name: str) -> bool:
         return any(str(v) == name and v.sort() == self.z3.RealSort() for v in self.eta.values())
 
-    def key(self, v: object) -> tuple[Any, ...]:
+    def key(self, v: Value) -> ValueClass:
         if isinstance(v, bool):
             return ("b", v)
         c = self.numeral(v)
@@ -269,18 +274,18 @@ class Prover:
             return ("z",)
         return ("d",)
 
-    def emitted(self, blk: str, p: RPath) -> list[Any]:
+    def emitted(self, blk: str, p: RPath) -> list[Value]:
         """Every value a block outputs (appends to carried lists; for ``post`` the return)."""
         return [x for g in self.emitted_groups(blk, p) for x in g]
 
-    def emitted_groups(self, blk: str, p: RPath) -> list[list[Any]]:
+    def emitted_groups(self, blk: str, p: RPath) -> list[list[Value]]:
         """The block's output values, one group per list (or returned value)."""
         if blk == "body":
-            return [list(p.env[v].items) for v in self.lists]
+            return [list(_carried(p.env[v]).items) for v in self.lists]
         if blk == "pre":
-            return [list(p.env[v]) for v in self.lists]
+            return [list(_literal(p.env[v])) for v in self.lists]
         assert p.ret is not None
-        out: list[list[Any]] = []
+        out: list[list[Value]] = []
         for r in p.ret:
             if isinstance(r, Carried):
                 out.append(list(r.items))
@@ -290,7 +295,7 @@ class Prover:
                 out.append([r])
         return out
 
-    def classes(self, blk: str, paths: list[RPath], hyps: list[Any]) -> list[list[int]]:
+    def classes(self, blk: str, paths: list[RPath], hyps: list[BoolRef]) -> list[list[int]]:
         """Components of run-1 paths that the output and the noise-free guards cannot tell apart."""
         z3 = self.z3
         grp = [[[self.key(x) for x in g] for g in self.emitted_groups(blk, p)] for p in paths]
@@ -319,7 +324,19 @@ class Prover:
         return list(groups.values())
 
 
-def distinguishable(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+def _carried(x: Value) -> Carried:
+    """A list variable after the loop body (`Prover._loop_paths` refused any other)."""
+    assert isinstance(x, Carried), x
+    return x
+
+
+def _literal(x: Value) -> tuple[Value, ...]:
+    """A list variable after ``pre``: the values of the literal it was set to."""
+    assert isinstance(x, tuple), x
+    return x
+
+
+def distinguishable(a: ValueClass, b: ValueClass) -> bool:
     """Whether two emitted values can never be equal (bool/constant/continuous-noise)."""
     if a == b or "d" in (a[0], b[0]):
         return False

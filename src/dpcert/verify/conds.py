@@ -18,11 +18,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, TypeVar
+from types import ModuleType
+from typing import TYPE_CHECKING, Literal, TypeAlias, TypeVar
 
 from dpcert.verify.ir import BinOp, Expr, UnOp
 
-__all__ = ["as_less", "outcomes", "z3_names", "z3_numeral"]
+if TYPE_CHECKING:
+    from z3 import ExprRef
+
+__all__ = ["ValueClass", "as_less", "outcomes", "z3_names", "z3_numeral"]
+
+#: What tells an output value from another: ``("b", truth)``, ``("c", constant)``, or
+#: ``("r",)`` / ``("z",)`` / ``("d",)`` for continuous noise, other noise, data.
+ValueClass: TypeAlias = (
+    "tuple[Literal['b'], bool] | tuple[Literal['c'], Fraction] | tuple[Literal['r', 'z', 'd']]")
 
 C = TypeVar("C")
 S = TypeVar("S")
@@ -55,7 +64,7 @@ def as_less(op: str, diff: D) -> tuple[D, str]:
     return diff, op
 
 
-def z3_numeral(z3: Any, t: Any) -> Fraction | None:
+def z3_numeral(z3: ModuleType, t: ExprRef) -> Fraction | None:
     """The value of a z3 term that simplifies to a rational (else None)."""
     s = z3.simplify(t)
     if z3.is_int_value(s):
@@ -65,7 +74,7 @@ def z3_numeral(z3: Any, t: Any) -> Fraction | None:
     return None
 
 
-def z3_names(z3: Any, t: Any) -> set[str]:
+def z3_names(z3: ModuleType, t: ExprRef) -> set[str]:
     """The names of the uninterpreted constants (variables) of a z3 term."""
     out: set[str] = set()
     todo, seen = [t], set()

@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 import math
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dpcert.accounting.gdp import gdp_delta
 from dpcert.verify.adjacency import pieces
@@ -27,6 +27,10 @@ from dpcert.verify.linear import LinForm, fmt_frac
 from dpcert.verify.symexec import Unrolled, unroll
 
 if TYPE_CHECKING:
+    from z3 import BoolRef
+
+    from dpcert.verify.obligations import Pair, Sigma
+    from dpcert.verify.relexec import RPath
     from dpcert.verify.slots import Search
 
 __all__ = ["gauss_cost_bound", "has_gaussian", "prove_gaussian"]
@@ -121,7 +125,7 @@ def prove_gaussian(prog: Program, n: int) -> str | tuple[str, float]:
     return "\n".join(lines), mu
 
 
-def gauss_cost_bound(se: Search, pairs: list[Any], inv: list[tuple[str, Any]]) -> str:
+def gauss_cost_bound(se: Search, pairs: list[Pair], inv: list[tuple[str, BoolRef]]) -> str:
     """All sizes, Gaussian noise: ``μ² = Σ s²/σ² ≤ α + β·v`` by induction, then δ_μ(ε) ≤ δ.
 
     Fragment: every sample is Gaussian with a numeric σ, branches test noise-free conditions
@@ -162,7 +166,7 @@ def gauss_cost_bound(se: Search, pairs: list[Any], inv: list[tuple[str, Any]]) -
         raise Fail("a Gaussian program needs a numeric claim eps, delta")
     invp = [p for _, p in inv]
 
-    def mu2(blk: str, p1: Any, sig: list[Any], hyps: list[Any]) -> Fraction:
+    def mu2(blk: str, p1: RPath, sig: Sigma, hyps: list[BoolRef]) -> Fraction:
         sv = {str(a): b for a, b in sig}
         tot = Fraction(0)
         for site in p1.samples:

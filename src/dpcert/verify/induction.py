@@ -28,7 +28,7 @@ import itertools
 import time
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dpcert.verify.alignment import Prover
 from dpcert.verify.gaussian import gauss_cost_bound
@@ -45,6 +45,7 @@ from dpcert.verify.loopshape import (
 from dpcert.verify.obligations import (
     Fail,
     NoCounter,
+    Pair,
     aligned_pairs,
     argmax_class_empty,
     check_obligations,
@@ -53,8 +54,13 @@ from dpcert.verify.obligations import (
 )
 from dpcert.verify.potential import potential_bound
 from dpcert.verify.relexec import Unsupported
-from dpcert.verify.slots import PHASE_TEXT, Search
+from dpcert.verify.slots import PHASE_TEXT, Search, Slot
 from dpcert.verify.topgap import TopGapProof, prove_top_gap
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from z3 import ArithRef, BoolRef
 
 __all__ = ["AllSizesProof", "claim_poly", "prove_all_sizes", "prove_free_gap"]
 
@@ -72,7 +78,8 @@ class AllSizesProof:
     cost: str
 
 
-def _search(se: Search) -> tuple[dict[Any, Any], list[tuple[str, Any]], str] | str:
+def _search(se: Search
+            ) -> tuple[dict[Slot, ArithRef], list[tuple[str, BoolRef]], str] | str:
     pv = se.pv
     if se.argmax is not None and not argmax_class_empty(se):
         return f"the argmax split needs every run to assign {se.argmax}"
@@ -104,7 +111,7 @@ def _search(se: Search) -> tuple[dict[Any, Any], list[tuple[str, Any]], str] | s
     return reason
 
 
-def _cost_bound(se: Search, pairs: list[Any], inv: list[tuple[str, Any]]) -> str:
+def _cost_bound(se: Search, pairs: list[Pair], inv: list[tuple[str, BoolRef]]) -> str:
     """Gaussian: μ² by the counter rule; else one counter, failing that a potential."""
     if any(k == "gauss" for k, _b, _l in se.pv.site_info.values()):
         return gauss_cost_bound(se, pairs, inv)
@@ -114,9 +121,9 @@ def _cost_bound(se: Search, pairs: list[Any], inv: list[tuple[str, Any]]) -> str
         return potential_bound(se, pairs, inv, e.alpha, e.mons, e.claim)
 
 
-def _by_rank_sum(sizes: list[int], most: int) -> Any:
+def _by_rank_sum(sizes: list[int], most: int) -> Iterator[tuple[int, ...]]:
     """Tuples r with 0 ≤ r_k ≤ sizes[k] (0: shift 0, j: the j-th value) by increasing sum."""
-    def gen(k: int, left: int) -> Any:
+    def gen(k: int, left: int) -> Iterator[tuple[int, ...]]:
         if k == len(sizes):
             if left == 0:
                 yield ()
@@ -202,7 +209,7 @@ def prove_all_sizes(prog: Program, deadline: float) -> AllSizesProof | str:
 
 
 # --------------------------------------------------------------------------------- rendering
-def _minimal(se: Search, inv: list[tuple[str, Any]]) -> list[str]:
+def _minimal(se: Search, inv: list[tuple[str, BoolRef]]) -> list[str]:
     """The invariant without facts implied by the others (for display; the proof used all)."""
     keep = list(inv)
     for fact in sorted(inv, key=lambda f: (" ⇒ " in f[0], "·i" in f[0], len(f[0])), reverse=True):
@@ -216,7 +223,7 @@ def _minimal(se: Search, inv: list[tuple[str, Any]]) -> list[str]:
 
 
 def _render_piece(se: Search, lo: Fraction | None, hi: Fraction | None, kind: str | None,
-                  assign: dict[Any, Any], inv: list[tuple[str, Any]],
+                  assign: dict[Slot, ArithRef], inv: list[tuple[str, BoolRef]],
                   cost: str) -> tuple[str, list[str], list[str]]:
     pv = se.pv
     name = pv.inp.name

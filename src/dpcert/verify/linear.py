@@ -19,13 +19,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
+from typing import TypeAlias
 
-__all__ = ["LinForm", "PublicPoly", "fmt_frac"]
+__all__ = ["FormKey", "LinForm", "PublicPoly", "fmt_frac"]
 
 
 def fmt_frac(x: Fraction) -> str:
     """``3``, ``-1/2`` -- a Fraction as short text."""
     return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+
+
+#: A linear form's canonical, hashable value: (sorted (name, coefficient) terms, constant).
+FormKey: TypeAlias = tuple[tuple[tuple[str, Fraction], ...], Fraction]
 
 
 class LinForm:
@@ -84,7 +89,7 @@ class LinForm:
         """The exact value given every variable's value."""
         return self.const + sum((v * values[k] for k, v in self.terms.items()), Fraction(0))
 
-    def key(self) -> tuple[tuple[tuple[str, Fraction], ...], Fraction]:
+    def key(self) -> FormKey:
         """A hashable canonical form."""
         return (tuple(sorted(self.terms.items())), self.const)
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
 from dpcert.verify.ir import (
     Assign,
@@ -192,12 +191,12 @@ def divides_by_size(prog: Program) -> bool:
     """Whether some ``a / b`` of the program (a noise scale included) mentions a size in b."""
     sizes = set(prog.size_names)
 
-    def mentions(e: Any) -> bool:
+    def mentions(e: Expr | Stmt) -> bool:
         if isinstance(e, Name):
             return e.name in sizes
         return any(mentions(c) for c in _children(e))
 
-    def walk(e: Any) -> bool:
+    def walk(e: Expr | Stmt) -> bool:
         if isinstance(e, BinOp) and e.op == "/" and mentions(e.right):
             return True
         return any(walk(c) for c in _children(e))
@@ -205,7 +204,7 @@ def divides_by_size(prog: Program) -> bool:
     return any(walk(s) for s in prog.body)
 
 
-def _children(e: Any) -> list[Any]:
+def _children(e: Expr | Stmt) -> list[Expr | Stmt]:
     if isinstance(e, BinOp):
         return [e.left, e.right]
     if isinstance(e, UnOp):
@@ -227,7 +226,7 @@ def _children(e: Any) -> list[Any]:
     return []
 
 
-def names_read(e: Any) -> set[str]:
+def names_read(e: Expr | Stmt) -> set[str]:
     """Every name an expression or statement reads (assignment targets excluded)."""
     out = {e.name} if isinstance(e, Name) else set()
     if isinstance(e, Index):

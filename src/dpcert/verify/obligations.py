@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import time
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 from dpcert.verify.alignment import Z3_MS
 from dpcert.verify.linear import Monomial, PublicPoly
 from dpcert.verify.loopshape import split_monomials
-from dpcert.verify.relexec import Carried, RPath, Unsupported
-from dpcert.verify.slots import PHASE_TEXT, Search
+from dpcert.verify.relexec import Carried, RPath, Unsupported, Value, as_number
+from dpcert.verify.slots import PHASE_TEXT, Search, Slot
+
+if TYPE_CHECKING:
+    from z3 import ArithRef, BoolRef, Solver
 
 __all__ = ["Fail", "NoCounter", "aligned_pairs", "argmax_class_empty", "check_obligations",
            "cost_bound", "houdini"]
@@ -27,31 +30,42 @@ class NoCounter(Fail):
     """No single counter pays the cost; carries what a richer template needs."""
 
     def __init__(self, reason: str, alpha: dict[Monomial, Fraction], mons: set[Monomial],
-                 claim: dict[Monomial, Any]) -> None:
+                 claim: dict[Monomial, ArithRef]) -> None:
         super().__init__(reason)
         self.alpha, self.mons, self.claim = alpha, mons, claim
 
 
-def _zero(se: Search, S: Any) -> Any:
+#: The shifts of a run-2 path as z3 substitutions: (shift symbol S, its value).
+Sigma: TypeAlias = "list[tuple[ArithRef, ArithRef]]"
+#: A value or constraint of run 2, which the shifts substitute into (keeping its kind).
+_V = TypeVar("_V", bound="Value | BoolRef")
+#: A cost counter: (name, its term at the loop head, its value before the loop, or None for
+#: the indicator [i > p], which pays once).
+Counter: TypeAlias = "tuple[str, ArithRef, Fraction | None]"
+
+
+def _zero(se: Search, S: ArithRef) -> ArithRef:
     return se.z3.IntVal(0) if S.sort() == se.z3.IntSort() else se.pv.val(0)
 
 
-def _sigma(se: Search, blk: str, ph: str, a: int, assign: dict[Any, Any]) -> list[Any]:
+def _sigma(se: Search, blk: str, ph: str, a: int, assign: dict[Slot, ArithRef]) -> Sigma:
     ci = se.cmap[(blk, ph)][a]
     return [(S, assign.get((blk, ph, ci, site), _zero(se, S)))
             for (site, b), S in se.pv.S.items() if b == blk]
 
 
-def _sub(se: Search, e: Any, sigma: list[Any]) -> Any:
+def _sub(se: Search, e: _V, sigma: Sigma) -> _V:
     if isinstance(e, (bool, Carried, tuple)) or not sigma:
         return e
-    return se.z3.substitute(e, *sigma)
+    out: _V = se.z3.substitute(e, *sigma)   # a term of the same sort
+    return out
 
 
-Pair = tuple[str, str, RPath, RPath, list[Any], list[Any]]
+#: (block, phase, run-1 path, run-2 path, shifts, constraints) of a feasible pair of paths.
+Pair: TypeAlias = "tuple[str, str, RPath, RPath, Sigma, list[BoolRef]]"
 
 
-def aligned_pairs(se: Search, assign: dict[Any, Any]) -> list[Pair]:
+def aligned_pairs(se: Search, assign: dict[Slot, ArithRef]) -> list[Pair]:
     """(block, phase, run-1 path, run-2 path, shifts, constraints) of every feasible pair."""
     out = []
     for blk, ph, p1s, p2s in se.blocks:
@@ -71,18 +85,18 @@ def aligned_pairs(se: Search, assign: dict[Any, Any]) -> list[Pair]:
     return out
 
 
-def _mapping(se: Search, p1: RPath, p2: RPath, sig: list[Any], step: bool) -> list[Any]:
+def _mapping(se: Search, p1: RPath, p2: RPath, sig: Sigma, step: bool) -> Sigma:
     pv = se.pv
     out = []
     for v in pv.numeric:
-        x1, x2 = p1.env[v], _sub(se, p2.env[v], sig)
+        x1, x2 = as_number(p1.env[v]), as_number(_sub(se, p2.env[v], sig))
         if step and v == pv.sh.counter:
             x1, x2 = x1 + 1, x2 + 1
         out += [(pv.H1[v], _coerce(se, pv.H1[v], x1)), (pv.H2[v], _coerce(se, pv.H2[v], x2))]
     return out
 
 
-def _coerce(se: Search, target: Any, x: Any) -> Any:
+def _coerce(se: Search, target: ArithRef, x: ArithRef) -> ArithRef:
     z3 = se.z3
     if target.sort() == x.sort():
         return x
@@ -100,8 +114,8 @@ def _coerce(se: Search, target: Any, x: Any) -> Any:
     raise Unsupported("an integer variable takes a non-integer value")
 
 
-def _post_states(se: Search, p1: RPath, p2: RPath, sig: list[Any],
-                 step: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+def _post_states(se: Search, p1: RPath, p2: RPath, sig: Sigma,
+                 step: bool) -> tuple[dict[str, ArithRef], dict[str, ArithRef]]:
     pv = se.pv
     a, b = {}, {}
     for h1, h2 in zip(_mapping(se, p1, p2, sig, step)[::2], _mapping(se, p1, p2, sig, step)[1::2],
@@ -111,11 +125,11 @@ def _post_states(se: Search, p1: RPath, p2: RPath, sig: list[Any],
     return a, b
 
 
-def houdini(se: Search, pairs: list[Any]) -> list[tuple[str, Any]]:
+def houdini(se: Search, pairs: list[Pair]) -> list[tuple[str, BoolRef]]:
     """The largest inductive subset of the candidate facts (Flanagan & Leino's Houdini)."""
     z3 = se.z3
     alive = set(range(len(se.cands)))
-    work: list[tuple[Any, list[Any], list[Any] | None]] = []
+    work: list[tuple[Solver, list[BoolRef], list[BoolRef] | None]] = []
     for blk, ph, p1, p2, sig, cons in pairs:
         if blk == "post":
             continue
@@ -162,8 +176,8 @@ def houdini(se: Search, pairs: list[Any]) -> list[tuple[str, Any]]:
     return [(se.cands[j][0], se.cands[j][1]) for j in sorted(alive)]
 
 
-def _equal_out(se: Search, hyps: list[Any], e1: list[Any], e2: list[Any],
-               sig: list[Any]) -> bool:
+def _equal_out(se: Search, hyps: list[BoolRef], e1: list[Value], e2: list[Value],
+               sig: Sigma) -> bool:
     pv, z3 = se.pv, se.z3
     eqs = []
     ok = len(e1) == len(e2)
@@ -179,13 +193,13 @@ def _equal_out(se: Search, hyps: list[Any], e1: list[Any], e2: list[Any],
     return not eqs or pv.valid(hyps, z3.And(eqs))
 
 
-def _ret_struct(r: tuple[Any, ...] | None) -> tuple[Any, ...]:
+def _ret_struct(r: tuple[Value, ...] | None) -> tuple[tuple[str, str | int] | tuple[str], ...]:
     assert r is not None
     return tuple(("L", x.name) if isinstance(x, Carried) else
                  ("T", len(x)) if isinstance(x, tuple) else ("s",) for x in r)
 
 
-def check_obligations(se: Search, pairs: list[Any], inv: list[tuple[str, Any]]) -> None:
+def check_obligations(se: Search, pairs: list[Pair], inv: list[tuple[str, BoolRef]]) -> None:
     pv, z3 = se.pv, se.z3
     invp = [p for _, p in inv]
     head = se.side + invp
@@ -196,7 +210,7 @@ def check_obligations(se: Search, pairs: list[Any], inv: list[tuple[str, Any]]) 
         if blk == "pre":
             hyps = se.side + cons
             ctr = pv.sh.counter
-            if not pv.valid(hyps, p1.env[ctr] == _sub(se, p2.env[ctr], sig)):
+            if not pv.valid(hyps, as_number(p1.env[ctr]) == as_number(_sub(se, p2.env[ctr], sig))):
                 raise Fail("the two runs start the loop at different counters")
         elif blk == "body":
             hyps = se.hyps(blk, ph) + invp + cons
@@ -232,11 +246,11 @@ def argmax_class_empty(se: Search) -> bool:
 
 
 # --------------------------------------------------------------------------------- cost
-def _weights(se: Search, site: str) -> dict[Monomial, Any]:
+def _weights(se: Search, site: str) -> dict[Monomial, ArithRef]:
     """1/b of a site per parameter monomial, as a z3 coefficient (may involve the size)."""
     pv, z3 = se.pv, se.z3
     inv = pv.site_info[site][1].reciprocal()
-    out: dict[Monomial, Any] = {}
+    out: dict[Monomial, ArithRef] = {}
     for pm, lst in split_monomials(inv, pv.prog.size_names).items():
         tot = None
         for c, sm in lst:
@@ -249,10 +263,10 @@ def _weights(se: Search, site: str) -> dict[Monomial, Any]:
     return out
 
 
-def _cost(se: Search, blk: str, p1: RPath, sig: list[Any]) -> dict[Monomial, Any]:
+def _cost(se: Search, blk: str, p1: RPath, sig: Sigma) -> dict[Monomial, ArithRef]:
     z3 = se.z3
     sv = {str(a): b for a, b in sig}
-    out: dict[Monomial, Any] = {}
+    out: dict[Monomial, ArithRef] = {}
     for site in p1.samples:
         s = sv[str(se.pv.S[(site, blk)])]
         mag = z3.If(s >= 0, s, 0) if se.pv.site_info[site][0] == "expo" else \
@@ -262,7 +276,7 @@ def _cost(se: Search, blk: str, p1: RPath, sig: list[Any]) -> dict[Monomial, Any
     return out
 
 
-def _maximize(se: Search, hyps: list[Any], e: Any) -> Fraction:
+def _maximize(se: Search, hyps: list[BoolRef], e: ArithRef) -> Fraction:
     z3 = se.z3
     opt = z3.Optimize()
     opt.set("timeout", Z3_MS)
@@ -280,7 +294,7 @@ def _maximize(se: Search, hyps: list[Any], e: Any) -> Fraction:
     return x
 
 
-def cost_bound(se: Search, pairs: list[Any], inv: list[tuple[str, Any]]) -> str:
+def cost_bound(se: Search, pairs: list[Pair], inv: list[tuple[str, BoolRef]]) -> str:
     """The aligned cost bound as text; `Fail` when it may exceed the claim."""
     pv, z3 = se.pv, se.z3
     invp = [p for _, p in inv]
@@ -303,7 +317,7 @@ def cost_bound(se: Search, pairs: list[Any], inv: list[tuple[str, Any]]) -> str:
         else:
             incs.append((ph, mx, p1))
     # counters: the indicator [i > p], then variables that only grow, then i
-    ctrs: list[tuple[str, Any, Any]] = []
+    ctrs: list[Counter] = []
     if pv.phase:
         ind = z3.If(z3.And(pv.p >= 0, pv.i1 > pv.p), 1, 0)
         ctrs.append(("[i > p]", ind, None))
@@ -318,13 +332,14 @@ def cost_bound(se: Search, pairs: list[Any], inv: list[tuple[str, Any]]) -> str:
         raise NoCounter(str(e), alpha, mons, claim) from None
 
 
-def _one_counter(se: Search, pairs: list[Any], invp: list[Any], alpha: dict[Monomial, Fraction],
+def _one_counter(se: Search, pairs: list[Pair], invp: list[BoolRef],
+                 alpha: dict[Monomial, Fraction],
                  incs: list[tuple[str, dict[Monomial, Fraction], RPath]],
-                 ctrs: list[tuple[str, Any, Any]], mons: set[Monomial],
-                 claim: dict[Monomial, Any]) -> str:
+                 ctrs: list[Counter], mons: set[Monomial],
+                 claim: dict[Monomial, ArithRef]) -> str:
     """``cost ≤ α + β·(v − v₀)`` for one counter v per monomial, or `Fail`."""
     pv, z3 = se.pv, se.z3
-    beta: dict[Monomial, tuple[str, Any, Fraction, Fraction]] = {}
+    beta: dict[Monomial, tuple[str, ArithRef, Fraction, Fraction]] = {}
     for m in mons:
         for name, term, v0 in ctrs:
             b, ok = Fraction(0), True
@@ -375,7 +390,7 @@ def _one_counter(se: Search, pairs: list[Any], invp: list[Any], alpha: dict[Mono
     return " + ".join(parts)
 
 
-def _mono(se: Search, m: Monomial) -> Any:
+def _mono(se: Search, m: Monomial) -> ArithRef:
     """The value of a parameter monomial (``eps^-1`` -> 1/eps) as a z3 term."""
     t = se.pv.val(1)
     for name, k in m:
@@ -385,7 +400,7 @@ def _mono(se: Search, m: Monomial) -> Any:
     return t
 
 
-def _coef(se: Search, lst: list[tuple[Fraction, Monomial]]) -> Any:
+def _coef(se: Search, lst: list[tuple[Fraction, Monomial]]) -> ArithRef:
     pv = se.pv
     tot = pv.val(0)
     for c, sm in lst:

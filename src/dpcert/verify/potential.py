@@ -29,14 +29,16 @@ from __future__ import annotations
 
 import time
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
 
-from dpcert._types import DistanceLike
 from dpcert.verify.ir import BinOp, Expr
 from dpcert.verify.linear import Monomial, PublicPoly, fmt_frac
-from dpcert.verify.obligations import Fail, _coerce, _cost, _mapping, _maximize, _sub
-from dpcert.verify.relexec import Carried, RPath
+from dpcert.verify.obligations import Fail, Pair, _coerce, _cost, _mapping, _maximize, _sub
+from dpcert.verify.relexec import Carried, RPath, Value, as_number
 from dpcert.verify.slots import Search, condition_text
+
+if TYPE_CHECKING:
+    from z3 import ArithRef, BoolRef, ModelRef, Optimize
 
 __all__ = ["MAX_ROUNDS", "potential_bound"]
 
@@ -45,33 +47,38 @@ MAX_ROUNDS = 60
 #: Largest denominator of the rounded β tried before each CEGIS candidate.
 SNAP_DENOMINATOR = 4
 
+#: A potential term: (text, term over the loop-head state ⟨1⟩/⟨2⟩, value before the loop).
+Term: TypeAlias = "tuple[str, ArithRef, Fraction]"
+#: A step or exit check: (hypotheses, cost per monomial, the terms' changes or values).
+Check: TypeAlias = "tuple[list[BoolRef], dict[Monomial, ArithRef], list[ArithRef]]"
+
 
 class NoPotential(Fail):
     """No potential of the template's shape pays the aligned cost (the reason is the message)."""
 
 
-def _terms(se: Search, pairs: list[Any],
-           invp: list[Any]) -> list[tuple[str, Any, Fraction]]:
+def _terms(se: Search, pairs: list[Pair], invp: list[BoolRef]) -> list[Term]:
     """(text, term over the loop-head state ⟨1⟩/⟨2⟩, value before the first iteration)."""
     pv, z3 = se.pv, se.z3
-    out: list[tuple[str, Any, Fraction]] = []
+    out: list[Term] = []
     if pv.phase:
         out.append(("[i > p]", z3.If(z3.And(pv.p >= 0, pv.i1 > pv.p), 1, 0), Fraction(0)))
     pre = [(p1, p2, sig) for blk, _ph, p1, p2, sig, _c in pairs if blk == "pre"]
 
-    def init(t: Any) -> Fraction | None:
+    def init(t: ArithRef) -> Fraction | None:
         vals = set()
         for p1, p2, sig in pre:
-            mp = [(pv.H1[v], _coerce(se, pv.H1[v], p1.env[v])) for v in pv.numeric] + \
-                 [(pv.H2[v], _coerce(se, pv.H2[v], _sub(se, p2.env[v], sig))) for v in pv.numeric]
+            mp = [(pv.H1[v], _coerce(se, pv.H1[v], as_number(p1.env[v]))) for v in pv.numeric] + \
+                 [(pv.H2[v], _coerce(se, pv.H2[v], as_number(_sub(se, p2.env[v], sig))))
+                  for v in pv.numeric]
             vals.add(pv.numeral(z3.substitute(t, *mp)))
         return vals.pop() if len(vals) == 1 and None not in vals else None
 
-    cands: list[tuple[str, Any]] = []
+    cands: list[tuple[str, ArithRef]] = []
     for v in pv.numeric:
         if pv.H1[v].sort() == z3.IntSort():
             cands.append((v if v != pv.sh.counter else "i", z3.ToReal(pv.H1[v])))
-    env1: dict[str, Any] = {**pv.H1, **{v: Carried(v) for v in pv.lists}}
+    env1: dict[str, Value] = {**pv.H1, **{v: Carried(v) for v in pv.lists}}
     ex = pv.executor("body", 1, pv.q1)
     for atom in _atoms(pv.sh.guard_rest):
         outs = [cs for cs, t in ex.cond(atom, RPath(env=dict(env1))) if t]
@@ -100,7 +107,7 @@ def _atoms(e: Expr | None) -> list[Expr]:
     return [e] if isinstance(e, BinOp) else []
 
 
-def _constant_under(se: Search, invp: list[Any], d: DistanceLike) -> bool:
+def _constant_under(se: Search, invp: list[BoolRef], d: ArithRef) -> bool:
     """Whether the invariant fixes ``d`` (a difference of the runs) to one value."""
     s = se.pv.solver()
     s.add(*se.side, *invp)
@@ -110,14 +117,14 @@ def _constant_under(se: Search, invp: list[Any], d: DistanceLike) -> bool:
     return se.pv.valid(se.side + invp, d == v)
 
 
-def potential_bound(se: Search, pairs: list[Any], inv: list[tuple[str, Any]],
+def potential_bound(se: Search, pairs: list[Pair], inv: list[tuple[str, BoolRef]],
                     alpha: dict[Monomial, Fraction], mons: set[Monomial],
-                    claim: dict[Monomial, Any]) -> str:
+                    claim: dict[Monomial, ArithRef]) -> str:
     """The cost bound ``α + Σ βₖ·(tₖ − tₖ₀)`` per monomial, as text; `NoPotential`."""
     pv, z3 = se.pv, se.z3
     invp = [p for _, p in inv]
     terms = _terms(se, pairs, invp)
-    steps: list[tuple[list[Any], dict[Monomial, Any], list[Any]]] = []
+    steps: list[Check] = []
     for blk, ph, p1, p2, sig, cons in pairs:
         if blk != "body":
             continue
@@ -129,7 +136,7 @@ def potential_bound(se: Search, pairs: list[Any], inv: list[tuple[str, Any]],
             if str(pv.n) in pv.names(e):  # a weight with the size: bound by a constant
                 cst[m] = pv.val(_maximize(se, se.hyps(blk, ph) + invp + pv.strict(p1), e))
         steps.append((hyps, cst, deltas))
-    exits: list[tuple[list[Any], dict[Monomial, Any], list[Any]]] = []
+    exits: list[Check] = []
     for blk, _ph, p1, _p2, sig, cons in pairs:
         if blk != "post":
             continue
@@ -151,8 +158,8 @@ def _rel(text: str, t0: Fraction) -> str:
     return text if t0 == 0 else f"({text} − {fmt_frac(t0)})"
 
 
-def _solve(se: Search, m: Monomial, terms: list[Any], steps: list[Any], exits: list[Any],
-           a: Fraction, claim: dict[Monomial, Any]) -> list[Fraction]:
+def _solve(se: Search, m: Monomial, terms: list[Term], steps: list[Check], exits: list[Check],
+           a: Fraction, claim: dict[Monomial, ArithRef]) -> list[Fraction]:
     """β for one monomial by CEGIS; `NoPotential` when none exists."""
     pv, z3 = se.pv, se.z3
     B = [z3.Real(f"β!{k}") for k in range(len(terms))]
@@ -181,8 +188,9 @@ def _solve(se: Search, m: Monomial, terms: list[Any], steps: list[Any], exits: l
     raise NoPotential("the potential search did not converge")
 
 
-def _check(se: Search, m: Monomial, beta: list[Fraction], steps: list[Any], exits: list[Any],
-           a: Fraction, claim: dict[Monomial, Any], cut: tuple[Any, list[Any]] | None) -> bool:
+def _check(se: Search, m: Monomial, beta: list[Fraction], steps: list[Check],
+           exits: list[Check], a: Fraction, claim: dict[Monomial, ArithRef],
+           cut: tuple[Optimize, list[ArithRef]] | None) -> bool:
     """Whether β passes every step and exit check; each failure adds a cut to ``cut``'s
     solver (when given; else the first failure ends the check)."""
     pv, z3 = se.pv, se.z3
@@ -217,7 +225,8 @@ def _check(se: Search, m: Monomial, beta: list[Fraction], steps: list[Any], exit
     return ok
 
 
-def _counterexample(se: Search, hyps: list[Any], lhs: Any, rhs: Any) -> Any:
+def _counterexample(se: Search, hyps: list[BoolRef], lhs: ArithRef, rhs: ArithRef
+                    ) -> ModelRef | None:
     """A model of hyps ∧ lhs > rhs, as violating as z3's optimiser finds (a vertex of the
     region, so that the cuts on β are finitely many), or None when lhs ≤ rhs is valid;
     NoPotential when z3 cannot tell."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
 
 from dpcert.verify._deps import require_z3
 from dpcert.verify.conds import as_less, outcomes, z3_names, z3_numeral
@@ -35,7 +35,10 @@ from dpcert.verify.ir import (
     While,
 )
 
-__all__ = ["Carried", "Cons", "Exec", "RPath", "Unsupported"]
+if TYPE_CHECKING:
+    from z3 import ArithRef, BoolRef
+
+__all__ = ["Carried", "Cons", "Exec", "RPath", "Unsupported", "Value", "as_number"]
 
 #: Paths of one block beyond which the all-sizes prover gives up.
 MAX_BLOCK_PATHS = 256
@@ -50,18 +53,23 @@ class Carried:
     """A list variable carried around the loop: ``items`` appended since the loop head."""
 
     name: str
-    items: tuple[Any, ...] = ()
+    items: tuple[Value, ...] = ()
+
+
+#: A program variable's value in one run: a number term, a truth value (conditions are decided
+#: by splitting the path), the values of a list literal, or a list carried around the loop.
+Value: TypeAlias = "ArithRef | bool | tuple[Value, ...] | Carried"
 
 
 @dataclass(frozen=True)
 class Cons:
     """``term op 0`` (``op``: ``<``, ``<=``, ``==``, ``!=``); ``noisy`` if it mentions noise."""
 
-    term: Any
+    term: ArithRef
     op: str
     noisy: bool
 
-    def z3(self) -> Any:
+    def z3(self) -> BoolRef:
         """The constraint as a z3 boolean."""
         t = self.term
         return {"<": t < 0, "<=": t <= 0, "==": t == 0, "!=": t != 0}[self.op]
@@ -72,18 +80,27 @@ class RPath:
     """One path through a block."""
 
     cons: list[Cons] = field(default_factory=list)
-    env: dict[str, Any] = field(default_factory=dict)
+    env: dict[str, Value] = field(default_factory=dict)
     sig: list[tuple[int, int]] = field(default_factory=list)  # (decision line, outcome)
     samples: list[str] = field(default_factory=list)
     assigned: set[str] = field(default_factory=set)
-    ret: tuple[Any, ...] | None = None
+    ret: tuple[Value, ...] | None = None
 
     def fork(self) -> RPath:
         return RPath(list(self.cons), dict(self.env), list(self.sig), list(self.samples),
                      set(self.assigned), self.ret)
 
 
-NoiseFn = Callable[[Call, RPath], Any]
+def as_number(x: Value) -> ArithRef:
+    """``x`` as a number term, or `Unsupported` for a truth value or a list (the prover keeps
+    terms in the variables it reads as numbers, so this refuses only what it cannot handle)."""
+    if isinstance(x, (bool, tuple, Carried)):
+        raise Unsupported(f"{x!r} is used as a number")
+    return x
+
+
+#: Draws the noise of a sampling site in a path: a fresh name, or one shifted (run 2).
+NoiseFn: TypeAlias = "Callable[[Call, RPath], ArithRef]"
 
 
 class Exec:
@@ -103,8 +120,8 @@ class Exec:
         Names of the z3 constants that are noise (to mark constraints ``noisy``).
     """
 
-    def __init__(self, sizes: dict[str, Any], consts: dict[str, Fraction],
-                 params: dict[str, Any], data: dict[str, Any], counter: str | None,
+    def __init__(self, sizes: dict[str, ArithRef], consts: dict[str, Fraction],
+                 params: dict[str, ArithRef], data: dict[str, ArithRef | None], counter: str | None,
                  noise: NoiseFn, noise_vars: set[str], inputs: set[str]) -> None:
         self.z3 = require_z3()
         self.sizes, self.consts, self.params = sizes, consts, params
@@ -113,18 +130,18 @@ class Exec:
         self.inputs = inputs
 
     # ------------------------------------------------------------------ helpers
-    def num(self, x: Fraction | int) -> Any:
+    def num(self, x: Fraction | int) -> ArithRef:
         x = Fraction(x)
         return self.z3.RealVal(f"{x.numerator}/{x.denominator}")
 
-    def _noisy(self, t: Any) -> bool:
+    def _noisy(self, t: ArithRef) -> bool:
         return bool(z3_names(self.z3, t) & self.noise_vars)
 
-    def _const(self, t: Any) -> Fraction | None:
+    def _const(self, t: ArithRef) -> Fraction | None:
         return z3_numeral(self.z3, t)
 
     # ------------------------------------------------------------------ values
-    def value(self, e: Expr, st: RPath) -> Any:
+    def value(self, e: Expr, st: RPath) -> Value:
         z3 = self.z3
         if isinstance(e, Num):
             return self.num(e.value)
@@ -145,7 +162,10 @@ class Exec:
                 if not (isinstance(e.index, Name) and e.index.name == self.counter):
                     raise Unsupported(f"line {e.line}: {e.base} is indexed by something other "
                                       "than the loop counter")
-                return self.data[e.base]
+                d = self.data[e.base]
+                if d is None:
+                    raise Unsupported(f"line {e.line}: {e.base} is read outside the loop")
+                return d
             raise Unsupported(f"line {e.line}: indexing a list")
         if isinstance(e, ListLit):
             return tuple(self.value(x, st) for x in e.items)
@@ -158,8 +178,9 @@ class Exec:
             raise Unsupported(f"line {e.line}: operator {e.op}")
         if isinstance(e, Call):
             if e.func == "clamp":
-                a = self.value(e.args[0], st)
-                lo, hi = self.value(e.args[1], st), self.value(e.args[2], st)
+                a = as_number(self.value(e.args[0], st))
+                lo = as_number(self.value(e.args[1], st))
+                hi = as_number(self.value(e.args[2], st))
                 if self._noisy(a):
                     raise Unsupported(f"line {e.line}: clamp of a noisy value")
                 return z3.If(a < lo, lo, z3.If(a > hi, hi, a))
@@ -219,7 +240,7 @@ class Exec:
             return [([], v)]
         raise Unsupported(f"line {getattr(e, 'line', '?')}: condition is not a boolean")
 
-    def _continuous(self, t: Any) -> bool:
+    def _continuous(self, t: ArithRef) -> bool:
         z3 = self.z3
         todo = [t]
         while todo:

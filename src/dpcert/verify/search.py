@@ -19,13 +19,20 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from dpcert.verify._deps import require_z3
 from dpcert.verify.adjacency import Piece
+from dpcert.verify.conds import ValueClass
 from dpcert.verify.ir import param_values
-from dpcert.verify.linear import LinForm, Monomial
+from dpcert.verify.linear import FormKey, LinForm, Monomial
 from dpcert.verify.symexec import Constraint, Path, Scalar, Unrolled
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from z3 import ArithRef, BoolRef, ModelRef, Solver
 
 __all__ = ["ClassProof", "OutputClass", "classes", "prove_class"]
 
@@ -37,7 +44,7 @@ MAX_ITERS = 200
 class OutputClass:
     """Paths whose outputs share their discrete part (a function of the output value)."""
 
-    key: tuple[Any, ...]
+    key: tuple[ValueClass, ...]
     paths: tuple[Path, ...]
     label: str
 
@@ -53,7 +60,7 @@ class ClassProof:
     queries: list[str]  # SMT-LIB text of the discharged side conditions
 
 
-def _component_key(v: Scalar, u: Unrolled) -> tuple[Any, ...]:
+def _component_key(v: Scalar, u: Unrolled) -> ValueClass:
     if isinstance(v, bool):
         return ("b", v)
     if v.is_const():
@@ -65,7 +72,7 @@ def _component_key(v: Scalar, u: Unrolled) -> tuple[Any, ...]:
     return ("d",)
 
 
-def _distinguishable(k1: tuple[Any, ...], k2: tuple[Any, ...]) -> bool:
+def _distinguishable(k1: tuple[ValueClass, ...], k2: tuple[ValueClass, ...]) -> bool:
     if len(k1) != len(k2):
         return True
     for a, b in zip(k1, k2, strict=True):
@@ -80,7 +87,7 @@ def _distinguishable(k1: tuple[Any, ...], k2: tuple[Any, ...]) -> bool:
 
 def classes(u: Unrolled) -> list[OutputClass]:
     """Group paths by output class; classes that one output value could belong to are merged."""
-    keyed: dict[tuple[Any, ...], list[Path]] = {}
+    keyed: dict[tuple[ValueClass, ...], list[Path]] = {}
     for p in u.paths:
         keyed.setdefault(tuple(_component_key(v, u) for v in p.outputs), []).append(p)
     keys = list(keyed)
@@ -106,7 +113,7 @@ def classes(u: Unrolled) -> list[OutputClass]:
     return out
 
 
-def _label(key: tuple[Any, ...]) -> str:
+def _label(key: tuple[ValueClass, ...]) -> str:
     parts = []
     for k in key:
         if k[0] == "b":
@@ -142,10 +149,10 @@ class _Enc:
                        if any(v in self.bounds for v in cl.arg.vars())]
 
     # -- helpers ------------------------------------------------------------------------------
-    def val(self, x: Fraction) -> Any:
+    def val(self, x: Fraction) -> ArithRef:
         return self.z3.RealVal(f"{x.numerator}/{x.denominator}")
 
-    def lin(self, f: LinForm, env: dict[str, Any]) -> Any:
+    def lin(self, f: LinForm, env: dict[str, ArithRef]) -> ArithRef:
         z3 = self.z3
         terms = [self.val(f.const)] if f.const != 0 or not f.terms else []
         for k, v in f.terms.items():
@@ -153,7 +160,7 @@ class _Enc:
             terms.append(e if v == 1 else self.val(v) * e)
         return terms[0] if len(terms) == 1 else z3.Sum(terms)
 
-    def clamp_env(self, base: dict[str, Any]) -> dict[str, Any]:
+    def clamp_env(self, base: dict[str, ArithRef]) -> dict[str, ArithRef]:
         z3 = self.z3
         env = dict(base)
         for name, cl in self.u.clamps.items():
@@ -162,14 +169,15 @@ class _Enc:
                               z3.If(a > self.val(cl.hi), self.val(cl.hi), a))
         return env
 
-    def cons(self, c: Constraint, env: dict[str, Any], strict: bool) -> Any:
+    def cons(self, c: Constraint, env: dict[str, ArithRef], strict: bool) -> BoolRef:
         f = self.lin(c.form, env)
         op = c.op
         if strict and op == "<=" and any(self.u.is_continuous_noise(v) for v in c.form.vars()):
             op = "<"
         return {"<": f < 0, "<=": f <= 0, "==": f == 0, "!=": f != 0}[op]
 
-    def out_eq(self, p1: Path, env1: dict[str, Any], p2: Path, env2: dict[str, Any]) -> Any:
+    def out_eq(self, p1: Path, env1: dict[str, ArithRef], p2: Path, env2: dict[str, ArithRef]
+               ) -> BoolRef:
         z3 = self.z3
         eqs = []
         for a, b in zip(p1.outputs, p2.outputs, strict=True):
@@ -180,7 +188,7 @@ class _Enc:
             eqs.append(self.lin(a, env1) == self.lin(b, env2))
         return z3.And(eqs) if eqs else z3.BoolVal(True)
 
-    def side(self) -> list[Any]:
+    def side(self) -> list[BoolRef]:
         """Constraints on data, differences and parameters common to every query."""
         z3 = self.z3
         out = []
@@ -209,10 +217,11 @@ class _Enc:
         del z3
         return out
 
-    def envs(self, shift_terms: dict[str, Any], eta: dict[str, Any], q: dict[str, Any],
-             d: dict[str, Any], params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        base1: dict[str, Any] = {**params, **q, **eta}
-        base2: dict[str, Any] = {**params, **eta}
+    def envs(self, shift_terms: dict[str, ArithRef], eta: dict[str, ArithRef],
+             q: dict[str, ArithRef], d: dict[str, ArithRef], params: dict[str, ArithRef]
+             ) -> tuple[dict[str, ArithRef], dict[str, ArithRef]]:
+        base1: dict[str, ArithRef] = {**params, **q, **eta}
+        base2: dict[str, ArithRef] = {**params, **eta}
         for a in self.u.data:
             base2[a] = q[a] + d[a] if a in d else q[a]
         for k in self.noise:
@@ -220,7 +229,7 @@ class _Enc:
         # noises not drawn by this class do not occur in its paths
         return self.clamp_env(base1), self.clamp_env(base2)
 
-    def success(self, p1: Path, env1: dict[str, Any], env2: dict[str, Any]) -> Any:
+    def success(self, p1: Path, env1: dict[str, ArithRef], env2: dict[str, ArithRef]) -> BoolRef:
         z3 = self.z3
         alts = []
         for p2 in self.cls.paths:
@@ -253,7 +262,7 @@ def candidates(u: Unrolled, piece: Piece, cls: OutputClass, k: str,
         if not outputs_only:
             forms.extend(c.form for c in p.constraints)
     out: list[LinForm] = []
-    seen: set[Any] = set()
+    seen: set[FormKey] = set()
     for f in forms:
         a = f.terms.get(k)
         if not a:
@@ -278,7 +287,7 @@ def prove_class(u: Unrolled, piece: Piece, cls: OutputClass, deadline: float,
                 "continuous noise")
     enc = _Enc(u, piece, cls)
     enc.deadline = deadline
-    tried: set[Any] = set()
+    tried: set[tuple[tuple[str, tuple[FormKey, ...]], ...]] = set()
     for stage in stages:
         key = tuple((k, tuple(g.key() for g in _cands(enc, k, stage))) for k in enc.noise)
         if key in tried:
@@ -304,8 +313,8 @@ def _cegis(enc: _Enc, deadline: float, keep_smt: bool, stage: str) -> ClassProof
     z3, u = enc.z3, enc.u
     # unknowns: h_k (shift constant, in halves; whole units for the discrete Laplace) and a
     # multiplier λ in {-1, 0, 1} for each candidate data difference g
-    hs: dict[str, Any] = {}
-    lams: dict[str, list[tuple[Any, LinForm]]] = {}
+    hs: dict[str, ArithRef] = {}
+    lams: dict[str, list[tuple[ArithRef, LinForm]]] = {}
     synth = z3.Solver()
     synth.set("timeout", _ms(deadline))
     for k in enc.noise:
@@ -322,7 +331,7 @@ def _cegis(enc: _Enc, deadline: float, keep_smt: bool, stage: str) -> ClassProof
             lams[k].append((lam, g))
     half = {k: Fraction(1) if u.noises[k].kind == "dlap" else Fraction(1, 2) for k in enc.noise}
 
-    def shift_at(k: str, diffs: dict[str, Fraction]) -> Any:
+    def shift_at(k: str, diffs: dict[str, Fraction]) -> ArithRef:
         terms = [hs[k] * enc.val(half[k])]
         for lam, g in lams[k]:
             gv = g.evaluate({v: diffs.get(v[1:], Fraction(0)) for v in g.terms})
@@ -343,7 +352,7 @@ def _cegis(enc: _Enc, deadline: float, keep_smt: bool, stage: str) -> ClassProof
     def add_cost(pt: dict[str, Fraction]) -> None:
         nonlocal n_points
         n_points += 1
-        tots: dict[Monomial, Any] = {}
+        tots: dict[Monomial, ArithRef] = {}
         for m, ks in groups.items():
             tot = []
             for k, r in ks:
@@ -393,11 +402,11 @@ def _ms(deadline: float) -> int:
     return max(1, min(10_000, int(1000 * (deadline - time.monotonic()))))
 
 
-def _point_vars(enc: _Enc) -> list[Any]:
+def _point_vars(enc: _Enc) -> list[ArithRef]:
     return [*enc.q.values(), *enc.d.values(), *enc.params.values(), *enc.eta.values()]
 
 
-def _model_num(z3: Any, v: Any) -> Fraction:
+def _model_num(z3: ModuleType, v: ArithRef) -> Fraction:
     """A model value as a Fraction (huge rationals are rounded to 30 digits)."""
     if z3.is_int_value(v):
         return Fraction(v.as_long())
@@ -408,11 +417,11 @@ def _model_num(z3: Any, v: Any) -> Fraction:
     return Fraction(v.as_decimal(30).rstrip("?"))
 
 
-def _diff_values(enc: _Enc, m: Any) -> dict[str, Fraction]:
+def _diff_values(enc: _Enc, m: ModelRef) -> dict[str, Fraction]:
     """Concrete Δ of every template atom at a model of the verifier."""
     z3 = enc.z3
 
-    def num(e: Any) -> Fraction:
+    def num(e: ArithRef) -> Fraction:
         return _model_num(z3, m.eval(e, model_completion=True))
 
     q = {a: num(x) for a, x in enc.q.items()}
@@ -429,7 +438,7 @@ def _diff_values(enc: _Enc, m: Any) -> dict[str, Fraction]:
     return out
 
 
-def _shift_z3(enc: _Enc, s: LinForm, diffs: dict[str, Any]) -> Any:
+def _shift_z3(enc: _Enc, s: LinForm, diffs: dict[str, ArithRef]) -> ArithRef:
     env = {"Δ" + a: diffs[a] for a in diffs}
     return enc.lin(s, env)
 
@@ -438,7 +447,7 @@ def _verify(enc: _Enc, shifts: dict[str, LinForm],
             keep_smt: bool) -> ClassProof | tuple[str, dict[str, Fraction]]:
     z3, u = enc.z3, enc.u
     queries: list[str] = []
-    diffs_sym: dict[str, Any] = {a: enc.d[a] for a in enc.atoms if a in enc.d}
+    diffs_sym: dict[str, ArithRef] = {a: enc.d[a] for a in enc.atoms if a in enc.d}
     # clamp differences are expressions of q and Δ
     base1 = {**enc.params, **enc.q}
     base2 = {**enc.params, **{a: enc.q[a] + enc.d[a] if a in enc.d else enc.q[a]
@@ -473,7 +482,7 @@ def _verify(enc: _Enc, shifts: dict[str, LinForm],
         if r != z3.unsat:
             return ("unknown", {})
     # cost, per monomial: max over the piece
-    exprs: dict[Monomial, Any] = {}
+    exprs: dict[Monomial, ArithRef] = {}
     for k in enc.noise:
         m, r = _weights(u, k)
         sk = shift_terms[k]
@@ -495,7 +504,7 @@ def _verify(enc: _Enc, shifts: dict[str, LinForm],
     return ClassProof(enc.piece, enc.cls, shifts, cost, queries)
 
 
-def _cost_check(enc: _Enc, side: list[Any], exprs: dict[Monomial, Any],
+def _cost_check(enc: _Enc, side: list[BoolRef], exprs: dict[Monomial, ArithRef],
                 queries: list[str] | None) -> tuple[str, dict[str, Fraction]] | None:
     """``None`` when the aligned cost is at most the claim over the piece, else a point.
 
@@ -532,7 +541,7 @@ def _cost_check(enc: _Enc, side: list[Any], exprs: dict[Monomial, Any],
     return ("cost", _diff_values(enc, s.model())) if r == z3.sat else ("unknown", {})
 
 
-def _mono_z3(enc: _Enc, m: Monomial) -> Any:
+def _mono_z3(enc: _Enc, m: Monomial) -> ArithRef:
     """A parameter monomial (``eps^-1``) as a z3 term."""
     t = enc.val(Fraction(1))
     for name, k in m:
@@ -554,7 +563,8 @@ def _param_point(u: Unrolled, pt: dict[str, Fraction]) -> dict[str, Fraction]:
     return {p: pt.get("p:" + p, base[p]) for p in base}
 
 
-def _add_point(enc: _Enc, synth: Any, shift_at: Any, pt: dict[str, Fraction],
+def _add_point(enc: _Enc, synth: Solver, shift_at: Callable[[str, dict[str, Fraction]], ArithRef],
+               pt: dict[str, Fraction],
                kind: str) -> None:
     """Constrain the unknowns so that the alignment works at a counterexample point."""
     u = enc.u

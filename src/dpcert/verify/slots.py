@@ -10,16 +10,27 @@ Flanagan & Leino 2001).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from dpcert.verify.alignment import Prover
 from dpcert.verify.ir import Assign, BinOp, Call, Expr, Name, Num
 from dpcert.verify.linear import fmt_frac
 from dpcert.verify.loopshape import assignments_to, flatten_blocks, names_read, numbers_in
-from dpcert.verify.relexec import Carried, RPath
+from dpcert.verify.relexec import Carried, RPath, Value, as_number
 
-__all__ = ["CONST_SHIFTS", "DIFF_BOUNDS", "PHASE_TEXT", "Search"]
+if TYPE_CHECKING:
+    from z3 import ArithRef, BoolRef
+
+__all__ = ["CONST_SHIFTS", "DIFF_BOUNDS", "PHASE_TEXT", "Search", "Slot"]
+
+#: A shift slot: (block, phase, class of run-1 paths, sampling site).
+Slot: TypeAlias = tuple[str, str, int, str]
+#: The numeric variables' values of one run at the loop head (or after a step).
+State: TypeAlias = "dict[str, ArithRef]"
+#: A candidate invariant fact as a function of (state⟨1⟩, state⟨2⟩).
+Fact: TypeAlias = "Callable[[State, State], BoolRef]"
 
 #: Values tried as constant shifts of a sample (in order).
 CONST_SHIFTS = (1, 2, -1, -2)
@@ -35,7 +46,7 @@ class Search:
     def __init__(self, pv: Prover, argmax: str | None) -> None:
         self.pv, self.z3, self.argmax = pv, pv.z3, argmax
         z3 = self.z3
-        self.prange: list[Any] = []
+        self.prange: list[BoolRef] = []
         if pv.phase == "one":
             self.prange = [pv.p >= 0, pv.p < pv.n]
         elif pv.phase == "argmax":
@@ -52,9 +63,9 @@ class Search:
             self.blocks.append(("body", ph, allowed, pv.body2[ph]))
         self.blocks.append(("post", "-", pv.post1, pv.post2))
         self.cmap: dict[tuple[str, str], list[int]] = {}
-        self.slots: list[tuple[str, str, int, str]] = []
-        self.forced: dict[tuple[str, str, int, str], Any] = {}
-        self.free: dict[tuple[str, str, int, str], list[Any]] = {}
+        self.slots: list[Slot] = []
+        self.forced: dict[Slot, ArithRef] = {}
+        self.free: dict[Slot, list[ArithRef]] = {}
         for blk, ph, p1s, p2s in self.blocks:
             self._slots(blk, ph, p1s, p2s)
         #: re-drawn variables whose shift applies only while the loop goes on
@@ -63,7 +74,7 @@ class Search:
         self._tie_redraws()
         self.cands = self._candidates()
         #: per (pair, shifts): feasibility and Houdini's solver, reused across shift choices
-        self.cache: dict[Any, Any] = {}
+        self.cache: dict[tuple[object, ...], Any] = {}
 
     def _allowed(self, ph: str, p: RPath) -> bool:
         if self.argmax is None:
@@ -74,7 +85,7 @@ class Search:
             return self.argmax not in p.assigned
         return True
 
-    def hyps(self, blk: str, ph: str) -> list[Any]:
+    def hyps(self, blk: str, ph: str) -> list[BoolRef]:
         if blk == "body":
             return self.side + self.pv.data_cons(self.pv.q2[ph]) + [self.phc[ph]]
         return list(self.side)
@@ -93,8 +104,8 @@ class Search:
             for site in sites:
                 slot = (blk, ph, ci, site)
                 self.slots.append(slot)
-                forced: Any = None
-                exact: list[Any] = []
+                forced: ArithRef | None = None
+                exact: list[ArithRef] = []
                 S = pv.S[(site, blk)]
                 eta = str(pv.eta[(site, blk)])
                 for a in members:
@@ -154,7 +165,7 @@ class Search:
                 self.dead_after_exit.add(var)
                 self.dead_sites.add(site)
 
-    def guard_rest_on(self, env: dict[str, Any]) -> Any:
+    def guard_rest_on(self, env: dict[str, Value]) -> BoolRef | None:
         """The loop guard's part beyond ``i < n`` on a run-1 state, if noise-free (else None)."""
         pv = self.pv
         if pv.sh.guard_rest is None:
@@ -165,12 +176,12 @@ class Search:
             return None
         return self.z3.And([c.z3() for c in outs[0]]) if outs[0] else None
 
-    def _guard_after(self, p: RPath) -> Any:
+    def _guard_after(self, p: RPath) -> BoolRef | None:
         env = dict(p.env)
-        env[self.pv.sh.counter] = env[self.pv.sh.counter] + 1
+        env[self.pv.sh.counter] = as_number(env[self.pv.sh.counter]) + 1
         return self.guard_rest_on(env)
 
-    def _values(self, blk: str, site: str, exact: list[Any]) -> list[Any]:
+    def _values(self, blk: str, site: str, exact: list[ArithRef]) -> list[ArithRef]:
         """Shifts tried for a free slot, most likely first (from the adjacency's bounds)."""
         pv = self.pv
         lo, hi = pv.dlo, pv.dhi
@@ -186,7 +197,7 @@ class Search:
         vals = [pv.val(c) for c in nums]
         return vals[:3] + exact + vals[3:]
 
-    def _solve(self, t1: Any, t2: Any, S: Any, site: str) -> Any:
+    def _solve(self, t1: ArithRef, t2: ArithRef, S: ArithRef, site: str) -> ArithRef | None:
         pv, z3 = self.pv, self.z3
         T = z3.simplify(t2 - t1)
         nm = pv.names(T)
@@ -212,30 +223,30 @@ class Search:
         return ex
 
     # ---- invariant candidates
-    def _candidates(self) -> list[tuple[str, Any, Any]]:
+    def _candidates(self) -> list[tuple[str, BoolRef, Fact]]:
         """(text, predicate on the loop head, function of (state⟨1⟩, state⟨2⟩))."""
         pv, z3 = self.pv, self.z3
         consts: set[Fraction] = set()
         if pv.sh.guard_rest is not None:
             consts |= numbers_in(pv.sh.guard_rest, pv.consts)
         ctr = pv.sh.counter
-        guards: list[tuple[str, Any]] = [("", None)]
+        guards: list[tuple[str, Callable[[State], BoolRef] | None]] = [("", None)]
         if pv.phase:
             guards += [("i ≤ p ⇒ ", lambda a: a[ctr] <= pv.p),
                        ("i > p ⇒ ", lambda a: a[ctr] > pv.p)]
-        atoms: list[tuple[str, Any]] = []
+        atoms: list[tuple[str, Fact]] = []
         bounds = set(DIFF_BOUNDS) | {b for b in (pv.dlo, pv.dhi) if b is not None}
 
-        def diff(v: str, op: str, c: Fraction | int, scaled: bool = False) -> Any:
-            def f(a: dict[str, Any], b: dict[str, Any]) -> Any:
+        def diff(v: str, op: str, c: Fraction | int, scaled: bool = False) -> Fact:
+            def f(a: State, b: State) -> BoolRef:
                 d = b[v] - a[v]
                 r = pv.val(c) * a[ctr] if scaled else pv.val(c)
                 return {"=": d == r, "≤": d <= r, "≥": d >= r}[op]
             return f
 
-        def one(v: str, op: str, c: Any) -> Any:
-            def f(a: dict[str, Any], b: dict[str, Any]) -> Any:
-                r = a[ctr] if c == "i" else pv.n if c == "n" else pv.val(c)
+        def one(v: str, op: str, c: Fraction | str) -> Fact:
+            def f(a: State, b: State) -> BoolRef:
+                r = a[ctr] if c == "i" else pv.n if c == "n" else pv.val(Fraction(c))
                 return a[v] <= r if op == "≤" else a[v] >= r
             return f
 
@@ -257,8 +268,8 @@ class Search:
             for c in sorted(consts):
                 atoms.append((f"{v}⟨1⟩ ≤ {c}", one(v, "≤", c)))
         g_head = self.guard_rest_on({**pv.H1, **{v: Carried(v) for v in pv.lists}})
-        def while_held(fa: Any) -> Any:
-            def f(a: dict[str, Any], b: dict[str, Any]) -> Any:
+        def while_held(fa: Fact) -> Fact:
+            def f(a: State, b: State) -> BoolRef:
                 held = z3.substitute(g_head, *[(pv.H1[k], a[k]) for k in pv.numeric])
                 return z3.Implies(held, fa(a, b))
             return f
@@ -269,10 +280,11 @@ class Search:
                     held = condition_text(pv.sh.guard_rest)
                     atoms.append((f"[{held}] ⇒ {v}⟨2⟩ − {v}⟨1⟩ {op} {c}",
                                   while_held(diff(v, op, c))))
-        out = []
+        out: list[tuple[str, BoolRef, Fact]] = []
         for gt, g in guards:
             for at, fa in atoms:
-                def f(a: dict[str, Any], b: dict[str, Any], g: Any = g, fa: Any = fa) -> Any:
+                def f(a: State, b: State, g: Callable[[State], BoolRef] | None = g,
+                      fa: Fact = fa) -> BoolRef:
                     return fa(a, b) if g is None else z3.Implies(g(a), fa(a, b))
                 out.append((gt + at, f(pv.H1, pv.H2), f))
         return out

@@ -24,7 +24,7 @@ Examples
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpcert.verify._deps import require_lark
 from dpcert.verify.ir import (
@@ -48,6 +48,9 @@ from dpcert.verify.ir import (
     UnOp,
     While,
 )
+
+if TYPE_CHECKING:
+    from lark import Token, Tree
 
 __all__ = ["GRAMMAR", "parse_program"]
 
@@ -133,7 +136,7 @@ def _parser() -> Any:
     return _PARSER
 
 
-def _line(tree: Any) -> int:
+def _line(tree: object) -> int:
     meta = getattr(tree, "meta", None)
     line = getattr(meta, "line", None) if meta is not None else getattr(tree, "line", None)
     return int(line) if line is not None else 0
@@ -148,7 +151,7 @@ class _Builder:
         self.loop_counter = 0
 
     # expressions ----------------------------------------------------------------------------
-    def expr(self, t: Any) -> Expr:
+    def expr(self, t: Tree[Token] | Token) -> Expr:
         from lark import Token, Tree
 
         if isinstance(t, Token):  # a bare NAME or NUMBER can reach here through ?rules

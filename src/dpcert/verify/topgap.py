@@ -28,13 +28,17 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from dpcert.verify.alignment import Prover
 from dpcert.verify.ir import Program
 from dpcert.verify.linear import PublicPoly
 from dpcert.verify.loopshape import LoopShape, argmax_var
 from dpcert.verify.relexec import RPath, Unsupported
+
+if TYPE_CHECKING:
+    from z3 import ArithRef, BoolRef
 
 __all__ = ["TopGapProof", "prove_top_gap"]
 
@@ -53,7 +57,7 @@ class _NotApplicable(Exception):
     pass
 
 
-def _poly_z3(pv: Prover, poly: PublicPoly) -> Any:
+def _poly_z3(pv: Prover, poly: PublicPoly) -> ArithRef:
     tot = pv.val(0)
     for m, c in poly.terms.items():
         t = pv.val(c)
@@ -65,14 +69,14 @@ def _poly_z3(pv: Prover, poly: PublicPoly) -> Any:
     return tot
 
 
-def _state_roles(pv: Prover, argmax: str) -> tuple[str, str, int, Any]:
+def _state_roles(pv: Prover, argmax: str) -> tuple[str, str, int, Fraction]:
     """(T, U, sign, offset) with the returned values B and sign·(T − U) + offset."""
     z3 = pv.z3
     post = pv.post1[0]
     if len(pv.post1) != 1 or post.samples or post.ret is None:
         raise _NotApplicable("the code after the loop must be one noise-free path")
     nums = [v for v in pv.numeric if v not in (argmax, pv.sh.counter)]
-    found: tuple[str, str, int, Any] | None = None
+    found: tuple[str, str, int, Fraction] | None = None
     has_b = False
     for r in post.ret:
         if isinstance(r, bool) or not z3.is_expr(r):
@@ -92,19 +96,19 @@ def _state_roles(pv: Prover, argmax: str) -> tuple[str, str, int, Any]:
     return found
 
 
-def _like(z3: Any, target: Any, x: Any) -> Any:
+def _like(z3: ModuleType, target: ArithRef, x: ArithRef) -> ArithRef:
     """``x`` with the sort of ``target`` (an integer state variable's start value)."""
     if target.sort() == z3.IntSort() and x.sort() != z3.IntSort():
         return z3.ToInt(x)
     return x
 
 
-def _check(pv: Prover, hyps: list[Any], goal: object, what: str) -> None:
+def _check(pv: Prover, hyps: list[BoolRef], goal: BoolRef, what: str) -> None:
     if not pv.valid(hyps, goal):
         raise _NotApplicable(what)
 
 
-def _simulation(pv: Prover, b: str, t: str, u: str) -> tuple[Any, Any, Fraction, str]:
+def _simulation(pv: Prover, b: str, t: str, u: str) -> tuple[ArithRef, ArithRef, Fraction, str]:
     """Check that the body is the top-two update; return (v, η, u₀, site)."""
     z3 = pv.z3
     paths: list[RPath] = pv.body1["all"]

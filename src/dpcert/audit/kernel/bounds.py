@@ -26,11 +26,12 @@ Examples
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
 from dpcert._numbers import as_fraction, round_down
+from dpcert._types import Array
 from dpcert._validate import check_int
 from dpcert.errors import InvalidParameter
 
@@ -114,7 +115,8 @@ def _check_counts(k: int, n: int) -> tuple[int, int]:
     return k, n
 
 
-def _bisect_log(pred: Any, lo: float, hi: float, steps: int = 80) -> tuple[float, float]:
+def _bisect_log(pred: Callable[[float], bool], lo: float, hi: float, steps: int = 80
+                ) -> tuple[float, float]:
     """Shrink [lo, hi] (0 < lo < hi <= 1) keeping pred(lo) False and pred(hi) True."""
     a, b = math.log(lo), math.log(hi)
     for _ in range(steps):
@@ -198,19 +200,19 @@ def delta_lower(p_lower: float, q_upper: float, epsilon: float) -> float:
     return max(0.0, math.nextafter(p_lower - math.exp(epsilon) * q_upper, -math.inf))
 
 
-def _wilson(p: np.ndarray[Any, Any], n: float, z: float, sign: float) -> np.ndarray[Any, Any]:
+def _wilson(p: Array, n: float, z: float, sign: float) -> Array:
     z2 = z * z
     centre = p + z2 / (2.0 * n)
     half = z * np.sqrt(np.maximum(p * (1.0 - p), 0.0) / n + z2 / (4.0 * n * n))
-    out: np.ndarray[Any, Any] = np.clip((centre + sign * half) / (1.0 + z2 / n), 0.0, 1.0)
+    out: Array = np.clip((centre + sign * half) / (1.0 + z2 / n), 0.0, 1.0)
     return out
 
 
-def wilson_lower(p: np.ndarray[Any, Any], n: float, z: float) -> np.ndarray[Any, Any]:
+def wilson_lower(p: Array, n: float, z: float) -> Array:
     """Vectorised Wilson score lower bound (an approximation, used only to *rank* events)."""
     return _wilson(np.asarray(p, dtype=np.float64), float(n), float(z), -1.0)
 
 
-def wilson_upper(p: np.ndarray[Any, Any], n: float, z: float) -> np.ndarray[Any, Any]:
+def wilson_upper(p: Array, n: float, z: float) -> Array:
     """Vectorised Wilson score upper bound (an approximation, used only to *rank* events)."""
     return _wilson(np.asarray(p, dtype=np.float64), float(n), float(z), 1.0)

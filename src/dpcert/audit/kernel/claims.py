@@ -27,9 +27,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
 from dpcert._numbers import as_fraction, is_real_number, round_up
+from dpcert._types import DistanceLike
 from dpcert.combinators.conversions import zcdp_epsilon
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP, RenyiCurve, RenyiDP
@@ -56,7 +56,7 @@ def zcdp_to_approx(rho: Fraction, delta: float) -> float:
     return float(round_up(zcdp_epsilon(Fraction(rho), as_fraction(delta, "zcdp_delta"))))
 
 
-def _renyi_to_approx(curve: RenyiCurve, orders: Any, delta: float) -> float:
+def _renyi_to_approx(curve: RenyiCurve, orders: tuple[Fraction, ...], delta: float) -> float:
     best = math.inf
     for a in orders:
         e = float(round_up(curve(a))) + _up(math.log(1.0 / delta) / (float(a) - 1.0))
@@ -64,7 +64,7 @@ def _renyi_to_approx(curve: RenyiCurve, orders: Any, delta: float) -> float:
     return best
 
 
-def _from_distance(measure: Measure, d: Any, zcdp_delta: float) -> Claim:
+def _from_distance(measure: Measure, d: DistanceLike, zcdp_delta: float) -> Claim:
     if isinstance(measure, PureDP):
         e = measure.validate_distance(d)
         return Claim(round_up(e), 0.0, PureDP(e) if e > 0 else measure)
@@ -85,7 +85,7 @@ def _from_distance(measure: Measure, d: Any, zcdp_delta: float) -> Claim:
 Claimable = Measure | float | Fraction | None
 
 
-def resolve_claim(claimed: Any, mechanism: Any, zcdp_delta: float) -> Claim | None:
+def resolve_claim(claimed: object, mechanism: object, zcdp_delta: float) -> Claim | None:
     """The (ε, δ) claim to test, from ``claimed`` or else from a Measurement's ``map(1)``."""
     if not (isinstance(zcdp_delta, float) and 0.0 < zcdp_delta < 1.0):
         raise InvalidParameter(f"zcdp_delta={zcdp_delta!r} must be a float in (0, 1)")

@@ -36,19 +36,17 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
+from dpcert._types import Array
 from dpcert.audit.kernel import bounds
 from dpcert.audit.kernel.membership import Membership
-from dpcert.audit.kernel.outputs import OutputEncoder
+from dpcert.audit.kernel.outputs import OutputEncoder, Outputs, Sampler
 from dpcert.audit.kernel.parallel import CHECKED, Bits, Workers, fingerprint
 from dpcert.audit.stats.events import Event
 
 __all__ = ["POISSON_FAILURE", "Tally", "poisson_counts", "ratio_lower", "run_estimation"]
-
-Array = np.ndarray[Any, Any]
 
 #: Standard deviations between λ and n: P[Poisson(λ) > n] ≤ exp(−t²/(2(λ+t))) < 3e-11 at t=7√n.
 POISSON_MARGIN = 7.0
@@ -93,7 +91,7 @@ def _ones(bits: Array) -> int:
     return int(_POPCOUNT[bits].sum(dtype=np.int64))
 
 
-def run_estimation(sampler: Callable[[Any, int], Any], pairs: Sequence[tuple[Any, Any]],
+def run_estimation(sampler: Sampler, pairs: Sequence[tuple[object, object]],
                    chosen: Sequence[tuple[int, Event]], n_target: int, chunk: int,
                    deadline: float | None, enc: OutputEncoder,
                    progress: Callable[[str], None] | None, workers: int = 1,
@@ -116,7 +114,7 @@ def run_estimation(sampler: Callable[[Any, int], Any], pairs: Sequence[tuple[Any
     member = {i: Membership([chosen[j][1] for j in mine_of[i]]) for i in used}
     spent = [0.0]    # the worker's seconds on the last chunk
 
-    def count(m: int, raw: list[tuple[int, int, Any]]) -> Bits:
+    def count(m: int, raw: list[tuple[int, int, Outputs]]) -> Bits:
         t = time.perf_counter()
         out = [(i, side, [np.packbits(h) for h in member[i](enc.encode(y, m))])
                for i, side, y in raw]
@@ -129,7 +127,7 @@ def run_estimation(sampler: Callable[[Any, int], Any], pairs: Sequence[tuple[Any
                 tally.chunks[j][side].append(b)
         tally.sizes.append(m)
 
-    def draw(m: int) -> list[tuple[int, int, Any]]:
+    def draw(m: int) -> list[tuple[int, int, Outputs]]:
         return [(i, side, sampler(x, m)) for i in used for side, x in enumerate(pairs[i])]
 
     def one_round(check: bool) -> tuple[Array | None, Bits]:   # a worker's (parallel.Workers)

@@ -40,16 +40,14 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
-from dpcert.audit.stats.events import AllOf, Event, HistogramScore, row_hash
+from dpcert._types import Array
+from dpcert.audit.stats.events import AllOf, Event, HistogramScore, Statistic, row_hash
 from dpcert.audit.stats.features import AdditiveScore, Composed
 
 __all__ = ["Membership"]
-
-Array = np.ndarray[Any, Any]
 
 #: Most distinct codes (``base^width``) of the discrete route's lookup tables.
 MAX_CODES = 1 << 22
@@ -102,14 +100,14 @@ def _direct(y: Array, events: Sequence[Event]) -> list[Array]:
     return out
 
 
-def _cached(stat: Any, y: Array, cache: dict[int, Array]) -> Array:
+def _cached(stat: Statistic, y: Array, cache: dict[int, Array]) -> Array:
     key = id(stat)
     if key not in cache:
         cache[key] = _score(stat, y, cache)
     return cache[key]
 
 
-def _score(stat: Any, y: Array, cache: dict[int, Array] | None = None) -> Array:
+def _score(stat: Statistic, y: Array, cache: dict[int, Array] | None = None) -> Array:
     if cache is None:
         cache = {}
     if type(stat) is AllOf:

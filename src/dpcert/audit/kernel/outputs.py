@@ -24,32 +24,39 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Hashable, Sequence
+from typing import TypeAlias, TypeVar
 
 import numpy as np
 
+from dpcert._types import Array
+from dpcert.core.measurement import Measurement
 from dpcert.errors import InvalidParameter
 
-__all__ = ["OutputEncoder", "Sampler", "measurement_sampler", "one_at_a_time"]
+__all__ = ["OutputEncoder", "Outputs", "Sampler", "measurement_sampler", "one_at_a_time"]
 
-Array = np.ndarray[Any, Any]
+X = TypeVar("X")
+
+#: What a sampler returns for ``n`` draws: ``n`` values (numbers, bools, strings, ``None``,
+#: rows), or an array with one row per draw.
+Outputs: TypeAlias = "Array | Sequence[object]"
 
 #: A vectorised black box: ``f(x, n)`` returns ``n`` independent outputs of the mechanism on x.
-Sampler = Callable[[Any, int], Any]
+#: The auditor only calls it on the inputs of its own pairs, so an input is passed along unread.
+Sampler: TypeAlias = Callable[[object, int], Outputs]
 
 
-def one_at_a_time(function: Callable[[Any], Any]) -> Sampler:
+def one_at_a_time(function: Callable[[X], object]) -> Callable[[X, int], list[object]]:
     """Adapt a scalar callable ``g(x) -> output`` to the ``f(x, n)`` interface (a Python loop)."""
 
-    def sample(x: Any, n: int) -> list[Any]:
+    def sample(x: X, n: int) -> list[object]:
         return [function(x) for _ in range(n)]
 
     sample.__name__ = getattr(function, "__name__", "mechanism")
     return sample
 
 
-def measurement_sampler(measurement: Any) -> Sampler:
+def measurement_sampler(measurement: Measurement) -> Sampler:
     """Sample a [`Measurement`][dpcert.core.measurement.Measurement].
 
     Uses the measurement's own vectorised ``sample(x, n)`` when it has a batch path (same
@@ -58,15 +65,16 @@ def measurement_sampler(measurement: Any) -> Sampler:
     """
     if getattr(measurement, "batch_map", None) is not None:
 
-        def sample(x: Any, n: int) -> Any:
-            return measurement.sample(x, n)
+        def sample(x: object, n: int) -> Outputs:
+            out: Outputs = measurement.sample(x, n)
+            return out
 
         sample.__name__ = getattr(measurement, "name", "measurement")
         return sample
     return one_at_a_time(measurement)
 
 
-def _is_number(v: Any) -> bool:
+def _is_number(v: object) -> bool:
     return isinstance(v, (int, float, np.integer, np.floating, bool, np.bool_))
 
 
@@ -74,14 +82,14 @@ class OutputEncoder:
     """Maps raw outputs to ``float64`` arrays with a code book for non-numeric values."""
 
     def __init__(self) -> None:
-        self._codes: dict[Any, int] = {}
+        self._codes: dict[Hashable, int] = {}
         self._frozen = False
 
     def freeze(self) -> None:
         """Stop adding codes: unseen non-numeric values encode as -1 from now on."""
         self._frozen = True
 
-    def _code(self, v: Any) -> float:
+    def _code(self, v: object) -> float:
         if v is None:
             return float("nan")
         key = v.item() if isinstance(v, np.generic) else v
@@ -106,7 +114,7 @@ class OutputEncoder:
             out = np.array([self._code(v) for v in flat.tolist()], dtype=np.float64)
         return out.reshape(arr.shape)
 
-    def encode(self, outputs: Any, n: int | None = None) -> Array:
+    def encode(self, outputs: Outputs, n: int | None = None) -> Array:
         """``outputs`` (``n`` of them) as a float array of shape ``(n,)`` or ``(n, k)``."""
         if isinstance(outputs, np.ndarray) and outputs.dtype.kind in "biuf":
             arr = outputs.astype(np.float64, copy=False)

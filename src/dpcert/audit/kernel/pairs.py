@@ -26,10 +26,12 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from dpcert._validate import check_int, check_positive
 from dpcert.core.domains import AtomDomain, VectorDomain
+from dpcert.core.measurement import Measurement
 from dpcert.core.metrics import (
     AbsoluteDistance,
     ChangeOneDistance,
@@ -45,7 +47,7 @@ from dpcert.errors import InvalidParameter
 __all__ = ["Adjacency", "measurement_pairs", "scalar_pairs", "statdp_pairs"]
 
 Adjacency = Literal["linf", "l1"]
-Pair = tuple[Any, Any]
+Pair = tuple[object, object]
 
 
 def scalar_pairs(x0: float = 0.0, sensitivity: float = 1.0) -> list[Pair]:
@@ -95,7 +97,7 @@ def statdp_pairs(size: int, sensitivity: float = 1.0, adjacency: Adjacency = "li
     return pats
 
 
-def _element_values(element: AtomDomain, params: Any) -> list[Any]:
+def _element_values(element: AtomDomain, params: Mapping[str, Any]) -> list[object]:
     """Two or three distinct representative values of an element domain."""
     t = element.type
     if t is bool:
@@ -121,7 +123,7 @@ def _element_values(element: AtomDomain, params: Any) -> list[Any]:
     return [t(0), t(1)]
 
 
-def measurement_pairs(measurement: Any, d_in: int = 1) -> list[Pair]:
+def measurement_pairs(measurement: Measurement, d_in: int = 1) -> list[Pair]:
     """Pairs of inputs of ``measurement`` at distance at most ``d_in`` (default 1).
 
     Raises `InvalidParameter` when the input space is not one this

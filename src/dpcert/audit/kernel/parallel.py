@@ -58,18 +58,24 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 
+from dpcert._types import Array
 from dpcert.audit.kernel.outputs import OutputEncoder, Sampler
 from dpcert.errors import AuditFailed, InvalidParameter
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.context import ForkContext, ForkProcess
 
 __all__ = ["CHECKED", "PROBE", "Crew", "Forking", "Workers", "check_streams", "fingerprint",
            "search_index"]
 
-Array = np.ndarray[Any, Any]
 _T = TypeVar("_T")
+#: What a search worker's task returns.
+_R = TypeVar("_R")
 #: What a worker round gives back: (pair, side, packed membership bits of each event).
 Bits = list[tuple[int, int, list[Array]]]
 
@@ -81,7 +87,7 @@ CHECKED = 8
 PROBE_WAIT = 5.0
 
 
-def _context() -> Any:
+def _context() -> ForkContext:
     if "fork" not in multiprocessing.get_all_start_methods():   # pragma: no cover - Windows
         raise InvalidParameter("workers>1 needs os.fork (Linux, or another POSIX system)")
     return multiprocessing.get_context("fork")
@@ -108,7 +114,7 @@ def _reseed(w: int, worker_init: Callable[[int], None] | None) -> None:
         worker_init(w)
 
 
-def _probe(w: int, conn: Any, sampler: Sampler, x: Any,
+def _probe(w: int, conn: Connection[object, object], sampler: Sampler, x: object,
            worker_init: Callable[[int], None] | None) -> None:
     try:
         if w > 0:   # w = 0 stands in for the parent: its stream as inherited, not reseeded
@@ -164,7 +170,7 @@ def _answer(conn: Any, until: float, workers: int, who: str, silence: str) -> An
     return got
 
 
-def check_streams(sampler: Sampler, x: Any, workers: int,
+def check_streams(sampler: Sampler, x: object, workers: int,
                   worker_init: Callable[[int], None] | None = None,
                   per_draw: float | None = None) -> None:
     """Refuse ``workers`` when forked copies of ``sampler`` draw the same outputs on ``x``.
@@ -209,7 +215,8 @@ def check_streams(sampler: Sampler, x: Any, workers: int,
             conn.close()
 
 
-def _draw(w: int, conn: Any, one_round: Callable[[bool], tuple[Array | None, Bits]],
+def _draw(w: int, conn: Connection[object, object],
+          one_round: Callable[[bool], tuple[Array | None, Bits]],
           worker_init: Callable[[int], None] | None) -> None:
     try:
         _reseed(w, worker_init)
@@ -242,7 +249,7 @@ class Workers:
         self._prints: list[list[bytes | None]] = [[] for _ in range(workers - 1)]
         self._errors: list[str] = []
         self._lock = threading.Lock()
-        self._procs: list[Any] = []
+        self._procs: list[ForkProcess] = []
         self._readers: list[threading.Thread] = []
         conns = []
         try:
@@ -334,7 +341,7 @@ class Forking:
     encoder: OutputEncoder | None = None
 
 
-def _serve(w: int, conn: Any, task: Callable[..., Any], fork: Forking) -> None:
+def _serve(w: int, conn: Any, task: Callable[..., object], fork: Forking) -> None:
     try:
         _reseed(search_index(w, fork.workers), fork.worker_init)
         if fork.encoder is not None:
@@ -354,7 +361,7 @@ def _serve(w: int, conn: Any, task: Callable[..., Any], fork: Forking) -> None:
         conn.close()
 
 
-class Crew:
+class Crew(Generic[_R]):
     """``fork.workers − 1`` forked processes that run ``task(*args)`` for the search.
 
     The search's draws never enter the bound (the estimation draws its own, after the events
@@ -365,11 +372,11 @@ class Crew:
     `gather` waits for their results.  Use it as a context manager (or call
     `close`): no child outlives it."""
 
-    def __init__(self, fork: Forking, task: Callable[..., Any]) -> None:
+    def __init__(self, fork: Forking, task: Callable[..., _R]) -> None:
         ctx = _context()
         self.workers = fork.workers
         self._conns: list[Any] = []
-        self._procs: list[Any] = []
+        self._procs: list[ForkProcess] = []
         try:
             for w in range(1, fork.workers):
                 mine, theirs = ctx.Pipe()
@@ -383,18 +390,18 @@ class Crew:
             self.close()
             raise
 
-    def __enter__(self) -> Crew:
+    def __enter__(self) -> Crew[_R]:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def send(self, *args: Any) -> None:
+    def send(self, *args: object) -> None:
         """Start ``task(*args)`` in every worker."""
         for conn in self._conns:
             conn.send(args)
 
-    def gather(self, until: float) -> list[Any]:
+    def gather(self, until: float) -> list[_R]:
         """The workers' results of the last `send`, worker by worker.  Raises
         `AuditFailed` when one failed, or gave no result by ``until``
         (``time.perf_counter()`` seconds)."""
@@ -404,7 +411,7 @@ class Crew:
                                "gave no result in time"))
         return out
 
-    def alongside(self, task: Callable[..., _T], *args: Any) -> tuple[_T, list[Any]]:
+    def alongside(self, task: Callable[..., _T], *args: object) -> tuple[_T, list[_R]]:
         """`send` ``args``, run ``task(*args)`` here meanwhile, then `gather`:
         (this process's result, the workers' results).  A worker's last chunk may overrun a
         deadline as this process's may, so each gets max(`PROBE_WAIT`, twice this

@@ -34,14 +34,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from dpcert.audit._json import JSON
 from dpcert.audit.kernel import bounds
 from dpcert.audit.kernel.estimate import Tally, poisson_counts, ratio_lower
 from dpcert.audit.kernel.handoff import Choice
 from dpcert.audit.stats.events import Event
+from dpcert.core.measures import Measure
 
 __all__ = ["AuditResult", "Verdict", "Witness", "bound_choices", "explain"]
 
@@ -53,8 +54,8 @@ CURVE_DELTAS = (0.0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.1)
 class Witness:
     """The pair and event behind a bound, with the counts and the probability bounds."""
 
-    x: Any
-    x_prime: Any
+    x: object
+    x_prime: object
     event: Event
     count_x: int
     count_x_prime: int
@@ -75,7 +76,7 @@ class Witness:
                        f"P[M(x')∈S] ≤ {self.p_x_prime_upper:.4g} "
                        f"({self.count_x_prime}/{self.n})")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSON]:
         """The witness as JSON-ready data."""
         return {"x": _jsonable(self.x), "x_prime": _jsonable(self.x_prime),
                 "event": self.event.describe(), "count_x": self.count_x,
@@ -120,7 +121,7 @@ class AuditResult:
 
     mechanism: str
     epsilon_lower: float
-    claimed: Any
+    claimed: Measure | None
     claimed_epsilon: float | None
     delta: float
     violated: bool
@@ -154,7 +155,7 @@ class AuditResult:
             head += f"\n  note: {self.explanation}"
         return head
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSON]:
         """The result as JSON-ready data (``dpcert audit --json``)."""
         return {"mechanism": self.mechanism, "epsilon_lower": self.epsilon_lower,
                 "claimed": None if self.claimed is None else repr(self.claimed),
@@ -173,17 +174,19 @@ def _finite(v: float) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _jsonable(x: Any) -> Any:
+def _jsonable(x: object) -> JSON:
     if isinstance(x, np.ndarray):
-        return x.tolist()
+        rows: JSON = x.tolist()   # a numeric input: nested lists of Python numbers
+        return rows
     if isinstance(x, (np.generic,)):
-        return x.item()
+        item: JSON = x.item()
+        return item
     if isinstance(x, (list, tuple)):
         return [_jsonable(v) for v in x]
     return x if isinstance(x, (int, float, str, bool, type(None))) else repr(x)
 
 
-def _short(x: Any) -> str:
+def _short(x: object) -> str:
     if isinstance(x, np.ndarray):
         x = x.tolist()
     text = repr(x)
@@ -228,7 +231,7 @@ class Verdict:
 
 
 def bound_choices(tally: Tally, n: int, choices: Sequence[Choice],
-                  pairs: Sequence[tuple[Any, Any]], *, delta: float,
+                  pairs: Sequence[tuple[object, object]], *, delta: float,
                   claim_epsilon: float | None, alpha: float,
                   rng: np.random.Generator | None) -> Verdict:  # insecure-ok: not noise
     """The largest lower bound on ε at ``delta`` over ``choices``, from ``n`` fresh draws per

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from dpcert.audit.kernel.handoff import Choice
 from dpcert.audit.kernel.outputs import OutputEncoder, Sampler
@@ -64,7 +64,7 @@ class SearchTask:
     """
 
     sampler: Sampler
-    pairs: Sequence[tuple[Any, Any]]
+    pairs: Sequence[tuple[object, object]]
     plan: Plan
     encoder: OutputEncoder
     z_search: float

@@ -18,16 +18,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from dpcert._types import Array
 from dpcert.audit.search.intervals import predicted_one
 from dpcert.audit.stats.events import Event
 
 __all__ = ["HOLDOUT", "LADDER_TAILS", "Candidate"]
-
-Array = np.ndarray[Any, Any]
 
 #: Share of each search batch held out to re-score the selected events.
 HOLDOUT = 1.0 / 3.0

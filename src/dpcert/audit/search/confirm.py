@@ -42,7 +42,6 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 
@@ -78,7 +77,7 @@ CONTEST_EVENTS = 4
 CONTEST_HITS = 20_000
 
 
-def confirm(found: Sequence[Candidate], sampler: Sampler, pairs: Sequence[tuple[Any, Any]], *,
+def confirm(found: Sequence[Candidate], sampler: Sampler, pairs: Sequence[tuple[object, object]], *,
             chunk: int, deadline: float | None, n_estimate: int, z: float, delta: float,
             enc: OutputEncoder | None = None, max_rows: int = MAX_ROWS
             ) -> tuple[list[Candidate], int]:
@@ -172,7 +171,7 @@ def optimistic(c: Candidate, n_estimate: int, z: float, delta: float) -> float:
                          delta, 0.0)
 
 
-def _count(sampler: Sampler, pair: tuple[Any, Any], cands: list[Candidate], *, rows: int,
+def _count(sampler: Sampler, pair: tuple[object, object], cands: list[Candidate], *, rows: int,
            chunk: int, deadline: float | None, enc: OutputEncoder | None
            ) -> tuple[list[tuple[int, int]], int]:
     """Hits of each candidate's event among up to ``rows`` fresh draws of both inputs."""
@@ -194,7 +193,7 @@ def _count(sampler: Sampler, pair: tuple[Any, Any], cands: list[Candidate], *, r
     return [(int(a), int(b)) for a, b in zip(ka, kb, strict=True)], n
 
 
-def contest(found: Sequence[Candidate], sampler: Sampler, pairs: Sequence[tuple[Any, Any]], *,
+def contest(found: Sequence[Candidate], sampler: Sampler, pairs: Sequence[tuple[object, object]], *,
             chunk: int, deadline: float, n_estimate: int, z: float, delta: float,
             enc: OutputEncoder | None = None, fork: Forking | None = None
             ) -> tuple[list[Candidate], int]:
@@ -254,7 +253,8 @@ def contest(found: Sequence[Candidate], sampler: Sampler, pairs: Sequence[tuple[
 
 def _contest(out: list[Candidate], measured: list[int], events: dict[int, list[int]],
              task: Callable[[int, float], tuple[list[tuple[int, int]], int]],
-             crew: Crew | None, deadline: float, n_estimate: int, z: float, delta: float
+             crew: Crew[tuple[list[tuple[int, int]], int]] | None, deadline: float,
+             n_estimate: int, z: float, delta: float
              ) -> tuple[list[Candidate], int]:
     drawn = 0
     for i, pair in enumerate(measured):

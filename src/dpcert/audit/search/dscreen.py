@@ -33,12 +33,14 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 
+from dpcert._types import Array
 from dpcert.audit.kernel.membership import MAX_CODES  # the same bound on a code book's size
-from dpcert.audit.kernel.outputs import OutputEncoder, Sampler
+from dpcert.audit.kernel.outputs import OutputEncoder, Outputs
 from dpcert.audit.kernel.parallel import Crew, Forking
 from dpcert.audit.search.candidates import Candidate
 from dpcert.audit.search.confirm import MIN_HOPE, optimistic
@@ -47,8 +49,6 @@ from dpcert.audit.search.schedule import SCHEDULE
 from dpcert.audit.stats.events import Event, HistogramScore, row_hash
 
 __all__ = ["FINAL", "MAX_VALUES", "discrete_screen", "halving_rounds"]
-
-Array = np.ndarray[Any, Any]
 
 #: Outputs with at most this many distinct values are screened by their counts.
 MAX_VALUES = 64
@@ -70,6 +70,10 @@ WIDER = 1
 #: Pairs re-measured in the last round (fixed events, fresh counts; that round's share of the
 #: screen's time is ``SCHEDULE.final_round`` when there are more than FINAL pairs).
 FINAL = 2
+
+
+#: An input of the screen's arms: a pair's input, or one tagged with the map it is read by.
+X = TypeVar("X")
 
 
 def _distinct(y: Array) -> tuple[Array, Array]:
@@ -131,8 +135,8 @@ class _Counts:
 Batch = tuple[_Counts, _Counts, _Counts, _Counts]
 
 
-def _draw(sampler: Sampler, x: Any, xp: Any, *, rows: int, chunk: int, until: float | None,
-          enc: OutputEncoder | None) -> Batch:
+def _draw(sampler: Callable[[X, int], Outputs], x: X, xp: X, *, rows: int, chunk: int,
+          until: float | None, enc: OutputEncoder | None) -> Batch:
     """Counts of ``x``'s and ``xp``'s outputs: (fit a, fit b, held-out a, held-out b).  The last
     third of every chunk is held out, so the split holds whenever the clock stops the batch;
     chunks start at `FIRST_CHUNK` rows and double up to ``chunk`` while the clock allows,
@@ -159,7 +163,8 @@ def _draw(sampler: Sampler, x: Any, xp: Any, *, rows: int, chunk: int, until: fl
     return fa, fb, ha, hb
 
 
-def _draw_all(crew: Crew | None, sampler: Sampler, pair_list: list[tuple[Any, Any]], i: int, *,
+def _draw_all(crew: Crew[Batch] | None, sampler: Callable[[X, int], Outputs],
+              pair_list: list[tuple[X, X]], i: int, *,
               rows: int, chunk: int, until: float | None, enc: OutputEncoder | None) -> Batch:
     """`_draw` of pair ``i`` in this process and, with a ``crew``, the same call (same
     ``rows`` cap and ``until``) in each of its workers, their counts merged into these."""
@@ -262,7 +267,8 @@ def _score_keys(stat: HistogramScore, hk: Array) -> Array:
     return out
 
 
-def discrete_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]], *, rows: int,
+def discrete_screen(sampler: Callable[[X, int], Outputs],
+                    pair_list: list[tuple[X, X]], *, rows: int,
                     chunk: int, deadline: float | None, n_estimate: int, z: float,
                     delta: float, enc: OutputEncoder | None = None,
                     estimate_until: float | None = None,
@@ -308,7 +314,8 @@ def discrete_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]], *, rows:
                    estimate_until=estimate_until, eliminated=eliminated)
 
 
-def _screen(crew: Crew | None, sampler: Sampler, pair_list: list[tuple[Any, Any]], *,
+def _screen(crew: Crew[Batch] | None, sampler: Callable[[X, int], Outputs],
+            pair_list: list[tuple[X, X]], *,
             rows: int, chunk: int, deadline: float | None, n_estimate: int, z: float,
             delta: float, enc: OutputEncoder | None, estimate_until: float | None,
             eliminated: list[Candidate] | None) -> tuple[list[Candidate], int]:

@@ -20,16 +20,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from dpcert._types import Array
 from dpcert.audit.kernel.bounds import wilson_lower, wilson_upper
 from dpcert.audit.stats.events import GRID_SAMPLE
 
 __all__ = ["IntervalChoice", "guard_z", "predicted_bound", "predicted_one", "search_intervals"]
-
-Array = np.ndarray[Any, Any]
 
 #: Discrete statistics with at most this many distinct values use every value as a grid point.
 MAX_GRID = 256

@@ -44,10 +44,10 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
 
 import numpy as np
 
+from dpcert._types import Array
 from dpcert.audit.kernel.membership import Membership
 from dpcert.audit.kernel.outputs import OutputEncoder, Sampler
 from dpcert.audit.kernel.parallel import Forking
@@ -61,8 +61,6 @@ from dpcert.audit.stats.features import Composed, Pattern, refine_pattern
 
 __all__ = ["pattern_screen"]
 
-Array = np.ndarray[Any, Any]
-
 #: Outputs per input of the first pair on which refined patterns' cuts are fitted.
 REFINE_ROWS = 4_096
 
@@ -74,7 +72,7 @@ def _block(c: Candidate) -> Pattern | CountPattern | None:
     return None
 
 
-def pattern_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]],
+def pattern_screen(sampler: Sampler, pair_list: list[tuple[object, object]],
                    patterns: list[Pattern], *, rows: int, chunk: int, deadline: float | None,
                    n_estimate: int, z: float, delta: float, enc: OutputEncoder | None = None,
                    estimate_until: float | None = None, fork: Forking | None = None
@@ -96,7 +94,7 @@ def pattern_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]],
     k = len(maps)
     arms = [((j, x), (j, xp)) for x, xp in pair_list for j in range(k)]
 
-    def arm_sampler(tagged: tuple[int, Any], n: int) -> Array:
+    def arm_sampler(tagged: tuple[int, object], n: int) -> Array:
         j, x = tagged
         y = sampler(x, n)
         out: Array = maps[j](enc.encode(y, n) if enc is not None
@@ -137,7 +135,7 @@ def pattern_screen(sampler: Sampler, pair_list: list[tuple[Any, Any]],
     return found, drawn
 
 
-def _refined(sampler: Sampler, enc: OutputEncoder | None, pair_list: list[tuple[Any, Any]],
+def _refined(sampler: Sampler, enc: OutputEncoder | None, pair_list: list[tuple[object, object]],
              patterns: list[Pattern], chunk: int
              ) -> tuple[list[Pattern | CountPattern], int]:
     """``patterns``, each with its refinement (`refine_pattern`)
@@ -170,7 +168,7 @@ def _refined(sampler: Sampler, enc: OutputEncoder | None, pair_list: list[tuple[
     return [*plain, *refined, *counted], m
 
 
-def _join(sampler: Sampler, enc: OutputEncoder | None, pair_list: list[tuple[Any, Any]],
+def _join(sampler: Sampler, enc: OutputEncoder | None, pair_list: list[tuple[object, object]],
           found: list[Candidate], *, rows: int, chunk: int, deadline: float | None,
           n_estimate: int, z: float, delta: float, estimate_until: float | None
           ) -> tuple[list[Candidate], int]:

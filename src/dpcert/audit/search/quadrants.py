@@ -25,16 +25,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from dpcert._types import Array
 from dpcert.audit.search.intervals import guard_z, predicted_bound
-from dpcert.audit.stats.events import Event
+from dpcert.audit.stats.events import Event, Statistic
 
 __all__ = ["Quadrant", "search_quadrants"]
-
-Array = np.ndarray[Any, Any]
 
 #: Thresholds per feature (quantiles of the pooled values, or every value when fewer).
 QUADRANT_GRID = 32
@@ -45,7 +43,7 @@ class Quadrant:
     """``1`` where ``f_j ≥ a`` (or ``< a``) and ``f_k ≥ b`` (or ``< b``), else ``0``, for the
     features ``f = features(y)`` (``features`` None: the outputs themselves)."""
 
-    features: Any
+    features: Statistic | None
     j: int
     k: int
     a: float
@@ -108,7 +106,7 @@ def _grid_counts(fj: Array, fk: Array, ej: Array, ek: Array) -> Array:
     return out
 
 
-def search_quadrants(features: Any, fa: Array, fb: Array, *, n_estimate: int, z: float,
+def search_quadrants(features: Statistic | None, fa: Array, fb: Array, *, n_estimate: int, z: float,
                      delta: float) -> list[tuple[Event, bool, float]]:
     """The best quadrant of each pair of feature columns, in each direction.
 

@@ -30,30 +30,29 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import cast
 
 import numpy as np
 
+from dpcert._types import Array
 from dpcert.audit.kernel.outputs import OutputEncoder, Sampler
 from dpcert.audit.search.candidates import HOLDOUT, Candidate, _ladder
 from dpcert.audit.search.intervals import guard_z, predicted_one, search_intervals
 from dpcert.audit.search.quadrants import Quadrant, search_quadrants
-from dpcert.audit.stats.events import Event, RowSum, fit_above_count
+from dpcert.audit.stats.events import Event, RowSum, Statistic, fit_above_count
 from dpcert.audit.stats.features import fit_feature_map, fit_summary, is_float_valued
 
 __all__ = ["WIDE_MAX_ROWS", "More", "Values", "draw_values", "wide_screen"]
-
-Array = np.ndarray[Any, Any]
 
 #: Most rows per input of a wide screen (its statistics take ≤ 8 numbers per row).
 WIDE_MAX_ROWS = 1_500_000
 
 
-def _statistics(ya: Array, yb: Array) -> list[Any]:
+def _statistics(ya: Array, yb: Array) -> list[Statistic]:
     """The cheap statistics that apply to outputs like ``ya``, ``yb`` (fitted on them)."""
     if ya.ndim != 2 or ya.shape[1] < 2 or not is_float_valued(ya[:1000]):
         return []
-    stats: list[Any] = [RowSum(), fit_above_count(ya, yb)]
+    stats: list[Statistic] = [RowSum(), fit_above_count(ya, yb)]
     both = np.concatenate([ya, yb])
     summary = fit_summary(fit_feature_map(both), both)
     if summary is not None:
@@ -61,7 +60,7 @@ def _statistics(ya: Array, yb: Array) -> list[Any]:
     return stats
 
 
-def _values(stats: list[Any], y: Array) -> list[Array]:
+def _values(stats: list[Statistic], y: Array) -> list[Array]:
     return [s(y) for s in stats]
 
 
@@ -70,16 +69,16 @@ Values = tuple[list[Array], list[Array], int]
 #: Draws the rest of a screen's values: ``more(stats, rows, deadline, pace)`` gives every
 #: process's :data:`Values` (this one's first), ``rows`` in all at most (``pace``: seconds
 #: one chunk took, so none starts that would end after the deadline).
-More = Callable[[list[Any], int, "float | None", float], list[Values]]
+More = Callable[[list[Statistic], int, "float | None", float], list[Values]]
 
 
-def _sample(sampler: Sampler, v: Any, m: int, enc: OutputEncoder | None) -> Array:
+def _sample(sampler: Sampler, v: object, m: int, enc: OutputEncoder | None) -> Array:
     out = sampler(v, m)
     return np.asarray(out if enc is None else enc.encode(out, m), dtype=np.float64)
 
 
-def draw_values(sampler: Sampler, x: Any, xp: Any, stats: list[Any], *, rows: int, chunk: int,
-                deadline: float | None, enc: OutputEncoder | None = None,
+def draw_values(sampler: Sampler, x: object, xp: object, stats: list[Statistic], *, rows: int,
+                chunk: int, deadline: float | None, enc: OutputEncoder | None = None,
                 pace: float = 0.0) -> Values:
     """The values of ``stats`` on up to ``rows`` fresh draws of each input, in chunks of
     ``chunk``, stopping before a chunk that would end after ``deadline`` (a chunk takes as
@@ -102,7 +101,7 @@ def draw_values(sampler: Sampler, x: Any, xp: Any, stats: list[Any], *, rows: in
              for i in range(len(stats))], n)
 
 
-def wide_screen(sampler: Sampler, x: Any, xp: Any, pair: int, *, rows: int, chunk: int,
+def wide_screen(sampler: Sampler, x: object, xp: object, pair: int, *, rows: int, chunk: int,
                 deadline: float | None, n_estimate: int, z: float, delta: float,
                 enc: OutputEncoder | None = None, more: More | None = None
                 ) -> tuple[list[Candidate], int]:
@@ -131,7 +130,8 @@ def wide_screen(sampler: Sampler, x: Any, xp: Any, pair: int, *, rows: int, chun
     va = [np.concatenate([p[i] for p in parts_a]) for i in range(len(stats))]
     vb = [np.concatenate([p[i] for p in parts_b]) for i in range(len(stats))]
     cut = n - int(HOLDOUT * n)
-    found: list[tuple[Any, Event, bool, float]] = []   # (values' statistic, event, fwd, pred)
+    # (the quadrant on the values' features or None for a ray, event, forward, predicted)
+    found: list[tuple[Quadrant | None, Event, bool, float]] = []
     for stat, sa, sb in zip(stats, va, vb, strict=True):
         if sa.ndim == 1:
             for c in search_intervals(sa[:cut], sb[:cut], n_estimate=n_estimate, z=z,
@@ -140,7 +140,7 @@ def wide_screen(sampler: Sampler, x: Any, xp: Any, pair: int, *, rows: int, chun
         else:
             for ev, fwd, pred in search_quadrants(None, sa[:cut], sb[:cut],
                                                   n_estimate=n_estimate, z=z, delta=delta):
-                q = ev.statistic
+                q = cast(Quadrant, ev.statistic)   # search_quadrants' events are on quadrants
                 final = Quadrant(stat, q.j, q.k, q.a, q.j_upper, q.b, q.k_upper)
                 found.append((q, Event(final, 1.0, 1.0), fwd, pred))
     # re-score on the held-out third (see search.rescore), with the same extreme-value guard
@@ -154,7 +154,7 @@ def wide_screen(sampler: Sampler, x: Any, xp: Any, pair: int, *, rows: int, chun
             ka = np.count_nonzero((ha >= ev.low) & (ha <= ev.high))
             kb = np.count_nonzero((hb >= ev.low) & (hb <= ev.high))
         else:
-            ha, hb = held[id(ev.statistic.features)]
+            ha, hb = held[id(cast(Quadrant, ev.statistic).features)]
             ka = np.count_nonzero(inner(ha))
             kb = np.count_nonzero(inner(hb))
         (k1, n1), (k2, n2) = ((ka, n - cut), (kb, n - cut)) if fwd else \

@@ -43,14 +43,14 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from dpcert._types import Array
 from dpcert.audit.kernel.handoff import Choice
 from dpcert.audit.kernel.outputs import OutputEncoder, Sampler
 from dpcert.audit.kernel.parallel import Crew, Forking
-from dpcert.audit.search.base import SearchOutcome, SearchTask
+from dpcert.audit.search.base import Plan, SearchOutcome, SearchTask
 from dpcert.audit.search.candidates import HOLDOUT, LADDER_TAILS, Candidate, _ladder
 from dpcert.audit.search.confirm import MAX_ROWS as MAX_CONFIRM_ROWS
 from dpcert.audit.search.confirm import confirm, contest
@@ -73,6 +73,7 @@ from dpcert.audit.stats.events import (
     HistogramScore,
     Identity,
     RowSum,
+    Statistic,
     fit_above_count,
     fit_histogram,
 )
@@ -94,7 +95,6 @@ from dpcert.errors import InvalidParameter
 __all__ = ["HOLDOUT", "LADDER_TAILS", "Candidate", "StandardSearch", "choose", "draw", "rescore",
            "run_search", "search_pair"]
 
-Array = np.ndarray[Any, Any]
 #: Called with one line of progress text.
 Progress = Callable[[str], None]
 
@@ -194,7 +194,7 @@ def _select(a: Array, b: Array, pair: int, *, n_estimate: int, z: float, delta: 
             screening: bool) -> list[Candidate]:
     out: list[Candidate] = []
 
-    def add(stat: Any, sa: Array, sb: Array, rays_only: bool = False) -> None:
+    def add(stat: Statistic, sa: Array, sb: Array, rays_only: bool = False) -> None:
         for c in search_intervals(sa, sb, n_estimate=n_estimate, z=z, delta=delta,
                                   rays_only=rays_only or screening):
             out.append(Candidate(pair, Event(stat, c.low, c.high), c.forward, c.predicted))
@@ -270,12 +270,12 @@ def _select(a: Array, b: Array, pair: int, *, n_estimate: int, z: float, delta: 
     return out
 
 
-def _short(x: Any) -> str:
+def _short(x: object) -> str:
     text = repr(x.tolist() if isinstance(x, np.ndarray) else x)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def draw(sampler: Sampler, x: Any, n: int, enc: OutputEncoder, chunk: int) -> Array:
+def draw(sampler: Sampler, x: object, n: int, enc: OutputEncoder, chunk: int) -> Array:
     parts = []
     left = n
     while left > 0:
@@ -285,8 +285,8 @@ def draw(sampler: Sampler, x: Any, n: int, enc: OutputEncoder, chunk: int) -> Ar
     return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
 
-def _search_one(sampler: Sampler, pair_list: list[tuple[Any, Any]], i: int, n: int,
-                plan: Any, enc: OutputEncoder, z: float, delta: float,
+def _search_one(sampler: Sampler, pair_list: list[tuple[object, object]], i: int, n: int,
+                plan: Plan, enc: OutputEncoder, z: float, delta: float,
                 screening: bool = False) -> list[Candidate]:
     x, xp = pair_list[i]
     a = draw(sampler, x, n, enc, plan.chunk)
@@ -300,7 +300,7 @@ def _search_one(sampler: Sampler, pair_list: list[tuple[Any, Any]], i: int, n: i
                        screening=screening)
 
 
-def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
+def run_search(sampler: Sampler, pair_list: list[tuple[object, object]], plan: Plan,
                   enc: OutputEncoder, z: float, delta: float, progress: Progress | None,
                   t_start: float, fork: Forking | None = None
                   ) -> tuple[list[Candidate], int, int]:
@@ -451,8 +451,8 @@ def run_search(sampler: Sampler, pair_list: list[tuple[Any, Any]], plan: Any,
     return found, drawn + 2 * extra, searched
 
 
-def _confirm(found: list[Candidate], sampler: Sampler, pair_list: list[tuple[Any, Any]],
-             plan: Any, enc: OutputEncoder, z: float, delta: float, t_start: float,
+def _confirm(found: list[Candidate], sampler: Sampler, pair_list: list[tuple[object, object]],
+             plan: Plan, enc: OutputEncoder, z: float, delta: float, t_start: float,
              end: float | None) -> tuple[list[Candidate], int]:
     """`confirm` for ``SCHEDULE.confirm`` of the budget after
     the search's own time (or on at most 4 search batches when there is no deadline)."""
@@ -467,7 +467,7 @@ def _confirm(found: list[Candidate], sampler: Sampler, pair_list: list[tuple[Any
 def _few_patterns(found: list[Candidate]) -> list[Pattern]:
     """The atom patterns (one per block, as the last search fitted them) whose histograms
     had at most `MAX_VALUES` values."""
-    got: dict[tuple[Any, ...], Pattern] = {}
+    got: dict[tuple[tuple[int, ...], tuple[tuple[float, ...], ...]], Pattern] = {}
     for c in found:
         stat = c.event.statistic
         if (isinstance(stat, Composed) and isinstance(stat.inner, Pattern)
@@ -477,8 +477,8 @@ def _few_patterns(found: list[Candidate]) -> list[Pattern]:
     return list(got.values())
 
 
-def _wide(sampler: Sampler, pair_list: list[tuple[Any, Any]], found: list[Candidate],
-          plan: Any, enc: OutputEncoder, z: float, delta: float, end: float | None,
+def _wide(sampler: Sampler, pair_list: list[tuple[object, object]], found: list[Candidate],
+          plan: Plan, enc: OutputEncoder, z: float, delta: float, end: float | None,
           fork: Forking | None = None) -> tuple[list[Candidate], int]:
     """The wide screen (`dpcert.audit.search.screen`) until ``end``.  With more than
     `FINALISTS` pairs, every pair is first screened on ``SCHEDULE.wide_first`` of the time
@@ -505,8 +505,8 @@ def _wide(sampler: Sampler, pair_list: list[tuple[Any, Any]], found: list[Candid
     return _wide_runs(sampler, pair_list, ranked, plan, enc, z, delta, end, None)
 
 
-def _wide_values(sampler: Sampler, pair_list: list[tuple[Any, Any]], chunk: int,
-                 enc: OutputEncoder, i: int, stats: list[Any], rows: int,
+def _wide_values(sampler: Sampler, pair_list: list[tuple[object, object]], chunk: int,
+                 enc: OutputEncoder, i: int, stats: list[Statistic], rows: int,
                  until: float | None, pace: float) -> Values:
     """One process's share of a wide screen of pair ``i`` (`draw_values`)."""
     x, xp = pair_list[i]
@@ -514,9 +514,9 @@ def _wide_values(sampler: Sampler, pair_list: list[tuple[Any, Any]], chunk: int,
                        pace=pace)
 
 
-def _wide_runs(sampler: Sampler, pair_list: list[tuple[Any, Any]], ranked: list[Candidate],
-               plan: Any, enc: OutputEncoder, z: float, delta: float, end: float | None,
-               forked: tuple[Crew, Callable[..., Values]] | None
+def _wide_runs(sampler: Sampler, pair_list: list[tuple[object, object]], ranked: list[Candidate],
+               plan: Plan, enc: OutputEncoder, z: float, delta: float, end: float | None,
+               forked: tuple[Crew[Values], Callable[..., Values]] | None
                ) -> tuple[list[Candidate], int]:
     out: list[Candidate] = []
     drawn = 0
@@ -526,7 +526,7 @@ def _wide_runs(sampler: Sampler, pair_list: list[tuple[Any, Any]], ranked: list[
             return None
         crew, task = forked
 
-        def draw(stats: list[Any], rows: int, until: float | None, pace: float
+        def draw(stats: list[Statistic], rows: int, until: float | None, pace: float
                  ) -> list[Values]:
             share = -(-rows // crew.workers)
             mine, others = crew.alongside(task, i, stats, share, until, pace)

@@ -24,15 +24,14 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from dpcert._types import Array
+from dpcert.audit.stats.events import Statistic
 from dpcert.errors import InvalidParameter
 
 __all__ = ["LogisticScore", "fit_logistic"]
-
-Array = np.ndarray[Any, Any]
 
 #: Most training rows used per class (the fit is O(rows · features²)).
 MAX_TRAIN_ROWS = 30_000
@@ -58,7 +57,7 @@ class LogisticScore:
     indicator_columns: Array
     weights: Array
     bias: float
-    transform: Any = None
+    transform: Statistic | None = None
 
     def features(self, y: Array) -> Array:
         """The standardised features (plus non-finite indicators) of outputs ``y``."""
@@ -106,7 +105,7 @@ class LogisticScore:
 
 
 def fit_logistic(a: Array, b: Array, *, l2: float = 1e-3, iterations: int = 15,
-                 transform: Any = None) -> LogisticScore:
+                 transform: Statistic | None = None) -> LogisticScore:
     """Fit a logistic regression separating outputs ``a`` (label 1) from ``b`` (label 0).
 
     Parameters

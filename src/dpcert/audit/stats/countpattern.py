@@ -27,15 +27,13 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from dpcert._types import Array
 from dpcert.audit.stats.features import Pattern, most_bins
 
 __all__ = ["CountPattern", "count_pattern"]
-
-Array = np.ndarray[Any, Any]
 
 
 @dataclass(frozen=True, eq=False)

@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
+
+from dpcert._types import Array
 
 __all__ = [
     "AllOf",
@@ -45,15 +47,14 @@ __all__ = [
     "row_hash",
 ]
 
-Array = np.ndarray[Any, Any]
-
 #: Grid atoms and quantiles of continuous statistics come from at most this many values.
 GRID_SAMPLE = 50_000
 
 class Statistic(Protocol):
-    """A fixed map from encoded outputs to one real number each."""
+    """A fixed map from encoded outputs to one real number each (or, as the features a score
+    is fitted over, to a row of them)."""
 
-    def __call__(self, y: Array) -> Array: ...
+    def __call__(self, y: Array, /) -> Array: ...
 
     def describe(self) -> str: ...
 
@@ -225,7 +226,7 @@ def fit_histogram(a: Array, b: Array, max_values: int) -> HistogramScore | None:
 class Event:
     """``S = {y : low <= statistic(y) <= high}`` (closed; NaN statistics are never in S)."""
 
-    statistic: Any
+    statistic: Statistic
     low: float
     high: float
 

@@ -36,9 +36,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 import numpy as np
+
+from dpcert._types import Array
+from dpcert.audit.stats.events import Statistic
 
 __all__ = [
     "SPARSE_Z",
@@ -60,8 +63,6 @@ __all__ = [
     "most_bins",
     "refine_pattern",
 ]
-
-Array = np.ndarray[Any, Any]
 
 #: A value is a sentinel when it makes up at least this share of a coordinate's outputs...
 SENTINEL_SHARE = 0.005
@@ -237,7 +238,7 @@ class AdditiveScore:
     """``Σ_j table_j[bin_j(f_j(y))]`` over the features ``f`` of a `FeatureMap`
     (``sparse``: entries within `SPARSE_Z` standard errors of 0 were set to 0)."""
 
-    features: Any
+    features: Statistic
     edges: tuple[Array, ...]
     tables: tuple[Array, ...]
     sparse: bool = False
@@ -276,12 +277,12 @@ def _edges(v: Array) -> Array:
     return np.unique(np.quantile(finite, np.linspace(0.0, 1.0, ADDITIVE_BINS + 1)[1:-1]))
 
 
-def fit_additive(a: Array, b: Array, features: Any) -> AdditiveScore:
+def fit_additive(a: Array, b: Array, features: Statistic) -> AdditiveScore:
     """Fit the per-feature binned log-ratios on training outputs ``a`` (from x), ``b`` (x')."""
     return _fit_additive(a, b, features)[0]
 
 
-def fit_additive_pair(a: Array, b: Array, features: Any
+def fit_additive_pair(a: Array, b: Array, features: Statistic
                       ) -> tuple[AdditiveScore, AdditiveScore | None]:
     """`fit_additive` and its sparse version, or None when sparsity changes nothing or
     leaves nothing (one set of counts serves both).
@@ -295,7 +296,7 @@ def fit_additive_pair(a: Array, b: Array, features: Any
     return _fit_additive(a, b, features, sparse=True)
 
 
-def _fit_additive(a: Array, b: Array, features: Any, sparse: bool = False
+def _fit_additive(a: Array, b: Array, features: Statistic, sparse: bool = False
                   ) -> tuple[AdditiveScore, AdditiveScore | None]:
     fa, fb = features(a), features(b)
     edges, tables, thin = [], [], []
@@ -564,8 +565,8 @@ class FloatCell:
 class Composed:
     """``outer(inner(y))``: e.g. a histogram score over lowest-bit cells."""
 
-    inner: Any
-    outer: Any
+    inner: Statistic
+    outer: Statistic
 
     def __call__(self, y: Array) -> Array:
         out: Array = self.outer(self.inner(y))
