@@ -123,10 +123,16 @@ class CountModel:
                               eps).min())
 
     def auto(self, eps: float, share: float, k: int, gamma: float) -> float:
-        e = eps * share / 2
-        pg = em_probs(self.groups.astype(float), COUNTS, k, "upper", e, gamma, 0.0)
-        pr = em_probs(self.rows.astype(float), COUNTS, k, "upper", e, gamma, 0.0)
-        return float((pg[:, None] * pr[None, :] * self.mse(COUNTS, COUNTS, eps * (1 - share)))
+        """With a prior (the current choice), ``G`` among 1..(2 public keys) and the shares
+        ∝ ln(C) (`split_auto`); without one (the previous choice), both over every count
+        candidate with equal shares."""
+        gs = np.array(count_candidates(len(PROBLEMS)), dtype=float) if gamma else COUNTS
+        wg, wr = (math.log(gs.size), math.log(COUNTS.size)) if gamma else (1.0, 1.0)
+        pg = em_probs(self.groups.astype(float), gs, k, "upper", eps * share * wg / (wg + wr),
+                      gamma, 0.0)
+        pr = em_probs(self.rows.astype(float), COUNTS, k, "upper",
+                      eps * share * wr / (wg + wr), gamma, 0.0)
+        return float((pg[:, None] * pr[None, :] * self.mse(gs, COUNTS, eps * (1 - share)))
                      .sum())
 
 

@@ -18,6 +18,7 @@ import dpcert as dp
 from dpcert.backends.polars import PolarsBackend
 from dpcert.core.trace import trace
 from dpcert.errors import BackendUnavailable, InvalidParameter
+from dpcert.frame.autobounds import candidates_of, split_auto
 from dpcert.frame.certify import check_certificate
 from dpcert.frame.compile import compile_plan
 from dpcert.frame.plan import Count, QueryPlan, Sum
@@ -71,8 +72,8 @@ def test_the_share_is_split_and_shown() -> None:
                      backend=None)
     parts = m.children[-1].children
     sel = [c for c in parts if c.name.startswith("select")]
-    assert [c.map(1) for c in sel] == [Fraction(1, 10), Fraction(1, 50), Fraction(1, 25),
-                                       Fraction(1, 25)]  # G, then the median, lower, upper
+    # one public key: G = 1 without a choice; the column's median, lower, upper: 1/5, 2/5, 2/5
+    assert [c.map(1) for c in sel] == [Fraction(1, 25), Fraction(2, 25), Fraction(2, 25)]
     assert parts[-1].map(1) == Fraction(4, 5) and m.map(1) == 1
     assert m.map(2) == 2  # group privacy of each part, composed
     sess = dp.Session(_frame(), "u", budget=dp.PureDP(1.0))
@@ -82,6 +83,18 @@ def test_the_share_is_split_and_shown() -> None:
                                        "(choose bounds:x)"]
     assert all("clipping bias" in t for t in acc["interval"].to_list()[3:])
     assert all(re.search(r"ε = 0\.0[0-9]+", t) for t in rows["interval"].to_list())
+
+
+def test_shares_follow_the_number_of_candidates() -> None:
+    """Two public keys: G among {1, 2}; the shares are ∝ ln(C): ln 2 for G, ln 64 for R."""
+    plan = QueryPlan((Count(),), ("g",), (("a",), ("b",)), "u", None, None,
+                     auto_share=Fraction(3, 10))
+    assert candidates_of(plan, "max_groups") == (1, 2)
+    shares, main = split_auto(plan, dp.PureDP(1))
+    r = len(candidates_of(plan, "max_rows_per_group"))
+    assert abs(float(shares["max_rows_per_group"] / shares["max_groups"])
+               - math.log(r) / math.log(2)) < 1e-5
+    assert sum(shares.values()) + main.require_value() == 1
 
 
 def test_a_bad_share_is_refused_before_anything() -> None:

@@ -31,10 +31,12 @@ TARGET_K = 4``: a bound leaves a few units beyond it -- the clipping bias, which
 error of these choices exactly on the benchmark's tables and others.
 
 Budget: ``auto_share`` of ε (of ρ under zCDP, each choice then converted from ε-DP; δ all goes
-to the release) is split equally over the chosen quantities (``G``, ``R``, one set of three
-choices per column).  The map at ``d`` units composes the selections' own maps with the
-release's budget by group privacy (every release compiled for chosen values costs at most its
-budget at one unit: ``compile_plan`` checks it).
+to the release) is split over the chosen quantities (``G``, ``R``, one set of three choices per
+column) in proportion to ``ln`` of their numbers of candidates (a choice among ``C`` misses by
+about ``ln(C)/ε`` units); with public keys ``G`` has at most as many candidates as keys, and
+with one key it is 1 without a choice.  The map at ``d`` units composes the selections' own
+maps with the release's budget by group privacy (every release compiled for chosen values
+costs at most its budget at one unit: ``compile_plan`` checks it).
 
 Examples
 --------
@@ -43,16 +45,15 @@ Examples
 >>> plan = QueryPlan((Count(), Sum("x", None)), ("g",), (("a",),), "u", None, None)
 >>> quantities(plan)
 ['max_groups', 'max_rows_per_group', 'bounds:x']
->>> share, main = split_auto(plan, PureDP(1))
->>> share, main
-(Fraction(1, 10), PureDP(0.7))
+>>> shares, main = split_auto(plan, PureDP(1))
+>>> {q: round(float(v), 4) for q, v in shares.items()}, main
+({'max_groups': 0.0, 'max_rows_per_group': 0.1169, 'bounds:x': 0.1831}, PureDP(0.7))
 >>> from dpcert.frame.compile import compile_plan
 >>> m = compile_plan(plan, PureDP(1), schema={"g": "str", "u": "int", "x": "float"},
 ...                  backend=None)
 >>> m.map(1), [c.name for c in m.children[-1].children]
-(Fraction(1, 1), ['select(max_groups)', 'select(max_rows_per_group)', \
-'select(bounds:x, median)', 'select(bounds:x, lower)', 'select(bounds:x, upper)', \
-'release(chosen bounds)'])
+(Fraction(1, 1), ['select(max_rows_per_group)', 'select(bounds:x, median)', \
+'select(bounds:x, lower)', 'select(bounds:x, upper)', 'release(chosen bounds)'])
 """
 
 from __future__ import annotations
@@ -84,8 +85,9 @@ from dpcert.transformations.frame.profile import (
     value_candidates,
 )
 
-__all__ = ["COLUMN_PARTS", "PRIOR", "TARGET_K", "SelectionStep", "compile_auto", "concrete_plan",
-           "order_bounds", "quantities", "selection_epsilon", "selection_steps", "split_auto"]
+__all__ = ["COLUMN_PARTS", "PRIOR", "TARGET_K", "SelectionStep", "candidates_of", "compile_auto",
+           "concrete_plan", "fixed_choices", "order_bounds", "quantities", "selection_epsilon",
+           "selection_steps", "split_auto"]
 
 #: Units each choice aims to leave beyond its bound: the bias–variance optimum leaves a few
 #: (Amin et al. 2019); the prior, not ``k``, keeps the bound near the data.
@@ -104,20 +106,42 @@ def quantities(plan: QueryPlan) -> list[str]:
     return [*plan.auto_contributions, *(f"bounds:{c}" for c in plan.auto_columns)]
 
 
-def split_auto(plan: QueryPlan, budget: Measure) -> tuple[Fraction, Measure]:
-    """The budget of each chosen quantity (ε, or ρ under zCDP) and what is left for the
-    release."""
-    n = len(quantities(plan))
+def candidates_of(plan: QueryPlan, q: str) -> tuple[float, ...]:
+    """The candidates of quantity ``q``: contribution bounds on `count_candidates` (with
+    public keys ``max_groups`` stops at their number: a unit cannot use more), values on
+    `value_candidates`."""
+    if q == "max_groups" and plan.public_keys is not None:
+        return count_candidates(max(1, len(plan.public_keys)))
+    if q in ("max_groups", "max_rows_per_group"):
+        return count_candidates()
+    return value_candidates()
+
+
+def _weight(candidates: int) -> Fraction:
+    """``ln(C)`` as a rational (0 for one candidate): an exponential-mechanism choice among
+    ``C`` candidates misses by about ``ln(C)/ε`` units, so the shares follow it."""
+    return Fraction(math.log(candidates)).limit_denominator(1 << 20) if candidates > 1 else \
+        Fraction(0)
+
+
+def split_auto(plan: QueryPlan, budget: Measure) -> tuple[dict[str, Fraction], Measure]:
+    """The budget of each chosen quantity (ε, or ρ under zCDP; ``auto_share`` of the budget
+    split in proportion to ``ln`` of each one's number of candidates, 0 for a quantity with a
+    single candidate) and what is left for the release."""
+    weights = {q: _weight(len(candidates_of(plan, q))) for q in quantities(plan)}
+    total_w = sum(weights.values(), Fraction(0))
+    part = plan.auto_share if total_w else Fraction(0)
     value = budget.require_value("budget")
     if isinstance(budget, ApproxDP):
         eps, delta = Fraction(value[0]), Fraction(value[1])
-        sel = eps * plan.auto_share
-        return sel / n, ApproxDP(eps - sel, delta)
-    if not isinstance(budget, (PureDP, ZCDP)):
+        main: Measure = ApproxDP(eps - eps * part, delta)
+        sel = eps * part
+    elif isinstance(budget, (PureDP, ZCDP)):
+        sel = Fraction(value) * part
+        main = type(budget)(Fraction(value) - sel)
+    else:
         raise InvalidParameter(f"budget={budget!r}: the engine supports PureDP, ApproxDP, ZCDP")
-    total = Fraction(value)
-    sel = total * plan.auto_share
-    return sel / n, type(budget)(total - sel)
+    return {q: sel * w / total_w if total_w else Fraction(0) for q, w in weights.items()}, main
 
 
 def selection_epsilon(share: Fraction, zcdp: bool) -> Fraction:
@@ -242,7 +266,7 @@ def selection_steps(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, st
     of ``plan`` after it in order (``max_groups``, ``max_rows_per_group``, then per column
     ``bounds:<c>:anchor`` (the median), ``:lower`` and ``:upper``, both anchored at the
     median).  The neighbour harness runs exactly these."""
-    share, _ = split_auto(plan, budget)
+    shares, _ = split_auto(plan, budget)
     zcdp = isinstance(budget, ZCDP)
     pre, domain, metric, by, values = _prefix(plan, schema, backend, neighbours, admission)
 
@@ -254,11 +278,13 @@ def selection_steps(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, st
 
     out: list[SelectionStep] = []
     for q, what in (("max_groups", "groups"), ("max_rows_per_group", "rows")):
-        if q in plan.auto_contributions:
+        cands = candidates_of(plan, q)
+        if q in plan.auto_contributions and len(cands) > 1:  # else fixed (`fixed_choices`)
             t = make_unit_profile(domain, metric, by, what,  # type: ignore[arg-type]
                                   backend=backend)
-            out.append(step(q, t, count_candidates(), "upper", share))
+            out.append(step(q, t, cands, "upper", shares[q]))
     for c in plan.auto_columns:
+        share = shares[f"bounds:{c}"]
         for side, which in (("middle", "max"), ("lower", "min"), ("upper", "max")):
             t = make_unit_extremes(domain, metric, values[c], which,  # type: ignore[arg-type]
                                    backend=backend)
@@ -267,6 +293,13 @@ def selection_steps(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, st
             out.append(step(name, t, value_candidates(), side,  # type: ignore[arg-type]
                             share * part, None if side == "middle" else f"bounds:{c}:anchor"))
     return pre, out
+
+
+def fixed_choices(plan: QueryPlan) -> dict[str, int]:
+    """Omitted contribution bounds with a single candidate (``max_groups`` with one public
+    key): set without a choice or budget."""
+    return {q: int(candidates_of(plan, q)[0]) for q in plan.auto_contributions
+            if len(candidates_of(plan, q)) == 1}
 
 
 def _schema_reader(backend: FrameOps | None) -> Any:
@@ -284,10 +317,16 @@ def compile_auto(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
         raise BackendUnavailable(
             f"bounds chosen privately need the Polars backend; the {backend.name} backend "
             "cannot run them: give bounds= on every aggregate and bound_contributions(G, R)")
-    share, main = split_auto(plan, budget)
+    shares, main = split_auto(plan, budget)
+    share = sum(shares.values(), Fraction(0))
     zcdp = isinstance(budget, ZCDP)
     pre, steps = selection_steps(plan, budget, schema=schema, backend=backend,
                                  neighbours=neighbours, admission=admission)
+    fixed = fixed_choices(plan)
+    if not steps:  # nothing left to choose: the release with the fixed values
+        return compile_plan(concrete_plan(plan, fixed), budget, schema=schema, backend=backend,
+                            key=key, alpha=alpha, source=source, neighbours=neighbours,
+                            admission=admission)
     sels = {s.name: s.measurement(zcdp) for s in steps}
     grid = value_candidates()
     # before any charge: the release compiles (limits, memory) at both ends of every choice
@@ -313,7 +352,8 @@ def compile_auto(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
         for s in steps:  # in order: an anchor is released before the bounds it anchors
             m = sels[s.name] if s.anchor is None else s.measurement(zcdp, float(out[s.anchor]))
             out[s.name] = m(seen)
-        chosen: dict[str, Any] = {q: int(out[q]) for q in plan.auto_contributions}
+        chosen: dict[str, Any] = {q: int(out[q]) if q in out else fixed[q]
+                                  for q in plan.auto_contributions}
         chosen["bounds"] = {
             c: order_bounds(float(out[f"bounds:{c}:lower"]), float(out[f"bounds:{c}:upper"]),
                             grid)

@@ -43,6 +43,7 @@ from dpcert.frame.autobounds import (
     COLUMN_PARTS,
     PRIOR,
     TARGET_K,
+    fixed_choices,
     quantities,
     selection_epsilon,
     split_auto,
@@ -56,7 +57,11 @@ _SCALES = {Count: "G·R", CountDistinct: "G (at most one unit per row)", Sum:
            Variance: "G·R·(upper − lower)²", Quantile: "G·R (rank error)"}
 
 
-def _choice_row(q: str, share: Fraction, zcdp: bool) -> dict[str, Any]:
+def _choice_row(q: str, share: Fraction, zcdp: bool, fixed: dict[str, int]) -> dict[str, Any]:
+    if q in fixed:
+        return {"output": f"(choose {q})", "kind": "select_bounds", "mechanism": "none",
+                "half_width": math.nan, "rank_error": 0.0, "n": None,
+                "interval": f"{q} = {fixed[q]}: the only candidate (one public key), no budget"}
     value = q.startswith("bounds:")
     eps = selection_epsilon(share * COLUMN_PARTS["upper"] if value else share, zcdp)
     what = ("a median, then bounds with the values of about k units beyond each; those "
@@ -76,9 +81,10 @@ def auto_accuracy_table(query: Any, budget: Measure, alpha: Fraction, n: int,
     ``accuracy_table`` is `dpcert.frame.planning.accuracy_table` (which calls this)."""
     plan = query.plan()
     query.measurement(budget, key=bytes(16))  # every check of the real release
-    share, main = split_auto(plan, budget)
+    shares, main = split_auto(plan, budget)
     zcdp = isinstance(budget, ZCDP)
-    rows = [_choice_row(q, share, zcdp) for q in quantities(plan)]
+    fixed = fixed_choices(plan)
+    rows = [_choice_row(q, shares[q], zcdp, fixed) for q in quantities(plan)]
     ref = replace(query, aggregates=tuple(
         replace(a, bounds=(0.0, 1.0)) if getattr(a, "bounds", 0) is None else a
         for a in plan.aggregates),

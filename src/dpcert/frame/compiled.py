@@ -130,11 +130,11 @@ def release_components(m: Measurement, plan: QueryPlan, budget: Measure) -> list
     if plan.is_auto:  # the selections first, then the release on what is left
         from dpcert.frame.autobounds import quantities, split_auto
 
-        share, budget = split_auto(plan, budget)
+        shares, budget = split_auto(plan, budget)
         out += [{"name": f"select({q})", "aggregate": "(bound selection)",
                  "kind": "select_bounds", "statistic": q, "d_in": "1 privacy unit",
-                 "mechanism": "noisy histogram, highest bin over the threshold",
-                 "budget": str(share)} for q in quantities(plan)]
+                 "mechanism": "exponential mechanism on a rank score (edge_rank)",
+                 "budget": str(shares[q])} for q in quantities(plan)]
     shares, _ = _split(budget, stats, private)
     scales = m.params.get("scales", {})
     kinds = {"count": "count", "unit_count": "count_distinct", "fixed_sum": "sum",
