@@ -110,7 +110,8 @@ def tuner(peers: str, src: str | None, rows: pl.DataFrame, keys: list[str], metr
                                json.dumps(epsilons), metric], capture_output=True, text=True,
                               timeout=1800, env=env)
     if proc.returncode != 0:
-        print(f"PipelineDP tuner skipped: {proc.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+        print(f"PipelineDP tuner skipped (its analysis package: --pipelinedp-src): "
+              f"{proc.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
         return None
     return {float(e): (b[0], b[1]) for e, b in json.loads(proc.stdout).items()}
 
