@@ -362,8 +362,8 @@ def compile_transformation(plan: QueryPlan, budget: Measure, *, schema: Mapping[
     domain = FrameDomain(tuple(schema.items()), _schema_reader(backend), neighbours=neighbours)
     metric = UnitDistance(plan.privacy_unit)
     head: Transformation | None = None
-    filters: tuple[Any, ...] = plan.filters
-    public = plan.public_keys
+    filters: tuple[object, ...] = plan.filters
+    public: tuple[tuple[object, ...], ...] | None = plan.public_keys
     if admission is not None:  # from here on: internal names and admitted types only
         head = make_admit(domain, metric, admission)
         domain, metric = head.output_domain, head.output_metric  # type: ignore[assignment]

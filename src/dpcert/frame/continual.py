@@ -43,7 +43,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from dpcert._numbers import Number
     from dpcert._types import Array
     from dpcert.accounting.filters import Amount
+    from dpcert.frame._json import JSON
     from dpcert.frame.aliases import KeyList, KeyValue, PublicKey
     from dpcert.frame.session import Session
 
@@ -77,7 +78,7 @@ class ContinualRelease:
     """A released series: one row per (group, period) and the certificate."""
 
     table: pl.DataFrame
-    certificate: dict[str, Any]
+    certificate: dict[str, JSON]
 
     def to_polars(self) -> pl.DataFrame:
         """Group keys, the period, ``count`` or ``sum`` (this period), ``running_total``, its
@@ -267,7 +268,7 @@ class ContinualQuery:
         return max(1, int(self._checked["keys"].height))
 
     def _certificate(self, plan: ContinualPlan, budget: Measure, total: Amount,
-                     ledger: dict[str, Any] | None, mode: str, label: str) -> dict[str, Any]:
+                     ledger: dict[str, JSON] | None, mode: str, label: str) -> dict[str, JSON]:
         sess = self.session
         return {
             "kind": "continual release", "mode": mode, "name": label,
@@ -294,7 +295,7 @@ class ContinualStream:
 
     def __init__(self, query: ContinualQuery, plan: ContinualPlan,
                  noise: list[list[npt.NDArray[np.int64]]], seed: int,
-                 certificate: dict[str, Any], alpha: float) -> None:
+                 certificate: dict[str, JSON], alpha: float) -> None:
         self._q, self._plan, self._noise, self._seed = query, plan, noise, seed
         self._half = plan.half_widths(alpha)
         self._se = np.sqrt(plan.errors())

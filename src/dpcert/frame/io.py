@@ -26,11 +26,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from dpcert.errors import InvalidParameter
+
+if TYPE_CHECKING:
+    from dpcert.frame.aliases import PolarsType
 
 __all__ = ["INFER_ROWS", "read_csv_safely", "to_lazy"]
 
@@ -40,7 +43,7 @@ INFER_ROWS = 10_000
 _INTS = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64)
 
 
-def _parse(name: str, index: int, dtype: Any) -> pl.Expr:
+def _parse(name: str, index: int, dtype: PolarsType) -> pl.Expr:
     """Non-strict parse of the text column at position ``index`` to ``dtype``: unparsable
     cells become null.  (Read by position: ``pl.col`` reads a header such as ``*`` or
     ``^a.*$`` as a pattern.)"""

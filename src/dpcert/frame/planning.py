@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
@@ -49,10 +49,13 @@ from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, Sum, Varianc
 from dpcert.frame.postprocess import mean_interval, variance_interval
 from dpcert.frame.result import rank_error, upper_float
 
+if TYPE_CHECKING:
+    from dpcert.core.measurement import Measurement
+
 __all__ = ["accuracy_table", "smallest_kept"]
 
 
-def smallest_kept(scale: Any, tau: int, alpha: Any) -> int:
+def smallest_kept(scale: Fraction | int, tau: int, alpha: Fraction | float) -> int:
     """The smallest count kept (noisy count ``≥ tau``) with probability ``≥ 1 − alpha`` under
     discrete Laplace noise of ``scale``.
 
@@ -170,7 +173,7 @@ def _quantile_row(name: str, agg: Quantile, level: Fraction, eps: Fraction, rows
                         f"grid step {step:.4g}; shrinks like 1/n"}
 
 
-def _selection_row(m: Any, alpha: Fraction) -> dict[str, Any]:
+def _selection_row(m: Measurement, alpha: Fraction) -> dict[str, Any]:
     tau = int(m.params["threshold"])
     scales = m.params["scales"]
     scale = Fraction(scales["count"] if "count" in scales else scales["units"])

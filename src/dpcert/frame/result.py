@@ -51,6 +51,7 @@ import polars as pl
 from dpcert.errors import InvalidParameter
 
 if TYPE_CHECKING:
+    from dpcert.frame._json import JSON
     from dpcert.frame.aliases import PandasFrame
 
 __all__ = ["ReleaseMixin", "quantile_rank_error", "rank_error", "tidy_table", "upper_float"]
@@ -166,7 +167,7 @@ class ReleaseMixin:
     """
 
     table: pl.DataFrame
-    certificate: dict[str, Any]
+    certificate: dict[str, JSON]
 
     def tidy(self) -> pl.DataFrame:
         """The table with integer non-negative counts and quantile rank errors

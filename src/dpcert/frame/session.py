@@ -25,7 +25,7 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, TypedDict, cast
 
 import polars as pl
 
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from dpcert.accounting.ledger import Ledger
     from dpcert.backends.base import FrameOps
     from dpcert.core.events import Event
+    from dpcert.frame._json import JSON
     from dpcert.frame.aliases import (
         Bounds,
         EngineFrame,
@@ -79,7 +80,7 @@ __all__ = ["Cost", "Query", "Release", "Session", "require_budget"]
 LOG = logging.getLogger(__name__)
 
 #: ``bodies(session_spent_after, ledger_total)``: the charge bodies a charge pays for.
-Bodies = Callable[["Amount", "Amount | None"], list[dict[str, Any]]]
+Bodies = Callable[["Amount", "Amount | None"], list[dict[str, "JSON"]]]
 
 
 class Cost(TypedDict):
@@ -117,15 +118,17 @@ class Release(ReleaseMixin):
     certificate (a JSON-serialisable dict)."""
 
     table: pl.DataFrame
-    certificate: dict[str, Any]
+    certificate: dict[str, JSON]
 
     def __repr__(self) -> str:
         t = self.table
         cert = self.certificate
-        measure = cert.get("budget", {}).get("measure", "")
+        budget = cert.get("budget")
+        measure = budget.get("measure", "") if isinstance(budget, dict) else ""
         spent = _charged_text(cert.get("charged"))  # rounded up: never understates
         level = cert.get("confidence_level")
-        lvl = f", {100 * float(level):g}% intervals" if level is not None else ""
+        lvl = (f", {100 * float(level):g}% intervals"
+               if isinstance(level, (int, float, str)) else "")
         return (f"Release({t.height} rows x {t.width} columns {t.columns[:6]}"
                 f"{' ...' if t.width > 6 else ''}; cost {measure} {spent}{lvl})")
 
@@ -366,7 +369,7 @@ class Session:
         label = "; ".join(lbl for _, _, lbl in prepared)
         n = len(prepared)
 
-        def bodies(spent: Amount, ledger_total: Amount | None) -> list[dict[str, Any]]:
+        def bodies(spent: Amount, ledger_total: Amount | None) -> list[dict[str, JSON]]:
             return [q._body(plan, meas, b, a, lbl, spent, ledger_total, (i, n))
                     for i, ((plan, meas, lbl), (q, b)) in enumerate(
                         zip(prepared, checked, strict=True))]
@@ -386,8 +389,8 @@ class Session:
 
     def _charge(self, measure: Measure, total: Amount, event: Event, *, note: str,
                 batch: bool = False, bodies: Bodies | None = None
-                ) -> tuple[dict[str, Any] | None, list[dict[str, Any]],
-                           list[dict[str, Any] | None]]:
+                ) -> tuple[dict[str, JSON] | None, list[dict[str, JSON]],
+                           list[dict[str, JSON] | None]]:
         """Charge exactly ``total`` (a compiled ``m.map(1)``, with its event ``m.event(1)``)
         to the session's filter and the ledger, or raise before anything is charged.
 
@@ -413,7 +416,7 @@ class Session:
             hashes = [charge_body_hash(b) for b in made]
             new_total = m.compose([self._spent, total])
             info = None
-            charges: list[dict[str, Any] | None] = [None] * len(made)
+            charges: list[dict[str, JSON] | None] = [None] * len(made)
             if self._ledger is not None:  # raises before revealing
                 spend = self._ledger.spend(self.dataset, amount, note=note, event=event,
                                            batch=batch, certificate=hashes or None)
@@ -583,7 +586,8 @@ class Query:
         plan, lf = self.plan(), self._frame()
         admission = admit_plan(plan, backend, lf)  # before anything: refusals name the column
         neighbours = None
-        if backend.name == "polars" and self.join is None:  # auditing neighbours: Polars
+        if backend.name == "polars" and self.join is None and isinstance(lf, pl.LazyFrame):
+            # auditing neighbours: Polars
             neighbours = (lambda d: unit_neighbours(lf, plan) if d >= 1 else [])  # noqa: E731
         m = compile_plan(plan, budget, schema=backend.schema(lf), backend=backend, key=key,
                          alpha=alpha, source=self.session._source, neighbours=neighbours,
@@ -650,7 +654,7 @@ class Query:
         budget = require_budget(budget)
         plan, m, label = self._prepare(budget, a, name)  # before spending anything
 
-        def bodies(spent: Amount, ledger_total: Amount | None) -> list[dict[str, Any]]:
+        def bodies(spent: Amount, ledger_total: Amount | None) -> list[dict[str, JSON]]:
             return [self._body(plan, m, budget, a, label, spent, ledger_total, None)]
 
         ledger_info, made, charges = self.session._charge(
@@ -659,7 +663,7 @@ class Query:
 
     def _body(self, plan: QueryPlan, m: Measurement, budget: Measure, a: Fraction, label: str,
               spent: Amount, ledger_total: Amount | None, batch: tuple[int, int] | None
-              ) -> dict[str, Any]:
+              ) -> dict[str, JSON]:
         """The charge body of this release's certificate (before the charge)."""
         from dpcert.frame.binding import charge_body
 
@@ -700,8 +704,8 @@ class Query:
         return plan, m, label
 
     def _compute(self, plan: QueryPlan, m: Measurement, a: Fraction,
-                 ledger_info: dict[str, Any] | None, budget: Measure,
-                 body: dict[str, Any], charge: dict[str, Any] | None) -> Release:
+                 ledger_info: dict[str, JSON] | None, budget: Measure,
+                 body: dict[str, JSON], charge: dict[str, JSON] | None) -> Release:
         """Run a compiled release that has been charged (failures raise a data-free error)."""
         result: Release | None = None
         cls: FailureClass = UNKNOWN

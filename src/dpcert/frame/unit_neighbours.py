@@ -61,7 +61,8 @@ def _added_unit(df: pl.DataFrame, plan: QueryPlan) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=df.schema)
 
 
-def unit_neighbours(data: Any, plan: QueryPlan) -> list[tuple[pl.DataFrame, pl.DataFrame]]:
+def unit_neighbours(data: pl.LazyFrame | pl.DataFrame, plan: QueryPlan
+                    ) -> list[tuple[pl.DataFrame, pl.DataFrame]]:
     """``(frame, neighbour)`` pairs one unit apart: the heaviest unit removed, an adversarial
     unit added, and (when available) the engine harness's neighbours."""
     df = data.collect() if isinstance(data, pl.LazyFrame) else data
