@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -43,6 +43,11 @@ from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, Sum, Varianc
 from dpcert.mechanisms.edge_rank import default_k
 from dpcert.transformations.frame.profile import count_candidates, value_candidates
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from dpcert.frame.session import Query
+
 __all__ = ["auto_accuracy_table"]
 
 _SCALES = {Count: "G·R", CountDistinct: "G (at most one unit per row)", Sum:
@@ -50,7 +55,7 @@ _SCALES = {Count: "G·R", CountDistinct: "G (at most one unit per row)", Sum:
            Variance: "G·R·(upper − lower)²", Quantile: "G·R (rank error)"}
 
 
-def _choice_row(q: str, share: Fraction, zcdp: bool) -> dict[str, Any]:
+def _choice_row(q: str, share: Fraction, zcdp: bool) -> dict[str, object]:
     value = q.startswith("bounds:")
     eps = selection_epsilon(share / 2 if value else share, zcdp)
     cands = len(value_candidates() if value else count_candidates())
@@ -64,7 +69,8 @@ def _choice_row(q: str, share: Fraction, zcdp: bool) -> dict[str, Any]:
 
 
 def auto_accuracy_table(query: Any, budget: Measure, alpha: Fraction, n: int,
-                        accuracy_table: Any) -> pl.DataFrame:
+                        accuracy_table: Callable[[Query, Measure, Fraction, int], pl.DataFrame]
+                        ) -> pl.DataFrame:
     """The accuracy table of a query with omitted bounds (module docstring);
     ``accuracy_table`` is `dpcert.frame.planning.accuracy_table` (which calls this)."""
     plan = query.plan()

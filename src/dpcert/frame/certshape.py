@@ -168,7 +168,7 @@ def _fields(d: Mapping[str, object], spec: Mapping[str, tuple[str, ...]], where:
                                    f"{' or '.join(kinds)}")
 
 
-def validate_certificate(cert: Any, where: str = "certificate") -> None:
+def validate_certificate(cert: object, where: str = "certificate") -> None:
     """Check the shape of one certificate (compiled, or a release's); raise
     `CertificateError` naming the first problem."""
     if not isinstance(cert, dict):

@@ -17,8 +17,6 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import numpy.typing as npt
 
@@ -26,7 +24,7 @@ from dpcert._types import Array, FloatArray
 
 __all__ = ["ReleaseTable", "mean_interval", "variance_interval"]
 
-class ReleaseTable(dict[str, list[Any]]):
+class ReleaseTable(dict[str, list[object]]):
     """A release as columns (``{name: list}``): the key columns, then per output ``<name>``,
     ``<name>_ci_low``, ``<name>_ci_high``.
 
@@ -41,7 +39,7 @@ class ReleaseTable(dict[str, list[Any]]):
     ([3.0, 4.0], [2.0, 7.0])
     """
 
-    def __init__(self, columns: dict[str, list[Any]], *, values: tuple[str, ...],
+    def __init__(self, columns: dict[str, list[object]], *, values: tuple[str, ...],
                  private: bool) -> None:
         super().__init__(columns)
         self.value_columns = values

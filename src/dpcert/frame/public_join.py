@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 
@@ -40,6 +40,7 @@ from dpcert.core.transformation import Transformation
 from dpcert.errors import InvalidParameter, UnsupportedSQL
 
 if TYPE_CHECKING:
+    from dpcert.frame._json import JSON
     from dpcert.frame.aliases import EngineFrame, FrameLike
     from dpcert.frame.session import Session
 
@@ -58,7 +59,7 @@ class PublicJoin:
     columns: tuple[str, ...]
     frame: pl.DataFrame
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, JSON]:
         """JSON-friendly description (certificates)."""
         return {"table": self.table, "how": self.how, "on": [self.key, self.public_key],
                 "columns": list(self.columns), "public_rows": self.frame.height}

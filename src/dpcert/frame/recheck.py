@@ -82,12 +82,13 @@ def filter_mismatches(cert: Mapping[str, Any]) -> list[str]:
                                 f"plan's {text!r}")
                 continue
             if "sql" in rec:
-                expr: Any = str(rec["sql"])
-                shown = expr
+                sql_text = str(rec["sql"])
+                expr: pl.Expr | str = sql_text
+                shown = sql_text
                 if spark:
                     from dpcert.backends.spark_expr import check_spark_text
 
-                    check_spark_text(expr, dict(cert["schema"]), sql=True)
+                    check_spark_text(sql_text, dict(cert["schema"]), sql=True)
             else:
                 import polars as pl
 

@@ -42,7 +42,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import polars as pl
 import sqlglot
@@ -73,7 +73,7 @@ _CLAUSES = {"with_": "WITH (common table expression)", "distinct": "SELECT DISTI
             "match": "MATCH_RECOGNIZE", "options": "OPTION", "for_": "FOR", "kind": "SELECT AS",
             "hint": "optimizer hints", "exclude": "EXCLUDE", "operation_modifiers": "modifiers"}
 _ALLOWED_ARGS = {"expressions", "from_", "where", "group", "having", "order", "limit", "joins"}
-_REFUSED_NODES: tuple[tuple[type[Any], str], ...] = (
+_REFUSED_NODES: tuple[tuple[type[exp.Expr], str], ...] = (
     (exp.Subquery, "subquery"), (exp.Query, "subquery"), (exp.Window, "window function (OVER)"),
     (exp.Join, "JOIN"), (exp.Lateral, "LATERAL"), (exp.Unnest, "UNNEST"),
     (exp.Placeholder, "query parameter"), (exp.Parameter, "query parameter"),
