@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any
+from typing import Protocol, Self, TypeVar
 
 import numpy as np
 
@@ -88,8 +88,17 @@ def check_size(value: object, name: str = "size") -> int:
     return check_int(value, name, minimum=0)
 
 
-def check_bounds(lower: Any, upper: Any, *, lower_name: str = "lower",
-                 upper_name: str = "upper") -> tuple[Any, Any]:
+class _Ordered(Protocol):
+    """A value comparable with ``>`` to values of its own type (numbers, NumPy scalars)."""
+
+    def __gt__(self, other: Self, /) -> object: ...
+
+
+_B = TypeVar("_B", bound=_Ordered)
+
+
+def check_bounds(lower: _B, upper: _B, *, lower_name: str = "lower",
+                 upper_name: str = "upper") -> tuple[_B, _B]:
     """Finite numeric bounds with ``lower <= upper``; returns them unchanged."""
     for v, n in ((lower, lower_name), (upper, upper_name)):
         if not is_real_number(v):

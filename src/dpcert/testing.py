@@ -26,7 +26,7 @@ __all__ = ["adversarial_unit", "check_measurement_contract", "check_neighbours",
            "check_transformation_contract", "neighbours"]
 
 
-def _check_frozen(obj: Any) -> None:
+def _check_frozen(obj: Any) -> None:  # Any: it tries the writes that the types forbid
     try:
         obj.name = "mutated"
     except dataclasses.FrozenInstanceError:
@@ -43,7 +43,7 @@ def _check_frozen(obj: Any) -> None:
             raise AssertionError(f"{obj!r}.params is mutable")
 
 
-def check_transformation_contract(t: Transformation, d_ins: Sequence[Any]) -> None:
+def check_transformation_contract(t: Transformation, d_ins: Sequence[int | Fraction]) -> None:
     """Immutability; the map is non-negative, monotone, and ``check`` agrees with ``map``."""
     _check_frozen(t)
     prev = None
@@ -59,7 +59,7 @@ def check_transformation_contract(t: Transformation, d_ins: Sequence[Any]) -> No
         prev = out
 
 
-def check_measurement_contract(m: Measurement, d_ins: Sequence[Any]) -> None:
+def check_measurement_contract(m: Measurement, d_ins: Sequence[int | Fraction]) -> None:
     """Immutability; the map is non-negative and monotone; ``check`` agrees with ``map``."""
     _check_frozen(m)
     measure = m.output_measure

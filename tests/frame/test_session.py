@@ -460,6 +460,14 @@ def test_a_bare_number_budget_is_refused_with_the_fix(bare: object) -> None:
     assert sess.spent == 0
 
 
+def test_a_batch_name_that_is_not_text_is_refused_before_the_charge() -> None:
+    sess = dp.Session(table(20), "uid", budget=dp.PureDP(1.0))
+    q = sess.query().agg(dp.count()).bound_contributions(1, 1)
+    with pytest.raises(errors.InvalidParameter, match=r"name=5 must be a string"):
+        sess.release_all([(q, dp.PureDP(0.1), "first"), (q, dp.PureDP(0.1), 5)])  # type: ignore
+    assert sess.spent == 0
+
+
 def test_reprs_show_decimals_and_spent_stays_exact(caplog: pytest.LogCaptureFixture) -> None:
     import logging
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpcert.backends.admission import (
     ADMITTED_TYPES,
@@ -48,6 +48,9 @@ from dpcert.core.frames import FrameDomain, UnitDistance
 from dpcert.core.transformation import Transformation
 from dpcert.errors import InvalidParameter
 from dpcert.frame.plan import QueryPlan
+
+if TYPE_CHECKING:
+    from dpcert.frame.aliases import EngineFrame
 
 __all__ = ["Admission", "admission_from_json", "admit_plan", "make_admit"]
 
@@ -66,7 +69,7 @@ class Admission:
     #: filters after the allow-list, reading internal names
     predicates: tuple[Any, ...]
     #: public keys as the admitted key columns hold them (None: private keys)
-    public_keys: tuple[tuple[Any, ...], ...] | None
+    public_keys: tuple[tuple[object, ...], ...] | None
     #: the user's schema (column → logical type) and the backend that admitted it
     user_schema: Mapping[str, str]
     #: None for an admission rebuilt from a certificate (maps only, no data)
@@ -77,14 +80,15 @@ class Admission:
         """Internal column → internal type: the admitted frame's schema."""
         return {c.internal: c.type for c in self.columns}
 
-    def frame(self, data: Any) -> Any:
+    def frame(self, data: EngineFrame) -> EngineFrame:
         """The admitted frame of ``data`` (lazy; total on every frame of the user's schema)."""
         if self.backend is None:
             raise InvalidParameter("this admission was rebuilt from a certificate: it has no "
                                    "backend to run on data")
-        return self.backend.admit(data, self.columns)
+        admitted: EngineFrame = self.backend.admit(data, self.columns)
+        return admitted
 
-    def describe(self) -> list[dict[str, Any]]:
+    def describe(self) -> list[dict[str, str | list[str]]]:
         """JSON-friendly rendering for certificates."""
         return [{"column": c.user, "as": c.internal, "type": c.type, "from": c.source,
                  "roles": list(c.roles)} for c in self.columns]
@@ -100,7 +104,7 @@ def _roles(plan: QueryPlan, filter_columns: Sequence[str]) -> list[tuple[str, Ro
     return out
 
 
-def _columns(pairs: list[tuple[str, Role]], native: Mapping[str, Any], backend: FrameOps
+def _columns(pairs: list[tuple[str, Role]], native: Mapping[str, object], backend: FrameOps
              ) -> tuple[AdmittedColumn, ...]:
     """One internal column per (user column, internal type), numbered in order of first use."""
     found: dict[tuple[str, AdmittedType], tuple[Role, ...]] = {}
@@ -116,7 +120,7 @@ def _internal(columns: Sequence[AdmittedColumn], user: str, role: Role) -> str:
     return next(c.internal for c in columns if c.user == user and role in c.roles)
 
 
-def admit_plan(plan: QueryPlan, backend: FrameOps, data: Any) -> Admission:
+def admit_plan(plan: QueryPlan, backend: FrameOps, data: EngineFrame) -> Admission:
     """The `Admission` of ``plan`` on ``data`` (reads the schema only; raises before
     anything is charged)."""
     native = dict(backend.native_schema(data))
@@ -141,7 +145,7 @@ def admit_plan(plan: QueryPlan, backend: FrameOps, data: Any) -> Admission:
     return Admission(columns, unit, keys, values, tuple(predicates), public, logical, backend)
 
 
-def admission_from_json(record: Any, plan: QueryPlan, user_schema: Mapping[str, str]
+def admission_from_json(record: object, plan: QueryPlan, user_schema: Mapping[str, str]
                         ) -> Admission:
     """The admission a certificate records (its ``admit`` step's ``columns``), for re-deriving
     the privacy map without data.  A malformed record is `InvalidParameter`."""

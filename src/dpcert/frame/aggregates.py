@@ -16,7 +16,6 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, Sum, Variance
 
@@ -77,7 +76,7 @@ def count_distinct() -> CountDistinct:
     return CountDistinct()
 
 
-def sum(column: str, bounds: tuple[Any, Any] | None = None) -> Sum:  # mirrors Polars naming
+def sum(column: str, bounds: tuple[float, float] | None = None) -> Sum:  # mirrors Polars naming
     """Sum of ``column`` per group, each value clamped to ``bounds``.
 
     Parameters
@@ -123,7 +122,7 @@ def sum(column: str, bounds: tuple[Any, Any] | None = None) -> Sum:  # mirrors P
     return Sum(column, bounds)
 
 
-def mean(column: str, bounds: tuple[Any, Any] | None = None) -> Mean:
+def mean(column: str, bounds: tuple[float, float] | None = None) -> Mean:
     """Mean of ``column`` per group, each value clamped to ``bounds``.
 
     Released as a noisy sum over a noisy count, each measured with part of the query's budget;
@@ -165,7 +164,7 @@ def mean(column: str, bounds: tuple[Any, Any] | None = None) -> Mean:
     return Mean(column, bounds)
 
 
-def variance(column: str, bounds: tuple[Any, Any] | None = None) -> Variance:
+def variance(column: str, bounds: tuple[float, float] | None = None) -> Variance:
     """Variance of ``column`` per group, each value clamped to ``bounds``.
 
     Released from three noisy parts, a count, a sum and a sum of squares, each measured with
@@ -201,7 +200,7 @@ def variance(column: str, bounds: tuple[Any, Any] | None = None) -> Variance:
     return Variance(column, bounds)
 
 
-def quantile(column: str, qs: float | Sequence[float], bounds: tuple[Any, Any] | None = None,
+def quantile(column: str, qs: float | Sequence[float], bounds: tuple[float, float] | None = None,
              candidates: int = 1025, interval: bool = True) -> Quantile:
     """Quantiles ``qs`` of ``column`` per group, within ``bounds``.
 
@@ -263,7 +262,7 @@ def quantile(column: str, qs: float | Sequence[float], bounds: tuple[Any, Any] |
     return Quantile(column, levels, bounds, candidates, interval)
 
 
-def median(column: str, bounds: tuple[Any, Any] | None = None, candidates: int = 1025,
+def median(column: str, bounds: tuple[float, float] | None = None, candidates: int = 1025,
            interval: bool = True) -> Quantile:
     """Median of ``column`` per group, within ``bounds``: ``quantile(column, 0.5, bounds)``.
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -50,6 +50,11 @@ from dpcert.frame.autobounds import (
 )
 from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, Sum, Variance
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from dpcert.frame.session import Query
+
 __all__ = ["auto_accuracy_table"]
 
 _SCALES = {Count: "G·R", CountDistinct: "G (at most one unit per row)", Sum:
@@ -57,7 +62,8 @@ _SCALES = {Count: "G·R", CountDistinct: "G (at most one unit per row)", Sum:
            Variance: "G·R·(upper − lower)²", Quantile: "G·R (rank error)"}
 
 
-def _choice_row(q: str, share: Fraction, zcdp: bool, fixed: dict[str, int]) -> dict[str, Any]:
+def _choice_row(q: str, share: Fraction, zcdp: bool, fixed: dict[str, int]
+                ) -> dict[str, object]:
     if q in fixed:
         return {"output": f"(choose {q})", "kind": "select_bounds", "mechanism": "none",
                 "half_width": math.nan, "rank_error": 0.0, "n": None,
@@ -76,7 +82,8 @@ def _choice_row(q: str, share: Fraction, zcdp: bool, fixed: dict[str, int]) -> d
 
 
 def auto_accuracy_table(query: Any, budget: Measure, alpha: Fraction, n: int,
-                        accuracy_table: Any) -> pl.DataFrame:
+                        accuracy_table: Callable[[Query, Measure, Fraction, int], pl.DataFrame]
+                        ) -> pl.DataFrame:
     """The accuracy table of a query with omitted bounds (module docstring);
     ``accuracy_table`` is `dpcert.frame.planning.accuracy_table` (which calls this)."""
     plan = query.plan()

@@ -23,36 +23,46 @@ True
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
+import numpy.typing as npt
 import polars as pl
 
 from dpcert.backends.polars import PolarsBackend
+from dpcert.core.measurement import Measurement
 from dpcert.core.measures import Measure
+from dpcert.core.transformation import Transformation
 from dpcert.frame.admit import admit_plan
 from dpcert.frame.autobounds import concrete_plan, selection_steps
 from dpcert.frame.neighbours import check_neighbours, neighbours
 from dpcert.frame.plan import QueryPlan
 from dpcert.mechanisms.edge_rank import edge_scores
 
-__all__ = ["check_any_neighbours", "check_auto_neighbours"]
+__all__ = ["End", "check_any_neighbours", "check_auto_neighbours"]
+
+class End(TypedDict):
+    """One end of every choice: the contribution bounds ``n`` and the value ``bounds``."""
+
+    n: int
+    bounds: tuple[float, float]
+
 
 #: Concrete values the release after the choices is checked at (the ends of every choice).
-ENDS: tuple[dict[str, Any], ...] = (
+ENDS: tuple[End, ...] = (
     {"n": 1, "bounds": (0.0, 2.0**-20)},
     {"n": 3, "bounds": (-10.0, 1e6)},
     {"n": 1 << 16, "bounds": (-(2.0**64), 2.0**64)},
 )
 
 
-def _ends(plan: QueryPlan, end: dict[str, Any]) -> QueryPlan:
-    chosen: dict[str, Any] = {q: end["n"] for q in plan.auto_contributions}
+def _ends(plan: QueryPlan, end: End) -> QueryPlan:
+    chosen: dict[str, object] = {q: end["n"] for q in plan.auto_contributions}
     chosen["bounds"] = {c: end["bounds"] for c in plan.auto_columns}
     return concrete_plan(plan, chosen)
 
 
-def _multiset(v: Any) -> Counter[Any]:
+def _multiset(v: npt.ArrayLike) -> Counter[float]:
     return Counter(float(x) for x in np.asarray(v).tolist())
 
 
@@ -69,7 +79,8 @@ def check_auto_neighbours(df: pl.DataFrame, plan: QueryPlan, budget: Measure, *,
     tables = [*neighbours(df, _ends(plan, ENDS[1])), *(extra or [])]
     n = 0
     for s in steps:
-        t: Any = s.transformation if pre is None else pre >> s.transformation
+        t: Transformation | Measurement = (s.transformation if pre is None
+                                            else pre >> s.transformation)
         d = t.map(1)
         base = t(df.lazy())
         sa = edge_scores(base, s.candidates, s.k, s.side)

@@ -27,12 +27,17 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping
-from typing import Any
+from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import Measure
 from dpcert.errors import InvalidParameter
 from dpcert.frame.plan import QueryPlan
+
+if TYPE_CHECKING:
+    from dpcert.accounting.filters import Amount
+    from dpcert.frame._json import JSON
 
 __all__ = ["BODY_FIELDS", "NEIGHBOURING", "canonical_json", "charge_body", "charge_body_hash",
            "filter_records", "fixed_fields"]
@@ -49,7 +54,7 @@ BODY_FIELDS = (
 NEIGHBOURING = "add or remove all rows of one privacy unit (d_in = 1 unit)"
 
 
-def _finite(obj: Any) -> Any:
+def _finite(obj: object) -> object:
     """``obj`` with every non-finite float as ``{"__float__": "inf" | "-inf" | "nan"}`` (a
     public key may be ±inf or NaN; JSON has no such numbers)."""
     if isinstance(obj, float) and not math.isfinite(obj):
@@ -61,7 +66,7 @@ def _finite(obj: Any) -> Any:
     return obj
 
 
-def canonical_json(obj: Any) -> bytes:
+def canonical_json(obj: object) -> bytes:
     """The canonical encoding hashed: sorted keys, no spaces, UTF-8, non-finite floats tagged
     (`_finite`)."""
     try:
@@ -72,7 +77,7 @@ def canonical_json(obj: Any) -> bytes:
                                ) from None
 
 
-def charge_body_hash(cert: Mapping[str, Any]) -> str:
+def charge_body_hash(cert: Mapping[str, object]) -> str:
     """SHA-256 (hex) of the charge body of ``cert`` (its `BODY_FIELDS`; absent fields
     count as null)."""
     return hashlib.sha256(canonical_json({k: cert.get(k) for k in BODY_FIELDS})).hexdigest()
@@ -96,7 +101,7 @@ def filter_records(plan: QueryPlan) -> list[dict[str, str]]:
     return out
 
 
-def fixed_fields(plan: QueryPlan) -> dict[str, Any]:
+def fixed_fields(plan: QueryPlan) -> dict[str, JSON]:
     """The certificate fields that depend on the plan alone (re-derived by the check)."""
     return {
         "privacy_unit": plan.privacy_unit or "row",
@@ -117,9 +122,10 @@ def fixed_fields(plan: QueryPlan) -> dict[str, Any]:
 
 
 def charge_body(m: Measurement, plan: QueryPlan, budget: Measure, schema: Mapping[str, str],
-                *, session_budget: Measure, session_spent: Any, dataset: str | None,
-                ledger_total: Any, label: str, batch: tuple[int, int] | None, alpha: Any,
-                backend: str) -> dict[str, Any]:
+                *, session_budget: Measure, session_spent: Amount, dataset: str | None,
+                ledger_total: Amount | None, label: str, batch: tuple[int, int] | None,
+                alpha: Fraction,
+                backend: str) -> dict[str, JSON]:
     """The charge body of the release of ``plan`` compiled to ``m`` (JSON-normalised): built
     before the charge from public facts only; ``session_spent`` is the session's total after
     this charge, ``ledger_total`` the ledger dataset's budget (``None`` without a ledger),
@@ -154,5 +160,5 @@ def charge_body(m: Measurement, plan: QueryPlan, budget: Measure, schema: Mappin
         "filters": filter_records(plan),
         "confidence_level": 1 - float(alpha),
     })
-    normal: dict[str, Any] = json.loads(json.dumps(body, default=str))
+    normal: dict[str, JSON] = json.loads(json.dumps(body, default=str))
     return normal

@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dpcert.frame.binding import charge_body_hash
+
+if TYPE_CHECKING:
+    from dpcert.frame._json import JSON
 
 __all__ = ["release_certificate"]
 
 
-def release_certificate(body: Mapping[str, Any], *, ledger: dict[str, Any] | None,
-                        charge: dict[str, Any] | None) -> dict[str, Any]:
+def release_certificate(body: Mapping[str, JSON], *, ledger: dict[str, JSON] | None,
+                        charge: dict[str, JSON] | None) -> dict[str, JSON]:
     """The certificate of a charged release: ``body`` (hashed into the ledger's chain when it
     was charged), ``ledger`` (path, dataset, remaining, chain head and charges right after the
     charge) and ``charge`` (``{"charge_id", "position", "index"}`` in the ledger, or ``None``

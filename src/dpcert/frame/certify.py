@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpcert.core._describe import jsonable
 from dpcert.core.measurement import Measurement
@@ -48,6 +48,9 @@ from dpcert.frame.compiled import (
 )
 from dpcert.frame.plan import QueryPlan
 
+if TYPE_CHECKING:
+    from dpcert.accounting.filters import Amount
+
 __all__ = ["FORMAT", "CheckResult", "budget_from_json", "budget_json", "check_certificate",
            "compiled_certificate", "plan_from_json", "release_components"]
 
@@ -57,7 +60,7 @@ class CheckResult:
     """The outcome of `check_certificate`."""
 
     ok: bool
-    charged: Any
+    charged: Amount
     messages: tuple[str, ...]
 
 

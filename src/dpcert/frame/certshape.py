@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 from dpcert.errors import InvalidParameter
 
@@ -81,7 +81,7 @@ class CertificateError(InvalidParameter):
     """A certificate file that is not a well-formed certificate (invalid input, exit code 2)."""
 
 
-def _type(v: Any) -> str:
+def _type(v: object) -> str:
     if v is None:
         return "null"
     if isinstance(v, bool):
@@ -95,13 +95,13 @@ def _type(v: Any) -> str:
     return _LIST if isinstance(v, list) else _DICT if isinstance(v, dict) else type(v).__name__
 
 
-def _reject_constant(name: str) -> Any:
+def _reject_constant(name: str) -> NoReturn:
     raise CertificateError(f"the certificate file holds {name}, which JSON does not allow")
 
 
-def _bounded(doc: Any) -> None:
+def _bounded(doc: object) -> None:
     """Depth, integer and string limits, walked without recursion."""
-    stack: list[tuple[Any, str, int]] = [(doc, "certificate", 0)]
+    stack: list[tuple[object, str, int]] = [(doc, "certificate", 0)]
     while stack:
         v, where, depth = stack.pop()
         if depth > MAX_DEPTH:
@@ -153,7 +153,7 @@ def load_certificates(text: str | bytes) -> dict[str, dict[str, Any]]:
 OPTIONAL_FIELDS = frozenset({"chosen_bounds", "auto_share"})
 
 
-def _fields(d: Mapping[str, Any], spec: Mapping[str, tuple[str, ...]], where: str,
+def _fields(d: Mapping[str, object], spec: Mapping[str, tuple[str, ...]], where: str,
             exact: bool = True) -> None:
     missing = sorted(k for k in spec if k not in d and k not in OPTIONAL_FIELDS)
     extra = sorted(str(k) for k in d if k not in spec)
@@ -168,7 +168,7 @@ def _fields(d: Mapping[str, Any], spec: Mapping[str, tuple[str, ...]], where: st
                                    f"{' or '.join(kinds)}")
 
 
-def validate_certificate(cert: Any, where: str = "certificate") -> None:
+def validate_certificate(cert: object, where: str = "certificate") -> None:
     """Check the shape of one certificate (compiled, or a release's); raise
     `CertificateError` naming the first problem."""
     if not isinstance(cert, dict):

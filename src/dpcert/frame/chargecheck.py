@@ -22,10 +22,13 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import Measure
+
+if TYPE_CHECKING:
+    from dpcert.accounting.filters import Amount
 
 __all__ = ["charge_mismatches"]
 
@@ -91,6 +94,7 @@ def charge_mismatches(cert: Mapping[str, Any], ledger_path: str,
         if status.measure != type(budget).__name__:
             msgs.append(f"budget: the ledger dataset keeps a {status.measure} budget")
         else:
+            stated: Amount | str
             try:
                 stated = amount_from_json(budget, cert["binding"]["ledger_budget"])
             except ValueError as e:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -37,6 +37,9 @@ from dpcert.frame.plan import (
     check_output_names,
     generated_names,
 )
+
+if TYPE_CHECKING:
+    from dpcert.frame.aliases import PolarsType, Predicate
 
 __all__ = [
     "MAX_BOUND",
@@ -64,11 +67,11 @@ _UNIT_TYPES = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UI
                pl.Datetime, pl.Time, pl.Duration, pl.Binary)
 
 
-def _is(dtype: Any, types: tuple[Any, ...]) -> bool:
+def _is(dtype: PolarsType, types: tuple[type[pl.DataType], ...]) -> bool:
     return isinstance(dtype, types) or dtype in types
 
 
-def canonical(column: str, dtype: Any) -> pl.Expr:
+def canonical(column: str, dtype: PolarsType) -> pl.Expr:
     """The column with exact-identity canonical values: for floats every NaN is one value and
     −0.0 is 0.0 (float32 widened exactly to float64); categoricals become their strings;
     everything else is unchanged.  Null stays null (one value)."""
@@ -83,7 +86,7 @@ def canonical(column: str, dtype: Any) -> pl.Expr:
 
 
 def check_unit_column(unit: str | None, group_keys: Sequence[str],
-                      schema: Mapping[str, Any]) -> None:
+                      schema: Mapping[str, PolarsType]) -> None:
     """The privacy unit's type must allow exact comparison, and it may not be a group key
     (grouping by the unit releases per-person statistics and is refused)."""
     if unit is None:
@@ -100,15 +103,16 @@ def check_unit_column(unit: str | None, group_keys: Sequence[str],
             "group per person; group by another column")
 
 
-def check_filters(filters: Sequence[Any], schema: Mapping[str, Any]) -> tuple[pl.Expr, ...]:
+def check_filters(filters: Sequence[Predicate], schema: Mapping[str, PolarsType]
+                  ) -> tuple[pl.Expr, ...]:
     """Every filter must be row-local and infallible (``dpcert.backends.polars_expr``)."""
     from dpcert.backends.polars_expr import check_predicate
 
     return tuple(check_predicate(f, schema) for f in filters)
 
 
-def check_public_keys(group_keys: Sequence[str], keys: Sequence[tuple[Any, ...]],
-                      schema: Mapping[str, Any]) -> pl.DataFrame:
+def check_public_keys(group_keys: Sequence[str], keys: Sequence[tuple[object, ...]],
+                      schema: Mapping[str, PolarsType]) -> pl.DataFrame:
     """The public keys as a frame of the key columns' types (strict cast, canonical float
     values), refusing keys that do not fit and keys that repeat after the cast (``1``/``1.0``,
     ``0.0``/``−0.0``, two NaNs): each repeat would be released with fresh noise for one price."""
@@ -138,7 +142,7 @@ def check_public_keys(group_keys: Sequence[str], keys: Sequence[tuple[Any, ...]]
     dup = key_df.is_duplicated()
     if dup.any():
         rows = key_df.rows()
-        first: dict[tuple[Any, ...], int] = {}
+        first: dict[tuple[object, ...], int] = {}
         for i, r in enumerate(rows):
             norm = tuple("nan" if isinstance(v, float) and math.isnan(v) else v for v in r)
             if norm in first:
@@ -190,7 +194,7 @@ def internal_prefix(columns: Sequence[str]) -> str:
 
 
 
-def check_schema(lf: pl.LazyFrame, plan: QueryPlan) -> dict[str, Any]:
+def check_schema(lf: pl.LazyFrame, plan: QueryPlan) -> dict[str, pl.DataType]:
     """Everything about ``plan`` that can be checked on the schema, before any charge (besides
     the admission of its columns' types, `dpcert.frame.admit.admit_plan`): columns
     exist, the unit can be compared exactly and is not a group key, filters

@@ -31,22 +31,24 @@ Examples
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
+from dpcert._types import FloatArray
 from dpcert.backends.base import FrameOps, StatSpec
 from dpcert.combinators.composition import make_composition
 from dpcert.combinators.conversions import make_pureDP_to_approxDP
 from dpcert.combinators.keyed import make_keyed_release
-from dpcert.core.domains import AtomDomain, VectorDomain
+from dpcert.core.domains import AtomDomain, Domain, VectorDomain
 from dpcert.core.frames import FrameDomain, UnitDistance
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import Measure
-from dpcert.core.metrics import L1Distance, L2Distance
+from dpcert.core.metrics import L1Distance, L2Distance, Metric
 from dpcert.core.transformation import Transformation
 from dpcert.errors import BudgetExceeded, InvalidParameter
 from dpcert.frame.admit import Admission, make_admit
@@ -72,6 +74,10 @@ from dpcert.transformations.frame import (
     per_group_change,
 )
 from dpcert.transformations.frame.stats import centre_of
+
+if TYPE_CHECKING:
+    from dpcert.frame.aliases import EngineFrame, Neighbours
+    from dpcert.samplers import EntropySource
 
 __all__ = ["CompiledPrefix", "NoisyStat", "compile_plan", "compile_transformation", "plan_stats"]
 
@@ -204,8 +210,9 @@ def _noise(sel: Transformation, share: Fraction, d1: tuple[int, ...], zcdp: bool
 
 
 def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
-                 backend: FrameOps | None, key: bytes | None = None, alpha: Any = 0.05,
-                 source: Any = None, neighbours: Any = None,
+                 backend: FrameOps | None, key: bytes | None = None,
+                 alpha: Fraction | float = 0.05, source: EntropySource | None = None,
+                 neighbours: Neighbours | None = None,
                  admission: Admission | None = None) -> Measurement:
     """The release of ``plan`` as one Measurement on ``(FrameDomain(schema), UnitDistance)``.
 
@@ -318,7 +325,8 @@ class CompiledPrefix:
 
 def compile_transformation(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
                            backend: FrameOps | None, key: bytes | None = None,
-                           source: Any = None, neighbours: Any = None,
+                           source: EntropySource | None = None,
+                           neighbours: Neighbours | None = None,
                            admission: Admission | None = None) -> CompiledPrefix:
     """The transformation prefix of `compile_plan` (same arguments): ``(FrameDomain,
     UnitDistance) → (GroupedDomain, GroupDistance)``, exact integer statistics per group, with
@@ -354,8 +362,8 @@ def compile_transformation(plan: QueryPlan, budget: Measure, *, schema: Mapping[
     domain = FrameDomain(tuple(schema.items()), _schema_reader(backend), neighbours=neighbours)
     metric = UnitDistance(plan.privacy_unit)
     head: Transformation | None = None
-    filters: tuple[Any, ...] = plan.filters
-    public = plan.public_keys
+    filters: tuple[object, ...] = plan.filters
+    public: tuple[tuple[object, ...], ...] | None = plan.public_keys
     if admission is not None:  # from here on: internal names and admitted types only
         head = make_admit(domain, metric, admission)
         domain, metric = head.output_domain, head.output_metric  # type: ignore[assignment]
@@ -424,7 +432,7 @@ def _grid(s: NoisyStat) -> StatSpec:
                     exponent=e, candidates=cands)
 
 
-def _quantile(gdom: Any, gmet: Any, hist: StatSpec, s: NoisyStat, share: Fraction,
+def _quantile(gdom: Domain, gmet: Metric, hist: StatSpec, s: NoisyStat, share: Fraction,
               d1: tuple[int, ...], zcdp: bool, alpha: Fraction) -> Measurement:
     """One quantile per group at the scale that spends ``share`` at one unit: permute-and-flip
     under ε budgets, the exponential mechanism (bounded range: ε²/8, not ε²/2) under zCDP.
@@ -437,7 +445,7 @@ def _quantile(gdom: Any, gmet: Any, hist: StatSpec, s: NoisyStat, share: Fractio
     return make_grouped_quantile(gdom, gmet, hist, s.level, scale, sel, "cell", shift)
 
 
-def _schema_reader(backend: FrameOps | None) -> Any:
+def _schema_reader(backend: FrameOps | None) -> Callable[[EngineFrame], Mapping[str, str]]:
     if backend is None:
         return lambda frame: {}
     return backend.schema
@@ -446,15 +454,16 @@ def _schema_reader(backend: FrameOps | None) -> Any:
 def _to_table(plan: QueryPlan, uses: Mapping[str, Mapping[str, str]],
               units: Mapping[str, Fraction], half: Mapping[str, Mapping[int, float]],
               names: list[str], private: bool,
-              grids: Mapping[str, np.ndarray[Any, Any]],
-              offsets: Mapping[str, float], integral: frozenset[str] | set[str]) -> Any:
+              grids: Mapping[str, FloatArray],
+              offsets: Mapping[str, float], integral: frozenset[str] | set[str]
+              ) -> Callable[[Any], ReleaseTable]:
     """The post-processing step: noisy integers → estimates and intervals per output (a centred
     sum's per-row offset ``C·2^e`` is added back to the mean or variance it feeds)."""
     by = list(plan.group_keys)
     public = plan.public_keys
     values = tuple(plan.output_names())
 
-    def real(v: Any, n: str) -> np.ndarray[Any, Any]:
+    def real(v: npt.ArrayLike, n: str) -> FloatArray:
         arr = np.asarray(v)
         if arr.dtype == object:
             return np.array([float(Fraction(int(x)) * units[n]) for x in arr.tolist()])

@@ -19,7 +19,7 @@ from __future__ import annotations
 import platform
 from collections.abc import Mapping
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpcert._version import __version__
 from dpcert.core._describe import jsonable
@@ -39,6 +39,9 @@ from dpcert.frame.plan import (
     Variance,
 )
 
+if TYPE_CHECKING:
+    from dpcert.frame._json import JSON
+
 __all__ = ["FORMAT", "budget_from_json", "budget_json", "compiled_certificate",
            "plan_from_json", "release_components"]
 
@@ -48,7 +51,7 @@ _AGGREGATES: dict[str, type[Aggregate]] = {
 _MEASURES: dict[str, type[Measure]] = {"PureDP": PureDP, "ApproxDP": ApproxDP, "ZCDP": ZCDP}
 
 
-def budget_json(budget: Measure) -> dict[str, Any]:
+def budget_json(budget: Measure) -> dict[str, JSON]:
     """The JSON form of a budget, read back by `budget_from_json`."""
     return {"measure": type(budget).__name__, "value": jsonable(budget.require_value())}
 
@@ -93,7 +96,7 @@ def plan_from_json(d: Mapping[str, Any]) -> QueryPlan:
         auto_share=Fraction(str(d.get("auto_share", DEFAULT_AUTO_SHARE))))
 
 
-def _bound(v: Any) -> int | None:
+def _bound(v: int | str | None) -> int | None:
     """A contribution bound of a plan record (``None``: chosen privately)."""
     return None if v is None else int(v)
 
@@ -165,7 +168,7 @@ def release_components(m: Measurement, plan: QueryPlan, budget: Measure) -> list
     return out
 
 
-def _number(x: Any) -> Any:
+def _number(x: Fraction | int | float | str | None) -> int | float | None:
     if x is None or isinstance(x, int):
         return x
     f = Fraction(x)

@@ -40,9 +40,10 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -60,6 +61,11 @@ from dpcert.mechanisms.continual import ContinualPlan, continual_plan
 from dpcert.samplers import default_source
 
 if TYPE_CHECKING:
+    from dpcert._numbers import Number
+    from dpcert._types import Array
+    from dpcert.accounting.filters import Amount
+    from dpcert.frame._json import JSON
+    from dpcert.frame.aliases import KeyList, KeyValue, PublicKey
     from dpcert.frame.session import Session
 
 __all__ = ["ContinualQuery", "ContinualRelease", "ContinualStream"]
@@ -72,7 +78,7 @@ class ContinualRelease:
     """A released series: one row per (group, period) and the certificate."""
 
     table: pl.DataFrame
-    certificate: dict[str, Any]
+    certificate: dict[str, JSON]
 
     def to_polars(self) -> pl.DataFrame:
         """Group keys, the period, ``count`` or ``sum`` (this period), ``running_total``, its
@@ -88,19 +94,20 @@ class ContinualQuery:
 
     session: Session
     time: str
-    periods: tuple[Any, ...]
+    periods: tuple[KeyValue, ...]
     group_keys: tuple[str, ...] = ()
-    public_keys: tuple[tuple[Any, ...], ...] = ((),)
+    public_keys: tuple[PublicKey, ...] = ((),)
     max_contributions: int = 1
     method: str = "tree"
     value: str | None = None
     bounds: tuple[int, int] = (0, 1)
-    _checked: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    _checked: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def create(cls, session: Session, time: str, periods: Any, *, by: Any = None,
-               keys: Any = None, max_contributions: int = 1, method: str = "tree",
-               value: str | None = None, bounds: Any = None) -> ContinualQuery:
+    def create(cls, session: Session, time: str, periods: Sequence[KeyValue], *,
+               by: str | Sequence[str] | None = None, keys: KeyList | None = None,
+               max_contributions: int = 1, method: str = "tree", value: str | None = None,
+               bounds: tuple[int, int] | None = None) -> ContinualQuery:
         """Check the arguments (reads the schema only) and build the query.
 
         ``value=None`` counts rows; ``value="col"`` sums an integer column clipped to
@@ -115,7 +122,7 @@ class ContinualQuery:
         if by_cols and keys is None:
             raise InvalidParameter(f"by={by!r} needs keys=[...]: the public group keys")
         pk = ((),) if not by_cols else tuple(
-            tuple(k) if isinstance(k, (tuple, list)) else (k,) for k in keys)
+            tuple(k) if isinstance(k, (tuple, list)) else (k,) for k in keys or ())
         if not isinstance(periods, (list, tuple)) or not periods:
             raise InvalidParameter(f"periods={periods!r} must be a non-empty list of the "
                                    "public time periods, in order")
@@ -128,8 +135,14 @@ class ContinualQuery:
         q._schema_check()
         return q
 
+    def _frame(self) -> pl.LazyFrame:
+        """The session's data: a Polars LazyFrame (`create` refuses the other backends)."""
+        lf = self.session._lf
+        assert isinstance(lf, pl.LazyFrame)
+        return lf
+
     def _schema_check(self) -> None:
-        schema = dict(self.session._lf.collect_schema())
+        schema = dict(self._frame().collect_schema())
         unit = self.session.privacy_unit
         missing = [c for c in (self.time, *self.group_keys) if c not in schema]
         if missing:
@@ -209,17 +222,16 @@ class ContinualQuery:
         noise, scale = self._noise_for(budget)
         return continual_plan(*self._space(), scale, self.method, noise, smooth)
 
-    def cost(self, budget: Measure) -> Any:
+    def cost(self, budget: Measure) -> Amount:
         """What the whole stream charges: the per-group map at ``d = sensitivity``."""
         plan = self.plan(budget)
-        total: Any = self._loss(plan)
-        if isinstance(budget, ApproxDP):
-            total = (total, Fraction(0))
+        loss = self._loss(plan)
+        total: Amount = (loss, Fraction(0)) if isinstance(budget, ApproxDP) else loss
         if not budget.compare(total, budget.require_value()):
             raise InvalidParameter(f"internal: stream cost {total} exceeds budget {budget!r}")
         return total
 
-    def release(self, budget: Measure, *, name: str | None = None, alpha: Any = 0.05,
+    def release(self, budget: Measure, *, name: str | None = None, alpha: Number = 0.05,
                 smooth: bool = False) -> ContinualRelease:
         """Batch mode: check, charge ``cost(budget)`` once, release every period (intervals
         for the running totals at level ``alpha``).  ``smooth=True`` (tree only) reads the
@@ -227,18 +239,18 @@ class ContinualQuery:
         periods (a revised series, not a step-by-step one)."""
         stream = self._start(budget, name, "batch", alpha, smooth)
         try:
-            counts = _bounded_counts(self, self.session._lf, None, None, stream._seed)
+            counts = _bounded_counts(self, self._frame(), None, None, stream._seed)
         except Exception:
             raise ReleaseFailed("the continual release failed after its charge") from None
         return stream._release_all(counts)
 
-    def open(self, budget: Measure, *, name: str | None = None, alpha: Any = 0.05
+    def open(self, budget: Measure, *, name: str | None = None, alpha: Number = 0.05
              ) -> ContinualStream:
         """Online mode: check and charge the whole stream now; then `ContinualStream.append`
         each period's rows in order."""
         return self._start(budget, name, "online", alpha, False)
 
-    def _start(self, budget: Measure, name: str | None, mode: str, alpha: Any,
+    def _start(self, budget: Measure, name: str | None, mode: str, alpha: Number,
                smooth: bool) -> ContinualStream:
         a = float(check_probability(alpha, "alpha", open_low=True, open_high=True))
         plan = self.plan(budget, smooth=smooth)
@@ -255,8 +267,8 @@ class ContinualQuery:
     def _n_groups(self) -> int:
         return max(1, int(self._checked["keys"].height))
 
-    def _certificate(self, plan: ContinualPlan, budget: Measure, total: Any,
-                     ledger: dict[str, Any] | None, mode: str, label: str) -> dict[str, Any]:
+    def _certificate(self, plan: ContinualPlan, budget: Measure, total: Amount,
+                     ledger: dict[str, JSON] | None, mode: str, label: str) -> dict[str, JSON]:
         sess = self.session
         return {
             "kind": "continual release", "mode": mode, "name": label,
@@ -283,7 +295,7 @@ class ContinualStream:
 
     def __init__(self, query: ContinualQuery, plan: ContinualPlan,
                  noise: list[list[npt.NDArray[np.int64]]], seed: int,
-                 certificate: dict[str, Any], alpha: float) -> None:
+                 certificate: dict[str, JSON], alpha: float) -> None:
         self._q, self._plan, self._noise, self._seed = query, plan, noise, seed
         self._half = plan.half_widths(alpha)
         self._se = np.sqrt(plan.errors())
@@ -292,7 +304,7 @@ class ContinualStream:
         self._used = pl.DataFrame()
         self.step = 0
 
-    def append(self, data: Any) -> pl.DataFrame:
+    def append(self, data: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
         """Release the next period from its rows (rows of other periods or groups are
         ignored); returns one row per group."""
         q = self._q
@@ -333,7 +345,7 @@ class ContinualStream:
         steps = np.arange(start, stop)
         n_g = x.shape[0]
         periods = q._checked["periods"][q.time]
-        cols: dict[str, Any] = {}
+        cols: dict[str, Array] = {}
         keys = q._checked["keys"]
         for c in q.group_keys:
             cols[c] = np.repeat(keys[c].to_numpy(), steps.size)
@@ -351,7 +363,7 @@ class ContinualStream:
         )
 
 
-def _int_bounds(value: str | None, bounds: Any) -> tuple[int, int]:
+def _int_bounds(value: str | None, bounds: object) -> tuple[int, int]:
     if value is None:
         if bounds is not None:
             raise InvalidParameter(f"bounds={bounds!r} applies to value=... sums only")
@@ -372,8 +384,19 @@ def _round_up(x: Fraction, bits: int = 40) -> Fraction:
     return Fraction(math.ceil(x * scale)) / scale
 
 
-def _bounded_counts(q: ContinualQuery, lf: Any, period: int | None, used: Any,
-                    seed: int | None = None) -> Any:
+@overload
+def _bounded_counts(q: ContinualQuery, lf: pl.LazyFrame, period: None, used: None,
+                    seed: int | None = None) -> pl.DataFrame: ...
+
+
+@overload
+def _bounded_counts(q: ContinualQuery, lf: pl.LazyFrame, period: int, used: pl.DataFrame,
+                    seed: int | None = None) -> tuple[pl.DataFrame, pl.DataFrame]: ...
+
+
+def _bounded_counts(q: ContinualQuery, lf: pl.LazyFrame, period: int | None,
+                    used: pl.DataFrame | None, seed: int | None = None
+                    ) -> pl.DataFrame | tuple[pl.DataFrame, pl.DataFrame]:
     """Rows bounded per unit over the stream, counted per (group ``g``, period ``t``).
 
     ``period=None``: every period at once (batch); otherwise the one period, with ``used`` the
@@ -408,13 +431,13 @@ def _bounded_counts(q: ContinualQuery, lf: Any, period: int | None, used: Any,
         kept = rows.sort([unit, t_col, r_col, g_col]).filter(rank < cap)
         return (kept.group_by(g_col, t_col).agg(pl.col(v_col).sum().alias("n"))
                 .rename({g_col: "g", t_col: "t"}).collect())
-    prev = used if used.height else pl.DataFrame(
+    prev = used if used is not None and used.height else pl.DataFrame(
         {unit: pl.Series([], dtype=schema[unit]), "used": pl.Series([], dtype=pl.Int64)})
     rows = (rows.join(prev.lazy(), on=unit, how="left").with_columns(pl.col("used").fill_null(0))
             .sort([unit, t_col, r_col, g_col]))
-    kept = rows.filter(rank < cap - pl.col("used")).collect()
-    counts = (kept.group_by(g_col, t_col).agg(pl.col(v_col).sum().alias("n"))
+    kept_now = rows.filter(rank < cap - pl.col("used")).collect()
+    counts = (kept_now.group_by(g_col, t_col).agg(pl.col(v_col).sum().alias("n"))
               .rename({g_col: "g", t_col: "t"}))
-    new_used = (pl.concat([prev, kept.group_by(unit).agg(pl.len().cast(pl.Int64).alias("used"))])
-                .group_by(unit).agg(pl.col("used").sum()))
+    kept_per_unit = kept_now.group_by(unit).agg(pl.len().cast(pl.Int64).alias("used"))
+    new_used = pl.concat([prev, kept_per_unit]).group_by(unit).agg(pl.col("used").sum())
     return counts, new_used

@@ -26,11 +26,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
 
 from dpcert.errors import InvalidParameter
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from dpcert.frame.aliases import FrameLike, PandasFrame, PolarsType
 
 __all__ = ["INFER_ROWS", "read_csv_safely", "to_lazy"]
 
@@ -40,7 +45,7 @@ INFER_ROWS = 10_000
 _INTS = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64)
 
 
-def _parse(name: str, index: int, dtype: Any) -> pl.Expr:
+def _parse(name: str, index: int, dtype: PolarsType) -> pl.Expr:
     """Non-strict parse of the text column at position ``index`` to ``dtype``: unparsable
     cells become null.  (Read by position: ``pl.col`` reads a header such as ``*`` or
     ``^a.*$`` as a pattern.)"""
@@ -79,7 +84,7 @@ def read_csv_safely(path: str, schema: Mapping[str, Any] | None = None) -> pl.La
     return text.select(_parse(n, i, types.get(n, pl.String)) for i, n in enumerate(names))
 
 
-def to_lazy(data: Any, schema: Mapping[str, Any] | None = None) -> pl.LazyFrame:
+def to_lazy(data: FrameLike, schema: Mapping[str, Any] | None = None) -> pl.LazyFrame:
     """A Polars LazyFrame of ``data`` (see the module docstring for what is accepted)."""
     if isinstance(data, pl.LazyFrame):
         return data
@@ -96,9 +101,9 @@ def to_lazy(data: Any, schema: Mapping[str, Any] | None = None) -> pl.LazyFrame:
     module = type(data).__module__.split(".")[0]
     try:
         if module == "pandas" and type(data).__name__ == "DataFrame":
-            return pl.from_pandas(data).lazy()
+            return pl.from_pandas(cast("PandasFrame", data)).lazy()  # by its module
         if module == "pyarrow" and type(data).__name__ in ("Table", "RecordBatch"):
-            out = pl.from_arrow(data)
+            out = pl.from_arrow(cast("pa.Table | pa.RecordBatch", data))  # by its module
             assert isinstance(out, pl.DataFrame)
             return out.lazy()
     except Exception as e:

@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dpcert.errors import InvalidParameter
+
+if TYPE_CHECKING:
+    from dpcert.frame.aliases import KeyValue, PublicKey
 
 __all__ = ["keys_product"]
 
 
-def keys_product(values: Mapping[str, Sequence[Any]]) -> list[tuple[Any, ...]]:
+def keys_product(values: Mapping[str, Sequence[KeyValue]]) -> list[PublicKey]:
     """Every combination of the public values of each column, as key tuples in the column
     order of ``values`` (pass the same columns, in the same order, to ``group_by``).
 

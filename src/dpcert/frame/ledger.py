@@ -16,10 +16,15 @@ dpcert.errors.InvalidParameter: dataset='People' is not in the ledger ...differs
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dpcert.core.measures import Measure
 from dpcert.errors import InvalidParameter, MeasureMismatch, ReleaseFailed
+
+if TYPE_CHECKING:
+    from dpcert.accounting.filters import Amount
+    from dpcert.accounting.ledger import Ledger
+    from dpcert.frame._json import JSON
 
 __all__ = ["BudgetMismatchWarning", "open_ledger", "release_failed"]
 
@@ -28,7 +33,7 @@ class BudgetMismatchWarning(UserWarning):
     """The session's budget differs from what its ledger dataset has (total or remaining)."""
 
 
-def open_ledger(path: str, dataset: str | None, budget: Measure) -> tuple[Any, tuple[str, ...]]:
+def open_ledger(path: str, dataset: str | None, budget: Measure) -> tuple[Ledger, tuple[str, ...]]:
     """Open the ledger at ``path`` for ``dataset``, which must already exist (exact name), with
     a budget in the same measure as ``budget``.  Returns the ledger and notes on how the
     session's budget differs from the ledger's total and remaining budget."""
@@ -69,7 +74,7 @@ def open_ledger(path: str, dataset: str | None, budget: Measure) -> tuple[Any, t
     return led, tuple(notes)
 
 
-def release_failed(budget: Measure, total: Any, ledger_info: dict[str, Any] | None,
+def release_failed(budget: Measure, total: Amount, ledger_info: dict[str, JSON] | None,
                    failure_class: str = "data-independent cause unknown") -> ReleaseFailed:
     """The error for a release that failed after its charge: only public facts in it (what was
     charged and where, and the failure's class from `dpcert.operator.classify`, by

@@ -46,7 +46,7 @@ import itertools
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -129,7 +129,7 @@ class TableMetadata(BaseModel):
         return {c: (m.lower, m.upper) for c, m in self.columns.items()
                 if m.lower is not None and m.upper is not None}
 
-    def keys_for(self, by: Sequence[str]) -> list[tuple[Any, ...]] | None:
+    def keys_for(self, by: Sequence[str]) -> list[tuple[Key | None, ...]] | None:
         """The public keys of a group-by on ``by``: the cross product of the columns' key sets,
         or ``None`` when a column has none (private keys)."""
         sets = [self.columns[c].keys if c in self.columns else None for c in by]
@@ -152,7 +152,7 @@ class TableMetadata(BaseModel):
                                        f"the data's column is {schema[c]}")
 
 
-def parse_metadata(raw: Any, where: str = "metadata") -> TableMetadata:
+def parse_metadata(raw: object, where: str = "metadata") -> TableMetadata:
     """The `TableMetadata` of a parsed mapping (errors name the key and the file)."""
     try:
         return TableMetadata.model_validate(raw)

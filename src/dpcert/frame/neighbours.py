@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from dpcert._types import Array
 from dpcert.backends.base import GroupedStats, StatSpec
 from dpcert.backends.polars import PolarsBackend
 from dpcert.core.measures import Measure
@@ -60,7 +61,7 @@ def _max(s: pl.Series) -> Any:
     return s.max()
 
 
-def _fresh_unit(values: pl.Series) -> list[Any]:
+def _fresh_unit(values: pl.Series) -> list[object]:
     """Unit values for a new unit: a value absent from ``values`` (for floats, NaN written two
     ways when no NaN unit exists yet, or 0.0 and −0.0 when no zero unit exists)."""
     dt = values.dtype
@@ -92,13 +93,13 @@ def adversarial_unit(df: pl.DataFrame, plan: QueryPlan, *, rows_per_group: int |
     unit_vals = _fresh_unit(df[plan.privacy_unit])
     R = rows_per_group or (plan.max_rows_per_group or 1) + 3
     keys = list(plan.group_keys)
-    key_rows: list[tuple[Any, ...]] = (list(plan.public_keys or []) if keys else [()])
+    key_rows: list[tuple[object, ...]] = (list(plan.public_keys or []) if keys else [()])
     if keys and fresh_keys:
         observed = df.select(keys).unique().rows()
         key_rows = list(dict.fromkeys([*key_rows, *observed[:fresh_keys]]))
         key_rows.append(tuple(None for _ in keys))
         for i in range(fresh_keys):
-            fresh: list[Any] = []
+            fresh: list[object] = []
             for k in keys:
                 s = df[k]
                 if s.dtype.is_integer():
@@ -109,7 +110,7 @@ def adversarial_unit(df: pl.DataFrame, plan: QueryPlan, *, rows_per_group: int |
                     fresh.append(f"adversary-key-{i}")
             key_rows.append(tuple(fresh))
     n = len(key_rows) * R
-    data: dict[str, list[Any]] = {plan.privacy_unit: [unit_vals[i % len(unit_vals)]
+    data: dict[str, list[object]] = {plan.privacy_unit: [unit_vals[i % len(unit_vals)]
                                                       for i in range(n)]}
     for j, k in enumerate(keys):
         data[k] = [key_rows[i // R][j] for i in range(n)]
@@ -118,9 +119,9 @@ def adversarial_unit(df: pl.DataFrame, plan: QueryPlan, *, rows_per_group: int |
     return pl.DataFrame(data, schema=df.schema, strict=False)
 
 
-def _values(dtype: Any, mode: str, n: int) -> list[Any]:
+def _values(dtype: pl.DataType, mode: str, n: int) -> list[object]:
     """``n`` adversarial values of ``dtype`` (nulls for non-numeric columns)."""
-    pools: dict[str, list[Any]]
+    pools: dict[str, list[float | None]]  # ints (integer columns) are floats to typing
     if dtype.is_float():
         pools = {"extreme": _EXTREMES, "high": [1e308], "low": [-1e308]}
         pool = pools[mode]
@@ -162,15 +163,15 @@ def neighbours(df: pl.DataFrame, plan: QueryPlan) -> Iterator[tuple[str, pl.Data
             yield f"remove unit {who!r}", keep
 
 
-def _key(k: tuple[Any, ...]) -> tuple[Any, ...]:
+def _key(k: tuple[object, ...]) -> tuple[object, ...]:
     """A key tuple usable in a dict (NaN → a sentinel; −0.0 is 0.0 already)."""
     return tuple(("NaN",) if isinstance(v, float) and math.isnan(v) else v for v in k)
 
 
 def _diffs(a: GroupedStats, b: GroupedStats, name: str, centre: int | None = None
-           ) -> dict[tuple[Any, ...], int]:
+           ) -> dict[tuple[object, ...], int]:
     """Per key, how far statistic ``name`` moved (centred: ``name − centre·count``)."""
-    def values(g: GroupedStats) -> Any:
+    def values(g: GroupedStats) -> Array:
         if centre is None:
             return g.values[name]
         return centred_values(g.values[name], g.values["count"], centre)
@@ -222,7 +223,7 @@ def _check_pair(a: GroupedStats, b: GroupedStats, plan: QueryPlan, pre: Compiled
 
 def _check_quantile(a: GroupedStats, b: GroupedStats, hist: StatSpec, qa: int, qb: int,
                     delta: int, l0: int, what: str) -> None:
-    def util(stats: GroupedStats) -> dict[tuple[Any, ...], Any]:
+    def util(stats: GroupedStats) -> dict[tuple[object, ...], Array]:
         cum = np.asarray(stats.values[hist.name]).astype(object).reshape(
             len(stats.keys), len(hist.candidates))
         u = -abs(qb * cum - qa * cum[:, -1:])

@@ -18,11 +18,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpcert._validate import check_bounds, check_int, check_positive, check_probability
 from dpcert.errors import InvalidParameter
+
+if TYPE_CHECKING:
+    from dpcert._numbers import Number
+    from dpcert.frame.aliases import Predicate, PublicKey
 
 __all__ = [
     "MAX_BOUND",
@@ -40,7 +45,7 @@ __all__ = [
 ]
 
 
-def _check_column(column: Any, what: str) -> str:
+def _check_column(column: object, what: str) -> str:
     if not isinstance(column, str) or not column:
         raise InvalidParameter(f"{what}: column={column!r} must be a non-empty string")
     return column
@@ -51,7 +56,7 @@ def _check_column(column: Any, what: str) -> str:
 MAX_BOUND = 2.0**64
 
 
-def _check_value_bounds(bounds: Any, what: str) -> tuple[float, float] | None:
+def _check_value_bounds(bounds: object, what: str) -> tuple[float, float] | None:
     if bounds is None:  # chosen privately at release time (frame/autobounds.py)
         return None
     if not (isinstance(bounds, (tuple, list)) and len(bounds) == 2):
@@ -88,7 +93,7 @@ class Aggregate:
         """A copy with output column ``name``."""
         return replace(self, alias_name=_check_column(name, "alias"))
 
-    def weighted(self, weight: Any) -> Aggregate:
+    def weighted(self, weight: Number) -> Aggregate:
         """A copy whose noisy components get ``weight`` times the default budget share.
 
         Shares are proportional to weights: ``dp.sum(...).weighted(3)`` next to ``dp.count()``
@@ -195,7 +200,7 @@ DEFAULT_AUTO_SHARE = Fraction(3, 10)
 QUANTILE_LEVEL_DENOMINATOR = 10_000
 
 
-def quantile_level(q: Any) -> Fraction:
+def quantile_level(q: Fraction | int | float | Decimal | str) -> Fraction:
     """The exact level used for a requested quantile ``q``: ``q`` rounded (half to even) to
     the nearest multiple of 1/10 000, i.e. a decimal with at most four digits.
 
@@ -226,7 +231,7 @@ class Quantile(Aggregate):
 
     def __post_init__(self) -> None:
         _check_column(self.column, "quantile")
-        raw: Any = self.qs
+        raw: float | Sequence[float] = self.qs
         qs = (raw,) if isinstance(raw, (int, float)) else tuple(raw)
         if not qs:
             raise InvalidParameter(f"quantile({self.column}): qs={self.qs!r} is empty")
@@ -317,11 +322,11 @@ class QueryPlan:
 
     aggregates: tuple[Aggregate, ...]
     group_keys: tuple[str, ...] = ()
-    public_keys: tuple[tuple[Any, ...], ...] | None = ((),)
+    public_keys: tuple[PublicKey, ...] | None = ((),)
     privacy_unit: str | None = None
     max_groups: int | None = 1
     max_rows_per_group: int | None = 1
-    filters: tuple[Any, ...] = ()
+    filters: tuple[Predicate, ...] = ()
     sql: str | None = None
     #: Share of the release budget spent on choosing omitted bounds (``None`` bounds and
     #: contribution bounds), split equally across the quantities chosen

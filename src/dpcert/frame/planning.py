@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
@@ -49,10 +49,17 @@ from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, Sum, Varianc
 from dpcert.frame.postprocess import mean_interval, variance_interval
 from dpcert.frame.result import rank_error, upper_float
 
+if TYPE_CHECKING:
+    from dpcert.core.measurement import Measurement
+    from dpcert.frame.session import Query
+
 __all__ = ["accuracy_table", "smallest_kept"]
 
+#: One row of the accuracy table: texts, and numbers (NaN or None where they do not apply).
+Row = dict[str, str | float | None]
 
-def smallest_kept(scale: Any, tau: int, alpha: Any) -> int:
+
+def smallest_kept(scale: Fraction | int, tau: int, alpha: Fraction | float) -> int:
     """The smallest count kept (noisy count ``≥ tau``) with probability ``≥ 1 − alpha`` under
     discrete Laplace noise of ``scale``.
 
@@ -74,7 +81,7 @@ def _mechanism(budget: Measure) -> str:
     return measure_policy(budget).mechanism
 
 
-def accuracy_table(query: Any, budget: Measure, alpha: Fraction, n: int) -> pl.DataFrame:
+def accuracy_table(query: Query, budget: Measure, alpha: Fraction, n: int) -> pl.DataFrame:
     """One row per released output (and one for partition selection with private keys):
     ``output``, ``kind``, ``mechanism``, ``half_width`` (value units, ``n`` rows for a mean
     or variance; NaN for a quantile), ``rank_error`` (quantiles), ``n`` (the group size a
@@ -88,6 +95,8 @@ def accuracy_table(query: Any, budget: Measure, alpha: Fraction, n: int) -> pl.D
         from dpcert.frame.autobounds_accuracy import auto_accuracy_table
 
         return auto_accuracy_table(query, budget, alpha, n, accuracy_table)
+    rows_per_group = plan.max_rows_per_group
+    assert rows_per_group is not None  # not auto: every bound is given
     m = query.measurement(budget, alpha=alpha, key=bytes(16))
     _, uses = plan_stats(plan)
     half = {1: m.params["half_widths"]}
@@ -99,21 +108,22 @@ def accuracy_table(query: Any, budget: Measure, alpha: Fraction, n: int) -> pl.D
            if c.get("kind") == "quantile" and c.get("role") == "value"}
     margins = {k.split(":", 1)[1]: Fraction(v) for k, v in m.params["quantile_margins"].items()}
     mech = _mechanism(budget)
-    rows: list[dict[str, Any]] = []
+    rows: list[Row] = []
     for agg in plan.aggregates:
         if isinstance(agg, Quantile):
-            rows += [_quantile_row(qn, agg, lvl, eps[qn], plan.max_rows_per_group, alpha, n,
+            rows += [_quantile_row(qn, agg, lvl, eps[qn], rows_per_group, alpha, n,
                                    margins.get(qn))
                      for qn, lvl in zip(agg.names(), agg.levels, strict=True)]
             continue
         u = uses[agg.name]
-        row = {"output": agg.name, "mechanism": mech, "rank_error": math.nan, "n": None}
+        row: Row = {"output": agg.name, "mechanism": mech, "rank_error": math.nan, "n": None}
         if isinstance(agg, (Count, CountDistinct, Sum)):
             h = float(half[1][u.get("s", u.get("n", ""))])
             kind = "sum" if isinstance(agg, Sum) else "count"
             row.update(kind=kind, half_width=h,
                        interval=f"estimate ± {upper_float(h, 4):g} (any group size)")
         else:
+            assert isinstance(agg, (Mean, Variance))  # the aggregates left
             h = _composite_half_width(agg, u, half, n)
             kind = "mean" if isinstance(agg, Mean) else "variance"
             row.update(kind=kind, half_width=h, n=n,
@@ -153,7 +163,7 @@ def _composite_half_width(agg: Mean | Variance, u: dict[str, str],
 
 
 def _quantile_row(name: str, agg: Quantile, level: Fraction, eps: Fraction, rows: int,
-                  alpha: Fraction, n: int, margin: Fraction | None) -> dict[str, Any]:
+                  alpha: Fraction, n: int, margin: Fraction | None) -> Row:
     r = rank_error(level, eps, rows, agg.candidates, float(alpha))
     assert agg.bounds is not None
     width = agg.bounds[1] - agg.bounds[0]
@@ -170,7 +180,7 @@ def _quantile_row(name: str, agg: Quantile, level: Fraction, eps: Fraction, rows
                         f"grid step {step:.4g}; shrinks like 1/n"}
 
 
-def _selection_row(m: Any, alpha: Fraction) -> dict[str, Any]:
+def _selection_row(m: Measurement, alpha: Fraction) -> Row:
     tau = int(m.params["threshold"])
     scales = m.params["scales"]
     scale = Fraction(scales["count"] if "count" in scales else scales["units"])

@@ -17,16 +17,14 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
+import numpy.typing as npt
+
+from dpcert._types import Array, FloatArray
 
 __all__ = ["ReleaseTable", "mean_interval", "variance_interval"]
 
-Arr = np.ndarray[Any, Any]
-
-
-class ReleaseTable(dict[str, list[Any]]):
+class ReleaseTable(dict[str, list[object]]):
     """A release as columns (``{name: list}``): the key columns, then per output ``<name>``,
     ``<name>_ci_low``, ``<name>_ci_high``.
 
@@ -41,13 +39,13 @@ class ReleaseTable(dict[str, list[Any]]):
     ([3.0, 4.0], [2.0, 7.0])
     """
 
-    def __init__(self, columns: dict[str, list[Any]], *, values: tuple[str, ...],
+    def __init__(self, columns: dict[str, list[object]], *, values: tuple[str, ...],
                  private: bool) -> None:
         super().__init__(columns)
         self.value_columns = values
         self.private = private
 
-    def __array__(self, dtype: Any = None, copy: Any = None) -> Arr:
+    def __array__(self, dtype: npt.DTypeLike | None = None, copy: bool | None = None) -> Array:
         cols = [np.asarray(self[v], dtype=np.float64) for v in self.value_columns]
         if self.private:
             n = len(self[self.value_columns[0]]) if self.value_columns else 0
@@ -57,8 +55,8 @@ class ReleaseTable(dict[str, list[Any]]):
         return out if dtype is None else out.astype(dtype)
 
 
-def mean_interval(s: Arr, n: Arr, hs: float, hn: float, bounds: tuple[float, float]
-                  ) -> tuple[Arr, Arr, Arr]:
+def mean_interval(s: FloatArray, n: FloatArray, hs: float, hn: float, bounds: tuple[float, float]
+                  ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Mean ``s/n`` clipped to ``bounds`` and its interval from the sum's and count's
     half-widths (``[lo, hi]`` when the count's interval reaches below 1)."""
     lo, hi = bounds
@@ -72,9 +70,9 @@ def mean_interval(s: Arr, n: Arr, hs: float, hn: float, bounds: tuple[float, flo
     return mean, np.clip(low, lo, hi), np.clip(high, lo, hi)
 
 
-def variance_interval(s: Arr, sq: Arr, n: Arr, hs: float, hq: float, hn: float,
+def variance_interval(s: FloatArray, sq: FloatArray, n: FloatArray, hs: float, hq: float, hn: float,
                       bounds: tuple[float, float], shift: tuple[float, float] = (0.0, 0.0)
-                      ) -> tuple[Arr, Arr, Arr]:
+                      ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Population variance ``E[x²] − E[x]²`` with ``E[x] = s/n + shift[0]`` and
     ``E[x²] = sq/n + shift[1]`` (``shift``: the per-row offsets of centred sums), clipped to
     ``[0, ((hi − lo)/2)²]``, and an interval by interval arithmetic over the three noisy inputs.

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 
@@ -40,6 +40,8 @@ from dpcert.core.transformation import Transformation
 from dpcert.errors import InvalidParameter, UnsupportedSQL
 
 if TYPE_CHECKING:
+    from dpcert.frame._json import JSON
+    from dpcert.frame.aliases import EngineFrame, FrameLike
     from dpcert.frame.session import Session
 
 __all__ = ["PublicJoin", "check_public_tables", "join_frame", "make_public_join"]
@@ -57,13 +59,13 @@ class PublicJoin:
     columns: tuple[str, ...]
     frame: pl.DataFrame
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, JSON]:
         """JSON-friendly description (certificates)."""
         return {"table": self.table, "how": self.how, "on": [self.key, self.public_key],
                 "columns": list(self.columns), "public_rows": self.frame.height}
 
 
-def check_public_tables(public: Mapping[str, Any], session: Session,
+def check_public_tables(public: Mapping[str, FrameLike], session: Session,
                         unit: str | None) -> dict[str, pl.DataFrame]:
     """The session's public tables as Polars frames (read now: they are public), refused when
     a name is not a plain table name or the session's own, or when a table holds a column
@@ -83,7 +85,7 @@ def check_public_tables(public: Mapping[str, Any], session: Session,
     return out
 
 
-def _public_frame(frame: Any) -> pl.DataFrame:
+def _public_frame(frame: FrameLike) -> pl.DataFrame:
     """A public table as a Polars frame: Polars, pandas, Arrow, a path, or DuckDB data."""
     from dpcert.backends.duckdb import is_duckdb
     from dpcert.frame.io import to_lazy
@@ -140,7 +142,7 @@ def plan_join(session: Session, table: str, how: str, key: str, public_key: str
     return PublicJoin(table, how, key, public_key, added, frame)  # type: ignore[arg-type]
 
 
-def join_frame(backend_name: str, data: Any, join: PublicJoin) -> Any:
+def join_frame(backend_name: str, data: EngineFrame, join: PublicJoin) -> EngineFrame:
     """The joined frame on the session's backend (lazy): the private rows, each with the
     public columns of its (at most one) matching public row."""
     if backend_name == "duckdb":

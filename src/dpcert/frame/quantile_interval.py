@@ -32,10 +32,11 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
+from dpcert._types import FloatArray, IntArray
 from dpcert.core.measurement import Measurement
 from dpcert.errors import InvalidParameter
 from dpcert.samplers import uniform_below
@@ -49,7 +50,7 @@ JITTER_BITS = 20
 MAX_SHIFT = 2**60
 
 
-def endpoint_shift(scale: Any, candidates: int, alpha: Any) -> int:
+def endpoint_shift(scale: Fraction | int, candidates: int, alpha: Fraction | int) -> int:
     """``K = ⌈s·ln(2C/α)⌉`` (utility units): a selection at scale ``s`` over ``C`` cells picks
     a cell ``K`` or more worse than the best (0) with probability at most
     ``C·exp(−K/s) ≤ α/2`` (the float logarithm is enlarged by 1e-12 relative, far above its
@@ -69,18 +70,18 @@ def endpoint_margin(m: Measurement) -> Fraction:
     return Fraction(abs(int(m.params["shift"])), level.denominator)
 
 
-def _jitter(grid: np.ndarray[Any, Any], idx: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+def _jitter(grid: FloatArray, idx: IntArray) -> FloatArray:
     """A uniform point of the lattice ``c_{j−1} + (c_j − c_{j−1})·u/2^B``, ``u ∈ {1..2^B}``, of
     each selected cell ``j`` (``c_0`` for ``j = 0``)."""
     u = (uniform_below(1 << JITTER_BITS, idx.size) + 1).astype(np.float64) / 2.0**JITTER_BITS
     left = grid[np.maximum(idx - 1, 0)]
-    out: np.ndarray[Any, Any] = np.where(idx > 0, left + (grid[idx] - left) * u, grid[0])
+    out: FloatArray = np.where(idx > 0, left + (grid[idx] - left) * u, grid[0])
     return out
 
 
-def quantile_columns(grid: np.ndarray[Any, Any], value: Any, low: Any = None, high: Any = None,
-                     integer: bool = False) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any],
-                                                     np.ndarray[Any, Any]]:
+def quantile_columns(grid: FloatArray, value: npt.ArrayLike, low: npt.ArrayLike | None = None,
+                     high: npt.ArrayLike | None = None, integer: bool = False
+                     ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """``(value, ci_low, ci_high)`` per group from the selected cell indices (``low``/``high``
     ``None``: no interval, NaN).
 

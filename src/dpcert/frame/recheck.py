@@ -17,17 +17,20 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import ZCDP, ApproxDP, Measure
 from dpcert.frame.binding import charge_body_hash, fixed_fields
 from dpcert.frame.plan import QueryPlan
 
+if TYPE_CHECKING:
+    from dpcert.accounting.filters import Amount
+
 __all__ = ["amount_from_json", "filter_mismatches", "release_mismatches"]
 
 
-def amount_from_json(measure: Measure, d: Any) -> Any:
+def amount_from_json(measure: Measure, d: object) -> Amount:
     """The exact amount of ``measure.to_json(amount)``; ``ValueError`` when ``d`` is not one
     (or its rounded floats are not the amount's)."""
     if not isinstance(d, Mapping):
@@ -44,12 +47,12 @@ def amount_from_json(measure: Measure, d: Any) -> Any:
     return value
 
 
-def _same(msgs: list[str], what: str, recorded: Any, derived: Any) -> None:
+def _same(msgs: list[str], what: str, recorded: object, derived: object) -> None:
     if recorded != derived:
         msgs.append(f"{what}: recorded {_short(recorded)} != recompiled {_short(derived)}")
 
 
-def _short(v: Any) -> str:
+def _short(v: object) -> str:
     text = repr(v)
     return text if len(text) <= 160 else text[:157] + "..."
 
@@ -79,12 +82,13 @@ def filter_mismatches(cert: Mapping[str, Any]) -> list[str]:
                                 f"plan's {text!r}")
                 continue
             if "sql" in rec:
-                expr: Any = str(rec["sql"])
-                shown = expr
+                sql_text = str(rec["sql"])
+                expr: pl.Expr | str = sql_text
+                shown = sql_text
                 if spark:
                     from dpcert.backends.spark_expr import check_spark_text
 
-                    check_spark_text(expr, dict(cert["schema"]), sql=True)
+                    check_spark_text(sql_text, dict(cert["schema"]), sql=True)
             else:
                 import polars as pl
 
@@ -176,6 +180,6 @@ def _ledger_mismatches(cert: Mapping[str, Any], budget: Measure) -> list[str]:
     return msgs
 
 
-def m_charged(cert: Mapping[str, Any], budget: Measure) -> Any:
+def m_charged(cert: Mapping[str, Any], budget: Measure) -> Amount:
     """The certificate's exact charged amount (already compared with the recompiled one)."""
     return amount_from_json(budget, cert["charged"])

@@ -42,16 +42,21 @@ import json
 import math
 from decimal import ROUND_CEILING, Decimal
 from fractions import Fraction
+from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from dpcert.errors import InvalidParameter
 
+if TYPE_CHECKING:
+    from dpcert.frame._json import JSON
+    from dpcert.frame.aliases import PandasFrame
+
 __all__ = ["ReleaseMixin", "quantile_rank_error", "rank_error", "tidy_table", "upper_float"]
 
-def upper_float(value: Any, digits: int = 3) -> float:
+def upper_float(value: Fraction | int | float | Decimal | str, digits: int = 3) -> float:
     """``value`` rounded *up* to ``digits`` significant digits, as a float (never below it).
 
     Examples
@@ -162,7 +167,7 @@ class ReleaseMixin:
     """
 
     table: pl.DataFrame
-    certificate: dict[str, Any]
+    certificate: dict[str, JSON]
 
     def tidy(self) -> pl.DataFrame:
         """The table with integer non-negative counts and quantile rank errors
@@ -174,7 +179,7 @@ class ReleaseMixin:
         ``<name>_ci_high`` (tidy: see the class docstring; ``tidy=False``: the raw table)."""
         return self.tidy() if tidy else self.table
 
-    def to_pandas(self, *, tidy: bool = True) -> Any:
+    def to_pandas(self, *, tidy: bool = True) -> PandasFrame:
         """A pandas DataFrame of `to_polars` (needs pandas; Arrow is not required)."""
         try:
             pd = importlib.import_module("pandas")
@@ -183,13 +188,13 @@ class ReleaseMixin:
         t = self.tidy() if tidy else self.table
         return pd.DataFrame({c: t[c].to_numpy() for c in t.columns})
 
-    def write_parquet(self, path: Any, *, tidy: bool = True) -> Path:
+    def write_parquet(self, path: str | PathLike[str], *, tidy: bool = True) -> Path:
         """Write the table to a Parquet file; returns its path."""
         p = Path(path)
         (self.tidy() if tidy else self.table).write_parquet(p)
         return p
 
-    def save(self, directory: Any, *, tidy: bool = True) -> Path:
+    def save(self, directory: str | PathLike[str], *, tidy: bool = True) -> Path:
         """Write ``results.parquet``, ``results.csv`` and ``certificate.json`` into
         ``directory`` (created if needed); returns the directory."""
         d = Path(directory)

@@ -22,10 +22,10 @@ from __future__ import annotations
 import logging
 import threading
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict, cast
 
 import polars as pl
 
@@ -47,16 +47,52 @@ from dpcert.operator import UNKNOWN, FailureClass, report_failure
 from dpcert.samplers import EntropySource
 
 if TYPE_CHECKING:
-    from dpcert.frame.metadata import TableMetadata
+    from os import PathLike
 
-__all__ = ["Query", "Release", "Session", "require_budget"]
+    from pyspark.sql import DataFrame as SparkDataFrame
+
+    from dpcert._numbers import Number
+    from dpcert.accounting.filters import Amount
+    from dpcert.accounting.ledger import Ledger
+    from dpcert.backends.base import FrameOps
+    from dpcert.core.events import Event
+    from dpcert.frame._json import JSON
+    from dpcert.frame.aliases import (
+        Bounds,
+        EngineFrame,
+        FrameLike,
+        KeyList,
+        Keys,
+        KeyValue,
+        PolarsType,
+        Predicate,
+        PublicKey,
+    )
+    from dpcert.frame.continual import ContinualQuery
+    from dpcert.frame.metadata import TableMetadata
+    from dpcert.frame.public_join import PublicJoin
+    from dpcert.frame.sql_post import SqlPost
+
+__all__ = ["Cost", "Query", "Release", "Session", "require_budget"]
 
 #: This module's logger (``dpcert.frame.session``): INFO on each charge, DEBUG on compiling.
 #: It never logs data; dpcert adds no handlers (configure ``logging`` to see it).
 LOG = logging.getLogger(__name__)
 
+#: ``bodies(session_spent_after, ledger_total)``: the charge bodies a charge pays for.
+Bodies = Callable[["Amount", "Amount | None"], list[dict[str, "JSON"]]]
 
-def require_budget(budget: Any, what: str = "budget") -> Measure:
+
+class Cost(TypedDict):
+    """What `Query.cost` quotes: the release's amount, and per privacy filter (the session's,
+    the ledger's or None) its tight cost, whether it fits, and the filter's rule."""
+
+    basic: Amount
+    session: dict[str, object]
+    ledger: dict[str, object] | None
+
+
+def require_budget(budget: object, what: str = "budget") -> Measure:
     """``budget`` if it is a privacy measure with a value; a bare number is refused with the
     fix, since it could mean ε, ρ or ε with a δ.
 
@@ -82,21 +118,23 @@ class Release(ReleaseMixin):
     certificate (a JSON-serialisable dict)."""
 
     table: pl.DataFrame
-    certificate: dict[str, Any]
+    certificate: dict[str, JSON]
 
     def __repr__(self) -> str:
         t = self.table
         cert = self.certificate
-        measure = cert.get("budget", {}).get("measure", "")
+        budget = cert.get("budget")
+        measure = budget.get("measure", "") if isinstance(budget, dict) else ""
         spent = _charged_text(cert.get("charged"))  # rounded up: never understates
         level = cert.get("confidence_level")
-        lvl = f", {100 * float(level):g}% intervals" if level is not None else ""
+        lvl = (f", {100 * float(level):g}% intervals"
+               if isinstance(level, (int, float, str)) else "")
         return (f"Release({t.height} rows x {t.width} columns {t.columns[:6]}"
                 f"{' ...' if t.width > 6 else ''}; cost {measure} {spent}{lvl})")
 
 
-def _with_metadata(metadata: Any, privacy_unit: str | None, name: str | None
-                   ) -> tuple[TableMetadata, str | None, str | None]:
+def _with_metadata(metadata: str | PathLike[str] | TableMetadata, privacy_unit: str | None,
+                   name: str | None) -> tuple[TableMetadata, str | None, str | None]:
     """The loaded metadata, and the privacy unit and table name it implies (an explicit
     privacy unit must agree with it; an explicit name wins)."""
     from dpcert.frame.metadata import load_metadata
@@ -110,7 +148,8 @@ def _with_metadata(metadata: Any, privacy_unit: str | None, name: str | None
     return meta, privacy_unit, meta.name if name is None else name
 
 
-def _engine_frame(backend: Any, data: Any, schema: Mapping[str, Any] | None) -> Any:
+def _engine_frame(backend: FrameOps, data: FrameLike, schema: Mapping[str, PolarsType] | None
+                  ) -> EngineFrame:
     """``data`` as the backend's frame: a Polars LazyFrame (pandas, Arrow, paths), a DuckDB
     relation, or the Spark DataFrame itself; ``schema`` applies to file paths only."""
     if backend.name == "polars":
@@ -122,7 +161,7 @@ def _engine_frame(backend: Any, data: Any, schema: Mapping[str, Any] | None) -> 
         from dpcert.backends.duckdb import to_duck
 
         return to_duck(data)
-    return data
+    return cast("SparkDataFrame", data)  # Spark: the session's DataFrame itself
 
 
 class Session:
@@ -161,11 +200,11 @@ class Session:
         keeps its own rule (``budget init --rule``).
     """
 
-    def __init__(self, data: Any, privacy_unit: str | None = None, *, budget: Measure,
+    def __init__(self, data: FrameLike, privacy_unit: str | None = None, *, budget: Measure,
                  ledger: str | None = None, dataset: str | None = None,
-                 schema: Mapping[str, Any] | None = None, name: str | None = None,
-                 rule: str = "auto", metadata: Any = None,
-                 public: Mapping[str, Any] | None = None,
+                 schema: Mapping[str, PolarsType] | None = None, name: str | None = None,
+                 rule: str = "auto", metadata: str | PathLike[str] | TableMetadata | None = None,
+                 public: Mapping[str, FrameLike] | None = None,
                  _source: EntropySource | None = None) -> None:
         budget = require_budget(budget)
         #: The table's metadata (`dpcert.frame.metadata`), or None.
@@ -185,29 +224,29 @@ class Session:
         #: DataFrame, DuckDB for a DuckDB relation: the data stays in its engine,
         #: `dpcert.backends`).
         self._backend = backend_for(data)
-        self._lf: Any = _engine_frame(self._backend, data, schema)
+        self._lf: EngineFrame = _engine_frame(self._backend, data, schema)
         self._admit_unit(privacy_unit)
         if self.metadata is not None:  # admitted against the schema before any charge
             self.metadata.check_schema(self._backend.schema(self._lf))
         #: Public tables a SQL query may join (:mod:`dpcert.frame.public_join`), by name.
-        self.public: dict[str, Any] = {}
+        self.public: dict[str, pl.DataFrame] = {}
         if public is not None:
             from dpcert.frame.public_join import check_public_tables
 
             self.public = check_public_tables(public, self, privacy_unit)
         self.privacy_unit = privacy_unit
         self.budget = budget
-        self._spent: Any = budget.zero()
+        self._spent: Amount = budget.zero()
         #: The session's privacy filter: tight totals over its releases (docs/guide/accounting.md)
         self._filter = PrivacyFilter(budget, rule=rule)
         self._lock = threading.Lock()
         self._releases = 0
         self._source = _source
         self.dataset = dataset or "default"
-        self._ledger: Any = None
+        self._ledger: Ledger | None = None
         #: Differences between this session's budget and the ledger's (reported, not fatal).
         self.ledger_notes: tuple[str, ...] = ()
-        self._ledger_total: Any = None
+        self._ledger_total: Amount | None = None
         if ledger is not None:
             self._ledger, self.ledger_notes = open_ledger(ledger, dataset, budget)
             check_bound_source(self._ledger, self.dataset, data, self._lf, privacy_unit)
@@ -232,18 +271,18 @@ class Session:
                 f"left {_charged_text(m.to_json(self.remaining))}")
 
     @property
-    def spent(self) -> Any:
+    def spent(self) -> Amount:
         """What this session has spent so far (exact), by its privacy filter: a batch declared
         with `release_all` is charged by the PLD (``docs/proofs/filters.md``)."""
         return self._filter.spent
 
     @property
-    def basic_spent(self) -> Any:
+    def basic_spent(self) -> Amount:
         """The sum of the releases' amounts (basic composition), for comparison."""
         return self._spent
 
     @property
-    def remaining(self) -> Any:
+    def remaining(self) -> Amount:
         """What this session may still spend (exact; ledger limits apply on top)."""
         return self._filter.remaining
 
@@ -263,8 +302,8 @@ class Session:
         native = self._backend.native_schema(self._lf)
         self._backend.admitted_type(privacy_unit, native[privacy_unit], "unit")
 
-    def sql(self, text: str, *, keys: Any = None,
-            bounds: Mapping[str, tuple[Any, Any]] | None = None,
+    def sql(self, text: str, *, keys: Keys | None = None,
+            bounds: Mapping[str, Bounds] | None = None,
             dialect: str | None = None) -> Query:
         """The query of a SQL ``SELECT`` over this session's table (`dpcert.frame.sql`,
         ``docs/guide/sql.md``); refused with `UnsupportedSQL` naming the
@@ -284,15 +323,21 @@ class Session:
             bounds = {**self.metadata.bounds(), **(bounds or {})}
         return parse_sql(self.query(), text, keys=keys, bounds=bounds, dialect=dialect)
 
-    def continual(self, time: str, periods: Any, **options: Any) -> Any:
+    def continual(self, time: str, periods: Sequence[KeyValue], *,
+                  by: str | Sequence[str] | None = None, keys: KeyList | None = None,
+                  max_contributions: int = 1, method: str = "tree", value: str | None = None,
+                  bounds: tuple[int, int] | None = None) -> ContinualQuery:
         """A continual release (running totals per period) over the column ``time``:
         `dpcert.frame.continual.ContinualQuery` (``by``, ``keys``,
-        ``max_contributions``, ``method``)."""
+        ``max_contributions``, ``method``, ``value``, ``bounds``)."""
         from dpcert.frame.continual import ContinualQuery
 
-        return ContinualQuery.create(self, time, periods, **options)
+        return ContinualQuery.create(self, time, periods, by=by, keys=keys,
+                                     max_contributions=max_contributions, method=method,
+                                     value=value, bounds=bounds)
 
-    def release_all(self, queries: Any, *, alpha: Any = 0.05) -> list[Release]:
+    def release_all(self, queries: Iterable[tuple[Query, Measure] | tuple[Query, Measure, str]],
+                    *, alpha: Number = 0.05) -> list[Release]:
         """Release several queries declared together: one charge for the whole batch, costed by
         the PLD accountant (tighter than charging them one by one), then each is computed.
 
@@ -307,11 +352,16 @@ class Session:
                 f"queries={queries!r} must be a non-empty list of (query, budget[, name])")
         a = check_probability(alpha, "alpha", open_low=True, open_high=True)
         prepared = []
+        checked: list[tuple[Query, Measure]] = []
         for it in items:
             q, b = it[0], require_budget(it[1], "budget")
             if not isinstance(q, Query) or q.session is not self:
                 raise InvalidParameter(f"{q!r} is not a query of this session")
-            prepared.append(q._prepare(b, a, it[2] if len(it) == 3 else None))
+            name = it[2] if len(it) == 3 else None
+            if name is not None and not isinstance(name, str):
+                raise InvalidParameter(f"name={name!r} must be a string")
+            prepared.append(q._prepare(b, a, name))
+            checked.append((q, b))
         for _, meas, _ in prepared:
             self.budget.check_same_kind(meas.output_measure, "release budget")
         total = self.budget.compose([meas.map(1) for _, meas, _ in prepared])
@@ -319,28 +369,28 @@ class Session:
         label = "; ".join(lbl for _, _, lbl in prepared)
         n = len(prepared)
 
-        def bodies(spent: Any, ledger_total: Any) -> list[dict[str, Any]]:
+        def bodies(spent: Amount, ledger_total: Amount | None) -> list[dict[str, JSON]]:
             return [q._body(plan, meas, b, a, lbl, spent, ledger_total, (i, n))
-                    for i, ((plan, meas, lbl), (q, b, *_)) in enumerate(
-                        zip(prepared, items, strict=True))]
+                    for i, ((plan, meas, lbl), (q, b)) in enumerate(
+                        zip(prepared, checked, strict=True))]
 
         ledger_info, made, charges = self._charge(self.budget, total, event,
                                                   note=f"release batch: {label}", batch=True,
                                                   bodies=bodies)
         out: list[Release] = []
-        for (plan, meas, _), it, body, charge in zip(prepared, items, made, charges,
-                                                     strict=True):
+        for (plan, meas, _), (q, b), body, charge in zip(prepared, checked, made, charges,
+                                                         strict=True):
             try:
-                out.append(it[0]._compute(plan, meas, a, ledger_info, it[1], body, charge))
+                out.append(q._compute(plan, meas, a, ledger_info, b, body, charge))
             except ReleaseFailed as e:
                 e.partial = list(out)  # type: ignore[attr-defined]
                 raise
         return out
 
-    def _charge(self, measure: Measure, total: Any, event: Any, *, note: str,
-                batch: bool = False, bodies: Any = None
-                ) -> tuple[dict[str, Any] | None, list[dict[str, Any]],
-                           list[dict[str, Any] | None]]:
+    def _charge(self, measure: Measure, total: Amount, event: Event, *, note: str,
+                batch: bool = False, bodies: Bodies | None = None
+                ) -> tuple[dict[str, JSON] | None, list[dict[str, JSON]],
+                           list[dict[str, JSON] | None]]:
         """Charge exactly ``total`` (a compiled ``m.map(1)``, with its event ``m.event(1)``)
         to the session's filter and the ledger, or raise before anything is charged.
 
@@ -366,7 +416,7 @@ class Session:
             hashes = [charge_body_hash(b) for b in made]
             new_total = m.compose([self._spent, total])
             info = None
-            charges: list[dict[str, Any] | None] = [None] * len(made)
+            charges: list[dict[str, JSON] | None] = [None] * len(made)
             if self._ledger is not None:  # raises before revealing
                 spend = self._ledger.spend(self.dataset, amount, note=note, event=event,
                                            batch=batch, certificate=hashes or None)
@@ -383,7 +433,7 @@ class Session:
         return info, made, charges
 
 
-def _as_amount(m: Measure, total: Any) -> Measure:
+def _as_amount(m: Measure, total: Amount) -> Measure:
     t = type(m)
     if isinstance(total, tuple):
         return t(total[0], total[1])  # type: ignore[call-arg]
@@ -395,9 +445,9 @@ class Query:
     """An immutable query description; each method returns a new query."""
 
     session: Session
-    filters: tuple[Any, ...] = ()
+    filters: tuple[Predicate, ...] = ()
     group_keys: tuple[str, ...] = ()
-    public_keys: tuple[tuple[Any, ...], ...] | None = ((),)
+    public_keys: tuple[PublicKey, ...] | None = ((),)
     aggregates: tuple[Aggregate, ...] = ()
     max_groups: int | None = None
     max_rows_per_group: int | None = None
@@ -408,13 +458,13 @@ class Query:
     #: The SQL text this query was parsed from (:meth:`Session.sql`), shown in the certificate.
     sql: str | None = None
     #: Post-processing of the released table (a SQL query's HAVING, ORDER BY, LIMIT, ...).
-    post: Any = field(default=None, repr=False)
+    post: SqlPost | None = field(default=None, repr=False)
     #: The budget :meth:`release` uses when given none (a SQL query's OPTIONS).
     default_budget: Measure | None = None
     #: A join with a public table (a SQL query's ``JOIN``, :mod:`dpcert.frame.public_join`).
-    join: Any = field(default=None, repr=False)
+    join: PublicJoin | None = field(default=None, repr=False)
 
-    def _frame(self) -> Any:
+    def _frame(self) -> EngineFrame:
         """The frame the plan reads: the session's data, joined with the public table."""
         if self.join is None:
             return self.session._lf
@@ -422,18 +472,19 @@ class Query:
 
         return join_frame(self.session._backend.name, self.session._lf, self.join)
 
-    def filter(self, predicate: Any) -> Query:
+    def filter(self, predicate: Predicate) -> Query:
         """Keep rows matching a Polars expression or SQL predicate string (data-independent)."""
         return replace(self, filters=(*self.filters, predicate))
 
-    def group_by(self, *columns: str | list[str] | tuple[str, ...], keys: Any = None) -> Query:
+    def group_by(self, *columns: str | list[str] | tuple[str, ...],
+                 keys: Keys | None = None) -> Query:
         """Group by ``columns`` (names, or lists of names: ``group_by("a", "b")`` and
         ``group_by(["a", "b"])`` are the same); ``keys`` is the list of public keys (key
         tuples for several columns), a mapping column → public values (their cross product,
         [`keys_product`][dpcert.frame.keys.keys_product]), or ``"private"``."""
         from dpcert.frame.keys import keys_product
 
-        flat: list[Any] = []
+        flat: list[str] = []
         for c in columns:
             flat.extend(c if isinstance(c, (list, tuple)) else [c])
         for c in flat:
@@ -474,7 +525,7 @@ class Query:
         return replace(self, max_groups=max_groups, max_rows_per_group=max_rows_per_group,
                        _bounded=True)
 
-    def auto_share(self, share: Any) -> Query:
+    def auto_share(self, share: Number) -> Query:
         """The share of each release's budget (of ε, or ρ) spent choosing the bounds left out
         (``bounds=`` of an aggregate, arguments of `bound_contributions`), split equally
         over them; default 1/10.  `accuracy` shows the split."""
@@ -497,7 +548,7 @@ class Query:
             filters=self.filters, sql=self.sql, auto_share=self._auto_share,
         )
 
-    def accuracy(self, alpha: Any = 0.05, budget: Measure | None = None, *,
+    def accuracy(self, alpha: Number = 0.05, budget: Measure | None = None, *,
                  n: int = 1000) -> pl.DataFrame:
         """What each output's interval would be at level ``alpha`` for ``budget``: one row per
         output (and one for partition selection with private keys) with ``half_width``,
@@ -513,8 +564,8 @@ class Query:
         b = self.session.budget if budget is None else require_budget(budget)
         return accuracy_table(self, b, a, n)
 
-    def measurement(self, budget: Measure, *, alpha: Any = 0.05, key: bytes | None = None,
-                    backend: Any = None) -> Any:
+    def measurement(self, budget: Measure, *, alpha: Fraction | float = 0.05,
+                    key: bytes | None = None, backend: FrameOps | None = None) -> Measurement:
         """This query compiled to one core Measurement on ``(FrameDomain, UnitDistance)``
         (`dpcert.frame.compile.compile_plan`): its ``map(1)`` is what the release costs.
         Reads no rows and charges nothing; ``m(data)`` runs it.  The bounding key is drawn from
@@ -535,7 +586,8 @@ class Query:
         plan, lf = self.plan(), self._frame()
         admission = admit_plan(plan, backend, lf)  # before anything: refusals name the column
         neighbours = None
-        if backend.name == "polars" and self.join is None:  # auditing neighbours: Polars
+        if backend.name == "polars" and self.join is None and isinstance(lf, pl.LazyFrame):
+            # auditing neighbours: Polars
             neighbours = (lambda d: unit_neighbours(lf, plan) if d >= 1 else [])  # noqa: E731
         m = compile_plan(plan, budget, schema=backend.schema(lf), backend=backend, key=key,
                          alpha=alpha, source=self.session._source, neighbours=neighbours,
@@ -549,8 +601,10 @@ class Query:
         user = FrameDomain(tuple(backend.schema(data).items()), backend.schema)
         joined = m.input_domain
         assert isinstance(joined, FrameDomain)
-        return make_public_join(user, UnitDistance(plan.privacy_unit), joined, self.join,
-                                backend.name) >> m
+        out = make_public_join(user, UnitDistance(plan.privacy_unit), joined, self.join,
+                               backend.name) >> m
+        assert isinstance(out, Measurement)  # a transformation chained with a measurement
+        return out
 
     def check(self, budget: Measure) -> Measurement:
         """Every check that runs before a charge (schema, filters, keys, names, bounds, noise
@@ -560,12 +614,14 @@ class Query:
         budget = require_budget(budget)
         self._check_data(self.plan())
         # admits the plan's columns into the closed internal form, then compiles
-        return self.measurement(budget, key=bytes(16))  # type: ignore[no-any-return]
+        return self.measurement(budget, key=bytes(16))
 
     def _check_data(self, plan: QueryPlan) -> None:
         """The checks of the data against the plan that come before compiling it."""
+        frame = self._frame()
         if self.session._backend.name == "polars":
-            check_schema(self._frame(), plan)
+            assert isinstance(frame, pl.LazyFrame)  # the Polars backend's frames
+            check_schema(frame, plan)
         else:  # Spark: columns here; filters, keys and types are checked when compiling
             cols = self.session._backend.schema(self._frame())
             missing = sorted(c for c in plan.columns if c not in cols)
@@ -580,7 +636,7 @@ class Query:
                 if isinstance(agg, Quantile):
                     check_quantile_cells(agg.name, len(plan.public_keys), agg.candidates)
 
-    def release(self, budget: Measure | None = None, *, alpha: Any = 0.05,
+    def release(self, budget: Measure | None = None, *, alpha: Number = 0.05,
                 name: str | None = None) -> Release:
         """Check everything, charge ``budget`` (session and ledger), then compute and return
         the release.  ``budget`` may be omitted when the query carries one (a SQL query's
@@ -598,7 +654,7 @@ class Query:
         budget = require_budget(budget)
         plan, m, label = self._prepare(budget, a, name)  # before spending anything
 
-        def bodies(spent: Any, ledger_total: Any) -> list[dict[str, Any]]:
+        def bodies(spent: Amount, ledger_total: Amount | None) -> list[dict[str, JSON]]:
             return [self._body(plan, m, budget, a, label, spent, ledger_total, None)]
 
         ledger_info, made, charges = self.session._charge(
@@ -606,7 +662,8 @@ class Query:
         return self._compute(plan, m, a, ledger_info, budget, made[0], charges[0])
 
     def _body(self, plan: QueryPlan, m: Measurement, budget: Measure, a: Fraction, label: str,
-              spent: Any, ledger_total: Any, batch: tuple[int, int] | None) -> dict[str, Any]:
+              spent: Amount, ledger_total: Amount | None, batch: tuple[int, int] | None
+              ) -> dict[str, JSON]:
         """The charge body of this release's certificate (before the charge)."""
         from dpcert.frame.binding import charge_body
 
@@ -619,7 +676,7 @@ class Query:
                            ledger_total=ledger_total, label=label, batch=batch, alpha=a,
                            backend=sess._backend.name)
 
-    def cost(self, budget: Measure | None = None) -> dict[str, Any]:
+    def cost(self, budget: Measure | None = None) -> Cost:
         """What releasing this query with ``budget`` would cost next, without charging:
         ``{"basic": amount, "session": {...}, "ledger": {...} or None}``, each ``{...}`` with
         the tight cost under that filter, whether it fits, and the filter's rule.  The amount
@@ -647,8 +704,8 @@ class Query:
         return plan, m, label
 
     def _compute(self, plan: QueryPlan, m: Measurement, a: Fraction,
-                 ledger_info: dict[str, Any] | None, budget: Measure,
-                 body: dict[str, Any], charge: dict[str, Any] | None) -> Release:
+                 ledger_info: dict[str, JSON] | None, budget: Measure,
+                 body: dict[str, JSON], charge: dict[str, JSON] | None) -> Release:
         """Run a compiled release that has been charged (failures raise a data-free error)."""
         result: Release | None = None
         cls: FailureClass = UNKNOWN
@@ -682,7 +739,7 @@ def _schema(m: Measurement) -> dict[str, str]:
     return dom.columns if isinstance(dom, FrameDomain) else {}
 
 
-def _charged_text(charged: Any) -> str:
+def _charged_text(charged: object) -> str:
     """The ``charged`` block of a certificate as ``ε = 0.5, δ = 1e-07`` (rounded up)."""
     if not isinstance(charged, dict):
         return "?"

@@ -27,9 +27,13 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpcert.errors import InvalidParameter
+
+if TYPE_CHECKING:
+    from dpcert.accounting.ledger import Ledger
+    from dpcert.frame.aliases import EngineFrame, FrameLike
 
 __all__ = ["TYPE_NAMES", "check_bound_source", "resolve_source", "schema_fingerprint"]
 
@@ -79,7 +83,7 @@ def _fingerprint(lf: Any, where: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def check_bound_source(ledger: Any, dataset: str, data: Any, lf: Any,
+def check_bound_source(ledger: Ledger, dataset: str, data: FrameLike, lf: EngineFrame,
                        privacy_unit: str | None) -> None:
     """A session on a ledger dataset the curator bound to a source (``dpcert budget init
     --data``) must read that source: a ``.csv``/``.parquet`` path must resolve to the bound

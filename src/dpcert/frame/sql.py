@@ -42,7 +42,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import polars as pl
 import sqlglot
@@ -51,9 +51,11 @@ from sqlglot import exp
 from dpcert.errors import UnsupportedSQL
 from dpcert.frame.plan import Aggregate, Count, CountDistinct, Mean, Quantile, Sum, Variance
 from dpcert.frame.sql_post import SqlPost
-from dpcert.frame.sql_text import BOUNDS_FUNCTION, Prepassed, prepass
+from dpcert.frame.sql_text import BOUNDS_FUNCTION, OptionValue, Prepassed, prepass
 
 if TYPE_CHECKING:
+    from dpcert.core.measures import Measure
+    from dpcert.frame.aliases import Bounds, Keys, KeyValue, PublicKey
     from dpcert.frame.public_join import PublicJoin
     from dpcert.frame.session import Query, Session
 
@@ -71,7 +73,7 @@ _CLAUSES = {"with_": "WITH (common table expression)", "distinct": "SELECT DISTI
             "match": "MATCH_RECOGNIZE", "options": "OPTION", "for_": "FOR", "kind": "SELECT AS",
             "hint": "optimizer hints", "exclude": "EXCLUDE", "operation_modifiers": "modifiers"}
 _ALLOWED_ARGS = {"expressions", "from_", "where", "group", "having", "order", "limit", "joins"}
-_REFUSED_NODES: tuple[tuple[type[Any], str], ...] = (
+_REFUSED_NODES: tuple[tuple[type[exp.Expr], str], ...] = (
     (exp.Subquery, "subquery"), (exp.Query, "subquery"), (exp.Window, "window function (OVER)"),
     (exp.Join, "JOIN"), (exp.Lateral, "LATERAL"), (exp.Unnest, "UNNEST"),
     (exp.Placeholder, "query parameter"), (exp.Parameter, "query parameter"),
@@ -100,8 +102,8 @@ class _Parts:
     row_bound: int | None = None
 
 
-def parse_sql(start: Query, sql: str, *, keys: Any = None,
-              bounds: Mapping[str, tuple[Any, Any]] | None = None,
+def parse_sql(start: Query, sql: str, *, keys: Keys | None = None,
+              bounds: Mapping[str, Bounds] | None = None,
               dialect: str | None = None) -> Query:
     """The query of ``sql``, built on the empty query ``start`` of a session
     (see `Session.sql`)."""
@@ -123,7 +125,7 @@ def parse_sql(start: Query, sql: str, *, keys: Any = None,
     return ctx.query(start, sql, keys)
 
 
-def _check_shape(tree: Any) -> None:
+def _check_shape(tree: exp.Expr) -> None:
     if isinstance(tree, exp.SetOperation):
         raise UnsupportedSQL(f"set operation {type(tree).__name__.upper()}{_HINT}")
     if not isinstance(tree, exp.Select):
@@ -152,7 +154,7 @@ class _Context:
     """One query being translated: the session's table and columns, the bounds and options."""
 
     def __init__(self, session: Session, tree: exp.Select, pre: Prepassed,
-                 bounds: dict[str, tuple[Any, Any]]) -> None:
+                 bounds: dict[str, Bounds]) -> None:
         self.session, self.tree, self.pre, self.bounds = session, tree, pre, bounds
         self.columns = set(session._backend.schema(session._lf))
         table = tree.args["from_"].this
@@ -234,7 +236,7 @@ class _Context:
                                  f"table's ({self.join.table})")
         return str(node.name)
 
-    def query(self, start: Query, sql: str, keys: Any) -> Query:
+    def query(self, start: Query, sql: str, keys: Keys | None) -> Query:
         t = self.tree
         opts = self.pre.options
         unknown = sorted(set(opts) - _OPTIONS)
@@ -271,12 +273,12 @@ class _Context:
                        limit=self._limit(), values=tuple(parts.values))
         return replace(q, post=post, default_budget=_budget(self.session, opts))
 
-    def _default_keys(self, group: list[str]) -> list[tuple[Any, ...]] | None:
+    def _default_keys(self, group: list[str]) -> list[PublicKey] | None:
         """Public keys when none are given: per column, a joined public column's distinct
         non-null values, else the metadata's key set; their product, or ``None`` (private
         keys) when a column has neither."""
         meta = self.session.metadata
-        sets: list[list[Any]] = []
+        sets: list[list[KeyValue]] = []
         for c in group:
             if self.join is not None and c in self.join.columns:
                 vals = self.join.frame[c].drop_nulls().unique(maintain_order=True).to_list()
@@ -287,7 +289,7 @@ class _Context:
                 return None
         return [tuple(k) for k in itertools.product(*sets)]
 
-    def _unit(self, opts: Mapping[str, Any]) -> str | None:
+    def _unit(self, opts: Mapping[str, OptionValue]) -> str | None:
         unit = self.session.privacy_unit
         named = opts.get("privacy_unit_column")
         if named is not None and named != unit:
@@ -483,7 +485,7 @@ class _Aggregate:
         return self._named(Quantile(col, (_level(fn.this),), self._bounds(col)))
 
 
-def _level(node: Any) -> float:
+def _level(node: exp.Expr) -> float:
     try:
         q = Fraction(node.name) if isinstance(node, exp.Literal) and not node.is_string else None
     except ValueError:
@@ -494,21 +496,24 @@ def _level(node: Any) -> float:
     return float(q)
 
 
-def _int_option(opts: Mapping[str, Any], name: str, default: int) -> int:
+def _int_option(opts: Mapping[str, OptionValue], name: str, default: int) -> int:
     v = opts.get(name, default)
     if not isinstance(v, (int, Fraction)) or Fraction(v).denominator != 1 or v < 1:
         raise UnsupportedSQL(f"OPTIONS {name}={v!r} must be a positive integer")
     return int(v)
 
 
-def _budget(session: Session, opts: Mapping[str, Any]) -> Any:
+def _budget(session: Session, opts: Mapping[str, OptionValue]) -> Measure | None:
     """The release budget the OPTIONS give, in the session's measure (``None``: none given)."""
     from dpcert.core.measures import ZCDP, ApproxDP, PureDP
 
-    eps, delta, rho = opts.get("epsilon"), opts.get("delta"), opts.get("rho")
-    for k, v in (("epsilon", eps), ("delta", delta), ("rho", rho)):
+    given: dict[str, Fraction | None] = {}
+    for k in ("epsilon", "delta", "rho"):
+        v = opts.get(k)
         if v is not None and not isinstance(v, Fraction):
             raise UnsupportedSQL(f"OPTIONS {k}={v!r} must be a number")
+        given[k] = v
+    eps, delta, rho = given["epsilon"], given["delta"], given["rho"]
     kind = type(session.budget)
     if kind is ZCDP:
         if eps is not None or delta is not None:

@@ -24,14 +24,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
 
 import sqlglot
 from sqlglot.tokenizer_core import Token, TokenType
 
 from dpcert.errors import UnsupportedSQL
 
-__all__ = ["BOUNDS_FUNCTION", "MAX_LITERAL", "MAX_SQL", "Prepassed", "prepass"]
+__all__ = ["BOUNDS_FUNCTION", "MAX_LITERAL", "MAX_SQL", "OptionValue", "Prepassed", "prepass"]
 
 #: The longest query text accepted (characters).
 MAX_SQL = 20_000
@@ -39,6 +38,8 @@ MAX_SQL = 20_000
 MAX_LITERAL = 200
 #: The marker function wrapping a bounded aggregate after :func:`prepass`.
 BOUNDS_FUNCTION = "DPCERT_BOUNDS"
+#: An ``OPTIONS`` value: a number (exact), a name or string, or NULL.
+OptionValue = Fraction | str | None
 _BOUND_ARGS = ("contribution_bounds_per_group", "contribution_bounds_per_row")
 
 
@@ -47,7 +48,7 @@ class Prepassed:
     """The query text for sqlglot, the DP options (lower-case names) and the bounds list."""
 
     text: str
-    options: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, OptionValue] = field(default_factory=dict)
     bounds: list[tuple[Fraction, Fraction]] = field(default_factory=list)
 
 
@@ -134,7 +135,7 @@ def _render(sql: str, toks: list[Token], skip: set[int], before: dict[int, str],
     return "".join(parts)
 
 
-def _value(toks: list[Token], start: int, stop: int, what: str) -> Any:
+def _value(toks: list[Token], start: int, stop: int, what: str) -> OptionValue:
     """An option's value: a number (exact), a name, a string, or NULL."""
     ts = toks[start:stop]
     text = "".join(t.text for t in ts)
@@ -151,7 +152,7 @@ def _value(toks: list[Token], start: int, stop: int, what: str) -> Any:
                              ) from None
 
 
-def _options(toks: list[Token], i: int, into: dict[str, Any]) -> int:
+def _options(toks: list[Token], i: int, into: dict[str, OptionValue]) -> int:
     """Parse ``OPTIONS(name = value, ...)`` from token ``i``; the index after it."""
     if i == len(toks) or toks[i].text.upper() != "OPTIONS":
         return i  # WITH DIFFERENTIAL_PRIVACY without options

@@ -46,7 +46,7 @@ def _added_unit(df: pl.DataFrame, plan: QueryPlan) -> pl.DataFrame:
     for a in plan.aggregates:
         for c in a.columns:
             highs[c] = max(highs.get(c, -1e300), float(getattr(a, "bounds", (0, 1e6))[1]) * 4)
-    rows: dict[str, list[Any]] = {c: [] for c in df.columns}
+    rows: dict[str, list[object]] = {c: [] for c in df.columns}
     for k in keys:
         for _ in range(R):
             for c in df.columns:
@@ -61,7 +61,8 @@ def _added_unit(df: pl.DataFrame, plan: QueryPlan) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=df.schema)
 
 
-def unit_neighbours(data: Any, plan: QueryPlan) -> list[tuple[pl.DataFrame, pl.DataFrame]]:
+def unit_neighbours(data: pl.LazyFrame | pl.DataFrame, plan: QueryPlan
+                    ) -> list[tuple[pl.DataFrame, pl.DataFrame]]:
     """``(frame, neighbour)`` pairs one unit apart: the heaviest unit removed, an adversarial
     unit added, and (when available) the engine harness's neighbours."""
     df = data.collect() if isinstance(data, pl.LazyFrame) else data

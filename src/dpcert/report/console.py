@@ -24,9 +24,9 @@ b  17
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence, Sized
 from contextlib import contextmanager
-from typing import Any, TextIO, TypeVar
+from typing import TextIO, TypeVar
 
 __all__ = ["print_table", "progress", "status", "use_rich"]
 
@@ -71,8 +71,7 @@ def progress(items: Iterable[T], description: str, *, total: int | None = None,
              file: TextIO | None = None, plain: bool | None = None) -> Iterator[T]:
     """Iterate over ``items`` showing progress (a rich bar, or ``[i/n] description`` lines)."""
     f = sys.stderr if file is None else file
-    seq: Any = items
-    n = total if total is not None else (len(seq) if hasattr(seq, "__len__") else None)
+    n = total if total is not None else (len(items) if isinstance(items, Sized) else None)
     if not (use_rich(f) if plain is None else not plain):
         for i, item in enumerate(items):
             print(f"[{i}/{n if n is not None else '?'}] {description}", file=f)

@@ -18,14 +18,18 @@ Examples
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dpcert._numbers import Number
 
 __all__ = ["format_interval", "format_loss", "format_number"]
 
 MISSING = "–"
 
 
-def format_number(v: Any) -> str:
+def format_number(v: Number | str | None) -> str:
     """``v`` in dpcert's one human format (see the module docstring)."""
     if v is None:
         return MISSING
@@ -48,7 +52,7 @@ def format_number(v: Any) -> str:
     return f"{x:.4g}"
 
 
-def format_interval(lo: Any, hi: Any) -> str:
+def format_interval(lo: Number | str | None, hi: Number | str | None) -> str:
     """``[lo, hi]`` in the same format; empty when both ends are missing."""
     a, b = format_number(lo), format_number(hi)
     if a == MISSING and b == MISSING:
@@ -59,10 +63,10 @@ def format_interval(lo: Any, hi: Any) -> str:
 _SYMBOLS = {"epsilon": "ε", "delta": "δ", "rho": "ρ"}
 
 
-def format_loss(d_out: Any) -> str:
+def format_loss(d_out: Mapping[str, Any] | Number | str | None) -> str:
     """A privacy loss from a certificate (``{"epsilon": {"float_up": ...}, ...}``), rounded up
     values as ``ε = 0.2, δ = 0``."""
-    if not isinstance(d_out, dict):
+    if not isinstance(d_out, Mapping):
         return format_number(d_out)
     parts = []
     for key, sym in _SYMBOLS.items():

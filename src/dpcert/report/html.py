@@ -28,7 +28,7 @@ import json
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -37,13 +37,18 @@ from dpcert.report.format import format_loss, format_number
 from dpcert.report.tables import columns as _columns
 from dpcert.report.tables import rows as _rows
 
+if TYPE_CHECKING:
+    from os import PathLike
+
+    from dpcert.frame.session import Release
+
 __all__ = ["PLOTS_ABSENT", "plot_png", "write_html_report"]
 
 PLOTS_ABSENT = ("Plots are absent: matplotlib is not installed "
                 "(pip install \"dpcert[report]\" adds it).")
 
 
-def _tables(release: Any) -> tuple[pl.DataFrame, dict[str, Any] | None]:
+def _tables(release: Release | pl.DataFrame) -> tuple[pl.DataFrame, dict[str, Any] | None]:
     if isinstance(release, pl.DataFrame):
         return release, None
     if hasattr(release, "tidy") and hasattr(release, "certificate"):
@@ -91,7 +96,7 @@ def _spend(cert: dict[str, Any]) -> list[list[str]]:
              format_loss(m.get("d_out"))] for m in cert.get("measurements", [])]
 
 
-def write_html_report(out_dir: Any, releases: Mapping[str, Any],
+def write_html_report(out_dir: str | PathLike[str], releases: Mapping[str, Release | pl.DataFrame],
                       certificate: Mapping[str, Any] | None = None) -> Path | None:
     """Write ``report.html`` into ``out_dir`` and return its path (``None``, writing nothing,
     when Jinja2 is not installed: ``pip install "dpcert[report]"``).

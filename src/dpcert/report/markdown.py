@@ -6,12 +6,19 @@ from __future__ import annotations
 
 import base64
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpcert.frame.result import tidy_table
 from dpcert.report.format import format_loss, format_number
 from dpcert.report.html import PLOTS_ABSENT, plot_png
 from dpcert.report.tables import columns, rows
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import polars as pl
+
+    from dpcert.frame.session import Session
 
 __all__ = ["write_report"]
 
@@ -22,8 +29,8 @@ def _md_table(header: list[str], body: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def write_report(out_dir: Path, results: dict[str, Any], certs: dict[str, Any],
-                 session: Any) -> Path:
+def write_report(out_dir: Path, results: Mapping[str, pl.DataFrame],
+                 certs: Mapping[str, dict[str, Any]], session: Session) -> Path:
     """Write ``report.md`` (and ``report_<query>.png`` with matplotlib) into ``out_dir``."""
     parts = ["# DP release report", "",
              f"Dataset budget: `{session.budget!r}`; spent so far: "
