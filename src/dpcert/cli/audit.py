@@ -21,6 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from dpcert.cli._parsers import Subparsers
 from dpcert.cli.progress import Steps, progress_mode
 from dpcert.errors import InvalidParameter
 
@@ -31,7 +32,7 @@ __all__ = ["register", "run"]
 SELF_CONFIDENCE = 1.0 - 1e-6
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     """Add the ``audit`` sub-command."""
     from dpcert.cli.exits import EPILOG
 

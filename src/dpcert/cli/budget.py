@@ -34,10 +34,12 @@ import datetime as _dt
 import json
 from typing import Any
 
+from dpcert.cli._parsers import Subparsers
+
 __all__ = ["register", "run"]
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     """Add the ``budget`` sub-command to the ``dpcert`` parser."""
     from dpcert.cli.exits import EPILOG
 

@@ -6,6 +6,8 @@ import argparse
 import json
 from typing import Any
 
+from dpcert.cli._parsers import Subparsers
+
 __all__ = ["register", "run", "framework_example"]
 
 
@@ -54,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     """Add the ``example`` sub-command."""
     p = sub.add_parser("example", help="run a bundled worked example")
     p.add_argument("name", choices=sorted(EXAMPLES), help="which example")

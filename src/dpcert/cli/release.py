@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from dpcert.cli._parsers import Subparsers
 from dpcert.cli.curator import add_curator_flags, out_path
 from dpcert.cli.exits import EPILOG, OK, PARTIAL, REFUSED
 from dpcert.cli.progress import Steps, progress_mode
@@ -271,7 +272,7 @@ ALPHA = 0.05
 GROUP_SIZE = 1000
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     """Add the ``release`` sub-command."""
     p = sub.add_parser(
         "release", help="DP release of the curator's table with the analyst's spec",
@@ -293,7 +294,7 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def add_quiet_flag(p: Any) -> None:
+def add_quiet_flag(p: argparse.ArgumentParser) -> None:
     """``--quiet``: no progress on stderr (progress shows a bar on a terminal, plain lines
     elsewhere; `dpcert.cli.progress`)."""
     p.add_argument("--quiet", action="store_true",
