@@ -39,7 +39,7 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from dpcert._directed import exp_lower, log_bounds, normal_cdf_bounds, sqrt_bounds
-from dpcert._numbers import Number, round_up
+from dpcert._numbers import Number, as_fraction, round_up
 from dpcert._types import DistanceLike
 from dpcert._validate import check_nonnegative, check_positive, check_probability
 from dpcert.core.chaining import PartialConstructor, partial
@@ -227,7 +227,7 @@ def make_gaussian_approx(input_domain: Domain, input_metric: Metric, scale: Numb
     zmap = inner.privacy_map
 
     def privacy_map(d_in: DistanceLike) -> tuple[Fraction, Fraction]:
-        rho = Fraction(zmap(d_in))
+        rho = as_fraction(zmap(d_in), "rho")
         if rho == 0:
             return Fraction(0), Fraction(0)
         return zcdp_to_approx_epsilon(rho, dl), dl

@@ -99,7 +99,7 @@ def make_gaussian(input_domain: Domain, input_metric: Metric, scale: Number, *,
             return ComposedEvent(())
         return DiscreteGaussianEvent(sigma=sigma / unit, sensitivity=shift)
 
-    def accuracy_map(alpha: Fraction) -> Any:
+    def accuracy_map(alpha: Fraction) -> Fraction:
         from dpcert.mechanisms.accuracy import discrete_gaussian_accuracy
 
         unit = Fraction(2) ** kk

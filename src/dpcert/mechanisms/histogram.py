@@ -117,7 +117,7 @@ def make_histogram(input_domain: Domain, input_metric: Metric, categories: Seque
         counts = count_categories(np.asarray(to_array(x)), cats)
         return counts + np.asarray(sample(len(cats)), dtype=np.int64)
 
-    def accuracy_map(alpha: Fraction) -> Any:
+    def accuracy_map(alpha: Fraction) -> Fraction:
         from dpcert.mechanisms.accuracy import (
             discrete_gaussian_accuracy,
             discrete_laplace_accuracy,

@@ -97,7 +97,7 @@ def make_laplace(input_domain: Domain, input_metric: Metric, scale: Number, *,
             return ComposedEvent(())
         return DiscreteLaplaceEvent(scale=b / unit, sensitivity=shift)
 
-    def accuracy_map(alpha: Fraction) -> Any:
+    def accuracy_map(alpha: Fraction) -> Fraction:
         from dpcert.mechanisms.accuracy import discrete_laplace_accuracy
 
         unit = Fraction(2) ** kk
