@@ -29,7 +29,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from dpcert.cli._parsers import Subparsers
 from dpcert.cli.curator import add_curator_flags, out_path
@@ -37,13 +37,38 @@ from dpcert.cli.exits import EPILOG, OK, PARTIAL, REFUSED
 from dpcert.cli.progress import Steps, progress_mode
 from dpcert.errors import DPCertError
 
+if TYPE_CHECKING:
+    import polars as pl
+
+    from dpcert.cli.build import Built, Queries
+    from dpcert.cli.curator import Curator
+    from dpcert.cli.spec import ReleaseSpec
+    from dpcert.frame.session import Release, Session
+
 __all__ = ["register", "run"]
+
+
+class Written(TypedDict, total=False):
+    """What a release wrote: each query's files, the Markdown and HTML reports."""
+
+    queries: dict[str, dict[str, str]]
+    report: str
+    html: str | None
 
 #: Files every release writes besides ``<query>.csv`` / ``<query>.certificate.json``.
 FIXED_OUTPUTS = ("results.json", "certificate.json", "report.md", "report.html")
 
 
-def _prepare(args: argparse.Namespace, check_total: bool) -> tuple[Any, Any, Any]:
+class _Planned(TypedDict):
+    """A dry run's line for one query."""
+
+    name: str
+    would_spend: str
+    accuracy: list[dict[str, object]]
+
+
+def _prepare(args: argparse.Namespace,
+             check_total: bool) -> tuple[ReleaseSpec, Curator, Built]:
     """Spec, curator and the built session: every check that needs no charge."""
     from dpcert.cli.build import build
     from dpcert.cli.curator import curator_from
@@ -100,8 +125,8 @@ def run(args: argparse.Namespace) -> int:
     n = len(queries)
     t0 = time.perf_counter()
     failed: BaseException | None = None
-    written: dict[str, Any] = {}
-    shown: dict[str, Any] = {}  # the releases whose files were written, to print
+    written: Written = {}
+    shown: dict[str, Release] = {}  # the releases whose files were written, to print
     # steps: the charge and computation of the whole batch, then writing each query's files
     with Steps(n + 1, "dpcert release", progress_mode(getattr(args, "quiet", False))) as steps:
         steps.note(f"charging the spec as one batch and computing {n} quer"
@@ -120,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     return _finish(args, sess, written, failed)
 
 
-def _note_bound_defaults(spec: Any) -> None:
+def _note_bound_defaults(spec: ReleaseSpec) -> None:
     """State on stderr the contribution bounds a run takes by default (``--dry-run`` lists
     every default)."""
     from dpcert.cli.spec import applied_defaults
@@ -131,13 +156,13 @@ def _note_bound_defaults(spec: Any) -> None:
                   file=sys.stderr)
 
 
-def _write_all(args: argparse.Namespace, out: Path, sess: Any, queries: Any, rels: list[Any],
-               t0: float, steps: Steps) -> tuple[dict[str, Any], dict[str, Any]]:
+def _write_all(args: argparse.Namespace, out: Path, sess: Session, queries: Queries,
+               rels: list[Release], t0: float, steps: Steps) -> tuple[Written, dict[str, Release]]:
     """Write each query's files, then the reports; (what was written, the releases)."""
-    results: dict[str, Any] = {}
-    releases: dict[str, Any] = {}
-    certs: dict[str, Any] = {}
-    files: dict[str, Any] = {}
+    results: dict[str, pl.DataFrame] = {}
+    releases: dict[str, Release] = {}
+    certs: dict[str, object] = {}
+    files: dict[str, dict[str, str]] = {}
     for (name, _, _), rel in zip(queries, rels, strict=False):
         raw = rel.to_polars(tidy=False)  # the reports read the raw intervals
         results[name], releases[name], certs[name] = raw, rel, rel.certificate
@@ -161,8 +186,8 @@ def _write_all(args: argparse.Namespace, out: Path, sess: Any, queries: Any, rel
             releases)
 
 
-def _print_summary(args: argparse.Namespace, sess: Any, written: dict[str, Any],
-                   releases: dict[str, Any]) -> None:
+def _print_summary(args: argparse.Namespace, sess: Session, written: Written,
+                   releases: dict[str, Release]) -> None:
     """The released tables and where the reports are (after the progress display closed)."""
     _print_tables(releases, args.alpha)
     print(f"\nspent {sess.budget.describe(sess.spent)} of {sess.budget!r}; wrote "
@@ -171,7 +196,7 @@ def _print_summary(args: argparse.Namespace, sess: Any, written: dict[str, Any],
           'HTML report skipped: Jinja2 is not installed (pip install "dpcert[report]")')
 
 
-def _print_tables(releases: dict[str, Any], alpha: float) -> None:
+def _print_tables(releases: dict[str, Release], alpha: float) -> None:
     from dpcert.report.console import print_table
     from dpcert.report.tables import columns, rows
 
@@ -183,7 +208,7 @@ def _print_tables(releases: dict[str, Any], alpha: float) -> None:
                     rows(tidy, keys, values))
 
 
-def _ledger_json(sess: Any) -> dict[str, Any] | None:
+def _ledger_json(sess: Session) -> dict[str, str | None] | None:
     if sess._ledger is None:
         return None
     m = sess.budget
@@ -191,7 +216,7 @@ def _ledger_json(sess: Any) -> dict[str, Any] | None:
             "remaining": m.describe(sess._ledger.remaining(sess.dataset))}
 
 
-def _finish(args: argparse.Namespace, sess: Any, written: dict[str, Any],
+def _finish(args: argparse.Namespace, sess: Session, written: Written,
             failed: BaseException | None) -> int:
     code = OK if failed is None else PARTIAL
     done = list(written.get("queries", {}))
@@ -226,7 +251,7 @@ def _dry_run(args: argparse.Namespace, alpha_default: bool) -> int:
         args.group_size = GROUP_SIZE
         defaults.append(f"--group-size = {GROUP_SIZE} (rows per group for mean, variance and "
                         "quantile intervals)")
-    per_query = []
+    per_query: list[_Planned] = []
     for name, q, b in queries:
         spend = q.measurement(b, key=bytes(16)).map(1)
         acc = q.accuracy(args.alpha, b, n=args.group_size)
