@@ -32,9 +32,15 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
-from typing import Any
+from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from dpcert.cli._parsers import Subparsers
+
+if TYPE_CHECKING:
+    from dpcert.accounting.binding import Binding
+    from dpcert.accounting.ledger import BudgetStatus, Ledger, Spend
+    from dpcert.core.measures import Measure
 
 __all__ = ["register", "run"]
 
@@ -83,9 +89,7 @@ def register(subparsers: Subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def _num(text: str, name: str) -> Any:
-    from fractions import Fraction
-
+def _num(text: str, name: str) -> Fraction:
     from dpcert.errors import InvalidParameter
 
     try:
@@ -94,7 +98,7 @@ def _num(text: str, name: str) -> Any:
         raise InvalidParameter(f"--{name}={text!r} is not a number") from e
 
 
-def _total(args: argparse.Namespace) -> Any:
+def _total(args: argparse.Namespace) -> Measure:
     from dpcert.core.measures import ZCDP, ApproxDP, PureDP
     from dpcert.errors import InvalidParameter
 
@@ -119,7 +123,7 @@ def _types(pairs: list[str]) -> dict[str, str]:
     return out
 
 
-def _binding(args: argparse.Namespace, total: Any) -> Any:
+def _binding(args: argparse.Namespace, total: Measure) -> Binding:
     """The curator's binding of ``--data`` (every check before the ledger is touched)."""
     from dpcert.accounting.binding import Binding, accounting_rule
     from dpcert.errors import InvalidParameter
@@ -175,7 +179,7 @@ def _init(args: argparse.Namespace) -> int:
     return 0
 
 
-def _open(path: str) -> Any:
+def _open(path: str) -> Ledger:
     import os
 
     from dpcert.accounting.ledger import Ledger
@@ -225,7 +229,7 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _next(ledger: Any, dataset: str, st: Any, eps_text: str) -> dict[str, Any]:
+def _next(ledger: Ledger, dataset: str, st: BudgetStatus, eps_text: str) -> dict[str, object]:
     """What a next Laplace release of ε = ``eps_text`` would cost under the dataset's rule."""
     from dpcert.accounting.ledger import describe
     from dpcert.core.events import LaplaceEvent
@@ -258,11 +262,11 @@ def _history(args: argparse.Namespace) -> int:
     st = ledger.status(args.dataset)
     rows = ledger.history(args.dataset)
 
-    def event(s: Any) -> str:
+    def event(s: Spend) -> str:
         return "(amount only, recorded before events)" if s.legacy or s.event is None else (
             ("batch: " if s.batch else "") + summarize(s.event))
 
-    def when(s: Any) -> str:
+    def when(s: Spend) -> str:
         return _dt.datetime.fromtimestamp(s.time, _dt.UTC).isoformat(timespec="seconds")
 
     if args.json:

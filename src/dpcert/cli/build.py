@@ -5,7 +5,7 @@ The order is the boundary of ``docs/threat_model.md``: the spec was validated fi
 (`dpcert.cli.spec`); then the curator's source is resolved and, with a ledger, checked
 against the dataset's binding (location, schema fingerprint, privacy unit); then every query is
 checked against the schema and the queries' total against the session's and the ledger's budget.
-Any refusal here leaves the ledger and the output directory untouched.
+Every refusal here leaves the ledger and the output directory untouched.
 """
 
 from __future__ import annotations
