@@ -68,6 +68,7 @@ from dpcert.accounting.filters import (
     tally,
 )
 from dpcert.core.events import Event, event_from_distance
+from dpcert.core.measurement import Measurement
 from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
 from dpcert.errors import (
     BudgetExceeded,
@@ -260,7 +261,7 @@ def _certs_json(certificate: str | tuple[str, ...] | list[str] | None) -> str | 
 RELATIONS = ("add_remove", "replace_one")
 
 
-def _relation_name(relation: Any) -> str | None:
+def _relation_name(relation: str | None) -> str | None:
     """Accept ``add_remove``/``replace_one`` and the CLI's ``add-remove``/``replace``."""
     if relation is None:
         return None
@@ -727,7 +728,7 @@ class Ledger:
         with self._tx() as con:
             return [r[0] for r in con.execute("SELECT name FROM datasets ORDER BY name")]
 
-    def run(self, dataset: str, measurement: Any, data: object, d_in: DistanceLike = 1,
+    def run(self, dataset: str, measurement: Measurement, data: object, d_in: DistanceLike = 1,
             note: str | None = None) -> Any:
         """Charge ``measurement.map(d_in)`` to ``dataset``, then run it on ``data``.
 
