@@ -61,7 +61,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from dpcert.accounting._nesting import flat_leaves
 from dpcert.accounting.gdp import gdp_delta, gdp_epsilon, mu_of_pure
@@ -87,6 +87,7 @@ __all__ = [
     "FilterState",
     "Point",
     "PrivacyFilter",
+    "Quote",
     "Release",
     "Rule",
     "Tally",
@@ -125,6 +126,22 @@ class Release:
 
 
 Point = Amount  # the cost the rule assigned to one release (ε, (ε, δ), ρ, or μ² for "gdp")
+
+
+class Quote(TypedDict):
+    """What a release would cost next, without charging it."""
+
+    #: The amount by basic composition (``None`` when the event has none in the budget's
+    #: measure).
+    basic: Amount | None
+    #: Its cost under the rule.
+    tight: Point
+    #: Whether it fits what is left.
+    fits: bool
+    #: The rule that costs it.
+    rule: Rule
+    #: The spent total after it.
+    spent_after: Amount
 
 
 @dataclass(frozen=True)
@@ -709,7 +726,7 @@ class PrivacyFilter:
         return self.status().remaining
 
     def quote(self, event: Event, amount: Measure | None = None, *,
-              batch: bool = False) -> dict[str, Any]:
+              batch: bool = False) -> Quote:
         """What ``event`` would cost next, by basic composition and under the rule, without
         charging: ``{"basic": amount or None, "tight": point, "fits": bool, "rule": rule,
         "spent_after": amount}``."""
@@ -740,7 +757,7 @@ class PrivacyFilter:
         return f"PrivacyFilter({self.kind}, rule={self.rule}, releases={len(self._releases)})"
 
 
-def quote_state(state: FilterState, r: Release) -> dict[str, Any]:
+def quote_state(state: FilterState, r: Release) -> Quote:
     """What release ``r`` would cost after ``state``: basic amount (``None`` without a basic
     statement), its cost under the rule, whether it fits, the rule and the spent total after."""
     point, after = state.step(r)

@@ -57,6 +57,7 @@ from dpcert.accounting.codec import event_from_json, event_to_json
 from dpcert.accounting.filters import (
     CLASSIC,
     FilterState,
+    Quote,
     Release,
     Rule,
     Tally,
@@ -656,7 +657,7 @@ class Ledger:
         return self.spend(dataset, None, note, event=event, batch=batch)
 
     def quote(self, dataset: str, event: Event, amount: Measure | None = None, *,
-              batch: bool = False) -> dict[str, Any]:
+              batch: bool = False) -> Quote:
         """What ``event`` would cost next, without charging: ``{"basic": ..., "tight": ...,
         "fits": ..., "rule": ..., "spent_after": ...}`` (basic: ``None`` when the event has no
         basic statement in the budget's measure; tight: its cost under the filter)."""

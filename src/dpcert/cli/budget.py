@@ -39,6 +39,7 @@ from dpcert.cli._parsers import Subparsers
 
 if TYPE_CHECKING:
     from dpcert.accounting.binding import Binding
+    from dpcert.accounting.filters import Point
     from dpcert.accounting.ledger import BudgetStatus, Ledger, Spend
     from dpcert.core.measures import Measure
 
@@ -245,13 +246,19 @@ def _next(ledger: Ledger, dataset: str, st: BudgetStatus, eps_text: str) -> dict
         return {"release": release, "rule": st.rule, "cost": None, "fits": False,
                 "reason": str(e)}
     spent = describe(st.measure, q["spent_after"])
-    cost = (f"{float(q['tight']):.6g} of Rényi budget at α = {st.order:g}, spent after {spent}"
+    cost = (f"{_scalar(q['tight']):.6g} of Rényi budget at α = {st.order:g}, spent after {spent}"
             if q["rule"] == "renyi" and st.order is not None else
-            f"μ² = {float(q['tight']):.6g}, spent after {spent}" if q["rule"] == "gdp" else
+            f"μ² = {_scalar(q['tight']):.6g}, spent after {spent}" if q["rule"] == "gdp" else
             describe(st.measure, q["tight"]))
     if q["rule"] == "renyi" and st.order is None:
         cost = f"spent after {spent}"
     return {"release": release, "rule": q["rule"], "cost": cost, "fits": bool(q["fits"])}
+
+
+def _scalar(point: Point) -> float:
+    """A Rényi or GDP cost, which is one number."""
+    assert not isinstance(point, tuple)
+    return float(point)
 
 
 def _history(args: argparse.Namespace) -> int:
