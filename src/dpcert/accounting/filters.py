@@ -63,6 +63,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Literal, TypedDict
 
+from dpcert._types import FloatArray
 from dpcert.accounting._nesting import flat_leaves
 from dpcert.accounting.gdp import gdp_delta, gdp_epsilon, mu_of_pure
 from dpcert.core.events import (
@@ -189,7 +190,7 @@ CHOICES = ("auto", "basic", "renyi", "gdp")
 CLASSIC = "classic"
 
 
-def check_choice(kind: str, total: Amount, choice: Any) -> str:
+def check_choice(kind: str, total: Amount, choice: object) -> str:
     """Validate a curator's rule ``choice`` for a budget of ``kind`` (``"renyi"`` and ``"gdp"``
     need an ``ApproxDP(ε, δ > 0)`` budget)."""
     if choice not in CHOICES and choice != CLASSIC:
@@ -400,7 +401,7 @@ def _mu2(event: Event) -> float:
     return total * (1 + 1e-12)
 
 
-def _renyi_orders() -> Any:
+def _renyi_orders() -> FloatArray:
     import numpy as np
 
     from dpcert.accounting.rdp import DEFAULT_ORDERS
@@ -408,7 +409,7 @@ def _renyi_orders() -> Any:
     return np.asarray(DEFAULT_ORDERS, dtype=float)
 
 
-def _renyi_room(orders: Any, eps: float, delta: float) -> Any:
+def _renyi_room(orders: FloatArray, eps: float, delta: float) -> FloatArray:
     """B(α): the largest Rényi budget at each order whose (ε, δ) conversion (Balle et al. 2020,
     Thm. 21, or Mironov 2017, Prop. 3, the smaller) is at most ``eps`` at ``delta``."""
     import numpy as np
@@ -419,7 +420,7 @@ def _renyi_room(orders: Any, eps: float, delta: float) -> Any:
     return eps - np.minimum(improved, classic)
 
 
-def _renyi_curve(event: Event, orders: Any) -> Any:
+def _renyi_curve(event: Event, orders: FloatArray) -> FloatArray:
     """Σ k·ε_leaf(α) of a release on ``orders`` (widened up by ``rdp_of``); refuses leaves
     without a Rényi statement."""
     import numpy as np
@@ -574,7 +575,7 @@ class FilterState:
 
     def to_json(self) -> str:
         """The state as canonical JSON (exact fractions as strings, floats by ``repr``)."""
-        def amt(a: Amount) -> Any:
+        def amt(a: Amount) -> str | list[str]:
             return [str(a[0]), str(a[1])] if isinstance(a, tuple) else str(a)
 
         return json.dumps({"kind": self.kind, "total": amt(self.total), "choice": self.choice,
