@@ -77,7 +77,7 @@ class Queryable:
         self.budget = None if budget is None else measure.validate_distance(budget, "budget")
         self._spent = measure.zero()
         self._lock = threading.Lock()
-        self.log: list[tuple[str, Any]] = []
+        self.log: list[tuple[str, Loss]] = []
         self._filter: PrivacyFilter | None = None
         if self.budget is not None and type(measure) in (PureDP, ApproxDP, ZCDP):
             from dpcert.accounting.filters import PrivacyFilter
