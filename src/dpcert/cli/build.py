@@ -16,7 +16,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from dpcert.cli.curator import Curator
 from dpcert.cli.spec import (
@@ -32,7 +32,9 @@ from dpcert.errors import BindingMismatch, BudgetExceeded, DPCertError, InvalidP
 
 if TYPE_CHECKING:
     from dpcert.accounting.binding import Binding
-    from dpcert.core.measures import Measure
+    from dpcert.accounting.filters import Quote
+    from dpcert.core.events import Event
+    from dpcert.core.measures import Loss, Measure
     from dpcert.frame.plan import Aggregate
     from dpcert.frame.session import Query, Session
 
@@ -40,6 +42,16 @@ __all__ = ["Built", "build", "over_budget", "spec_quote", "spec_total"]
 
 #: (name, query, budget) of every query of the spec, in order.
 Queries = list[tuple[str, "Query", "Measure"]]
+
+
+class SpecQuote(TypedDict):
+    """A spec's queries as one declared batch: its event, its total by basic composition and
+    what the session's and the ledger's filters would charge for it."""
+
+    event: Event
+    basic: Loss
+    session: Quote
+    ledger: Quote | None
 
 
 @dataclass(frozen=True)
@@ -318,16 +330,16 @@ def build(spec_path: Path, spec: ReleaseSpec, text: str, cur: Curator, *,
     return Built(sess, queries, location, binding)
 
 
-def spec_total(sess: Session, queries: Queries) -> Any:
+def spec_total(sess: Session, queries: Queries) -> Loss:
     """The exact total that running every query would charge (reads no rows)."""
-    total = sess.budget.zero()
+    total: Loss = sess.budget.zero()
     for _, q, b in queries:
         sess.budget.check_same_kind(b, "query budget")
         total = sess.budget.compose([total, q.measurement(b, key=bytes(16)).map(1)])
     return total
 
 
-def spec_quote(sess: Session, queries: Queries) -> dict[str, Any]:
+def spec_quote(sess: Session, queries: Queries) -> SpecQuote:
     """The spec's queries as one declared batch: its event and what the session's and the
     ledger's privacy filters would charge for it (``docs/proofs/filters.md``)."""
     from dpcert.combinators.queryable import _with_amount
@@ -339,8 +351,8 @@ def spec_quote(sess: Session, queries: Queries) -> dict[str, Any]:
     total = spec_total(sess, queries)
     m = sess.budget
     amount = _with_amount(m, total)
-    out = {"event": event, "basic": total,
-           "session": sess._filter.quote(event, amount, batch=True), "ledger": None}
+    out: SpecQuote = {"event": event, "basic": total,
+                      "session": sess._filter.quote(event, amount, batch=True), "ledger": None}
     if sess._ledger is not None:
         out["ledger"] = sess._ledger.quote(sess.dataset, event, amount, batch=True)
     return out

@@ -259,8 +259,8 @@ def _dry_run(args: argparse.Namespace, alpha_default: bool) -> int:
                           "accuracy": [{k: (None if isinstance(v, float) and v != v else v)
                                         for k, v in row.items()} for row in acc.to_dicts()]})
     total = spec_total(sess, queries)
-    tight = spec_quote(sess, queries)
-    tight = tight["ledger"] or tight["session"]
+    quote = spec_quote(sess, queries)
+    tight = quote["ledger"] or quote["session"]
     problem = over_budget(sess, queries)
     code = OK if problem is None else REFUSED
     if args.json:
