@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
@@ -342,7 +342,6 @@ def spec_total(sess: Session, queries: Queries) -> Loss:
 def spec_quote(sess: Session, queries: Queries) -> SpecQuote:
     """The spec's queries as one declared batch: its event and what the session's and the
     ledger's privacy filters would charge for it (``docs/proofs/filters.md``)."""
-    from dpcert.combinators.queryable import _with_amount
     from dpcert.core.events import ComposedEvent
 
     # the compiled measurements' events: exactly what release_all charges (the key does not
@@ -350,7 +349,8 @@ def spec_quote(sess: Session, queries: Queries) -> SpecQuote:
     event = ComposedEvent([q.measurement(b, key=bytes(16)).event(1) for _, q, b in queries])
     total = spec_total(sess, queries)
     m = sess.budget
-    amount = _with_amount(m, total)
+    carrying: Callable[..., Measure] = type(m)  # the measure's class, given its amount
+    amount = carrying(*total) if isinstance(total, tuple) else carrying(total)
     out: SpecQuote = {"event": event, "basic": total,
                       "session": sess._filter.quote(event, amount, batch=True), "ledger": None}
     if sess._ledger is not None:
