@@ -62,8 +62,8 @@ def svt_budget_split(epsilon: Fraction, c: int, monotonic: bool) -> tuple[Fracti
 
 
 def _int_answer(v: Number) -> int:
-    if not is_real_number(v) or (isinstance(v, float) and not math.isfinite(v)) or \
-            as_fraction(v, "query answer").denominator != 1:
+    finite = not isinstance(v, (float, np.floating)) or math.isfinite(v)
+    if not is_real_number(v) or not finite or as_fraction(v, "answer").denominator != 1:
         raise InvalidParameter(f"query returned {v!r}: the sparse vector needs integer answers")
     return int(v)
 
