@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from dpcert._numbers import Number
 
-__all__ = ["Array", "BoolArray", "DistanceLike", "FloatArray", "IntArray"]
+__all__ = ["JSON", "Array", "BoolArray", "DistanceLike", "FloatArray", "IntArray"]
 
 #: An array of binary64 floats.
 FloatArray: TypeAlias = npt.NDArray[np.float64]
@@ -35,3 +35,6 @@ Array: TypeAlias = np.ndarray[Any, Any]
 #: validates it: a number (ε, ρ, a count of changed records) or a tuple of them ((ε, δ); a group
 #: distance's (l0, l∞, l1)).  (:data:`dpcert.core.metrics.Distance` is a validated scalar.)
 DistanceLike: TypeAlias = "Number | tuple[Number, ...]"
+#: A JSON value as `json.loads` returns it or `json.dumps` accepts it (plan files, reports, audit
+#: records).
+JSON: TypeAlias = "dict[str, JSON] | list[JSON] | str | int | float | bool | None"

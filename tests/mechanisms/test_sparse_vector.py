@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import dpcert as dp
+from dpcert.errors import InvalidParameter
 from dpcert.mechanisms.sparse_vector import svt_budget_split
 
 SPACE = (dp.VectorDomain(dp.AtomDomain(int)), dp.SymmetricDistance())
@@ -177,3 +178,11 @@ def test_numeric_svt_exact_law_loss_is_covered_and_attained(
                                                    for i in pos))
     assert worst <= float(m.map(1)) * (1 + 1e-9)
     assert worst >= float(m.map(1)) / 1.5
+
+
+@pytest.mark.parametrize("answer", [np.float32("nan"), np.float32(2.5), math.inf, "3"])
+def test_a_non_integer_answer_is_refused_naming_it(answer: object) -> None:
+    space = (dp.VectorDomain(dp.AtomDomain(int)), dp.SymmetricDistance())
+    m = dp.m.make_sparse_vector(*space, [lambda xs: answer], threshold=1, epsilon=1.0)
+    with pytest.raises(InvalidParameter, match="needs integer answers"):
+        m([1, 2])

@@ -33,10 +33,14 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
+from dpcert._types import JSON
 from dpcert.core.measures import Measure
 from dpcert.errors import BindingMismatch, InvalidParameter
+
+if TYPE_CHECKING:
+    from dpcert.accounting.ledger import Ledger
 
 __all__ = ["Binding", "accounting_rule", "binding_of", "check_binding", "create_bound"]
 
@@ -57,7 +61,7 @@ class Binding:
     privacy_unit: str | None = None
     types: dict[str, str] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, JSON]:
         """The binding as a JSON object."""
         return asdict(self)
 
@@ -97,7 +101,7 @@ def _ensure_table(con: sqlite3.Connection) -> None:
                 "hash TEXT NOT NULL)")
 
 
-def create_bound(ledger: Any, dataset: str, total: Measure, binding: Binding, *,
+def create_bound(ledger: Ledger, dataset: str, total: Measure, binding: Binding, *,
                  relation: str | None = None, rule: str = "auto") -> None:
     """Create ``dataset`` with the budget ``total`` (and neighbouring ``relation``) in ``ledger``
     and bind it to ``binding``, in one transaction (both or neither are written)."""
@@ -113,7 +117,7 @@ def create_bound(ledger: Any, dataset: str, total: Measure, binding: Binding, *,
     ledger.create(dataset, total, relation=relation, rule=rule, then=bind)
 
 
-def binding_of(ledger: Any, dataset: str) -> Binding | None:
+def binding_of(ledger: Ledger, dataset: str) -> Binding | None:
     """The binding of ``dataset`` (``None`` when the curator bound no source to it); a binding
     row edited outside dpcert raises `LedgerIntegrityError`."""
     from dpcert.accounting.ledger import LedgerIntegrityError

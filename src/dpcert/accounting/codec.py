@@ -33,6 +33,7 @@ import json
 from fractions import Fraction
 from typing import Any
 
+from dpcert._types import JSON
 from dpcert.core import events as _ev
 from dpcert.errors import InvalidParameter, UnsupportedEvent
 
@@ -63,11 +64,11 @@ _SCHEMA: dict[str, tuple[type[_ev.Event], tuple[str, ...]]] = {
 _MAX_DEPTH = 64
 
 
-def _node(event: _ev.Event) -> dict[str, Any]:
+def _node(event: _ev.Event) -> dict[str, JSON]:
     name = type(event).__name__
     if name not in _SCHEMA or _SCHEMA[name][0] is not type(event):
         raise UnsupportedEvent(f"event={event!r} has no JSON form (not a dpcert.core event)")
-    out: dict[str, Any] = {"type": name}
+    out: dict[str, JSON] = {"type": name}
     for f in _SCHEMA[name][1]:
         v = getattr(event, f)
         if f == "events":
@@ -98,7 +99,7 @@ def _frac(v: object, where: str) -> Fraction:
         raise InvalidParameter(f"{where}={v!r} is not a fraction") from e
 
 
-def _decode(node: Any, depth: int) -> _ev.Event:
+def _decode(node: JSON, depth: int) -> _ev.Event:
     if depth > _MAX_DEPTH:
         raise UnsupportedEvent(f"event nesting deeper than {_MAX_DEPTH}")
     if not isinstance(node, dict) or not isinstance(node.get("type"), str):

@@ -61,8 +61,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
+from dpcert._types import FloatArray
 from dpcert.accounting._nesting import flat_leaves
 from dpcert.accounting.gdp import gdp_delta, gdp_epsilon, mu_of_pure
 from dpcert.core.events import (
@@ -87,6 +88,7 @@ __all__ = [
     "FilterState",
     "Point",
     "PrivacyFilter",
+    "Quote",
     "Release",
     "Rule",
     "Tally",
@@ -125,6 +127,22 @@ class Release:
 
 
 Point = Amount  # the cost the rule assigned to one release (ε, (ε, δ), ρ, or μ² for "gdp")
+
+
+class Quote(TypedDict):
+    """What a release would cost next, without charging it."""
+
+    #: The amount by basic composition (``None`` when the event has none in the budget's
+    #: measure).
+    basic: Amount | None
+    #: Its cost under the rule.
+    tight: Point
+    #: Whether it fits what is left.
+    fits: bool
+    #: The rule that costs it.
+    rule: Rule
+    #: The spent total after it.
+    spent_after: Amount
 
 
 @dataclass(frozen=True)
@@ -172,7 +190,7 @@ CHOICES = ("auto", "basic", "renyi", "gdp")
 CLASSIC = "classic"
 
 
-def check_choice(kind: str, total: Amount, choice: Any) -> str:
+def check_choice(kind: str, total: Amount, choice: object) -> str:
     """Validate a curator's rule ``choice`` for a budget of ``kind`` (``"renyi"`` and ``"gdp"``
     need an ``ApproxDP(ε, δ > 0)`` budget)."""
     if choice not in CHOICES and choice != CLASSIC:
@@ -383,7 +401,7 @@ def _mu2(event: Event) -> float:
     return total * (1 + 1e-12)
 
 
-def _renyi_orders() -> Any:
+def _renyi_orders() -> FloatArray:
     import numpy as np
 
     from dpcert.accounting.rdp import DEFAULT_ORDERS
@@ -391,7 +409,7 @@ def _renyi_orders() -> Any:
     return np.asarray(DEFAULT_ORDERS, dtype=float)
 
 
-def _renyi_room(orders: Any, eps: float, delta: float) -> Any:
+def _renyi_room(orders: FloatArray, eps: float, delta: float) -> FloatArray:
     """B(α): the largest Rényi budget at each order whose (ε, δ) conversion (Balle et al. 2020,
     Thm. 21, or Mironov 2017, Prop. 3, the smaller) is at most ``eps`` at ``delta``."""
     import numpy as np
@@ -402,7 +420,7 @@ def _renyi_room(orders: Any, eps: float, delta: float) -> Any:
     return eps - np.minimum(improved, classic)
 
 
-def _renyi_curve(event: Event, orders: Any) -> Any:
+def _renyi_curve(event: Event, orders: FloatArray) -> FloatArray:
     """Σ k·ε_leaf(α) of a release on ``orders`` (widened up by ``rdp_of``); refuses leaves
     without a Rényi statement."""
     import numpy as np
@@ -557,7 +575,7 @@ class FilterState:
 
     def to_json(self) -> str:
         """The state as canonical JSON (exact fractions as strings, floats by ``repr``)."""
-        def amt(a: Amount) -> Any:
+        def amt(a: Amount) -> str | list[str]:
             return [str(a[0]), str(a[1])] if isinstance(a, tuple) else str(a)
 
         return json.dumps({"kind": self.kind, "total": amt(self.total), "choice": self.choice,
@@ -709,7 +727,7 @@ class PrivacyFilter:
         return self.status().remaining
 
     def quote(self, event: Event, amount: Measure | None = None, *,
-              batch: bool = False) -> dict[str, Any]:
+              batch: bool = False) -> Quote:
         """What ``event`` would cost next, by basic composition and under the rule, without
         charging: ``{"basic": amount or None, "tight": point, "fits": bool, "rule": rule,
         "spent_after": amount}``."""
@@ -740,7 +758,7 @@ class PrivacyFilter:
         return f"PrivacyFilter({self.kind}, rule={self.rule}, releases={len(self._releases)})"
 
 
-def quote_state(state: FilterState, r: Release) -> dict[str, Any]:
+def quote_state(state: FilterState, r: Release) -> Quote:
     """What release ``r`` would cost after ``state``: basic amount (``None`` without a basic
     statement), its cost under the rule, whether it fits, the rule and the spent total after."""
     point, after = state.step(r)

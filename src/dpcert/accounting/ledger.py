@@ -57,6 +57,7 @@ from dpcert.accounting.codec import event_from_json, event_to_json
 from dpcert.accounting.filters import (
     CLASSIC,
     FilterState,
+    Quote,
     Release,
     Rule,
     Tally,
@@ -68,6 +69,7 @@ from dpcert.accounting.filters import (
     tally,
 )
 from dpcert.core.events import Event, event_from_distance
+from dpcert.core.measurement import Measurement
 from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
 from dpcert.errors import (
     BudgetExceeded,
@@ -260,7 +262,7 @@ def _certs_json(certificate: str | tuple[str, ...] | list[str] | None) -> str | 
 RELATIONS = ("add_remove", "replace_one")
 
 
-def _relation_name(relation: Any) -> str | None:
+def _relation_name(relation: str | None) -> str | None:
     """Accept ``add_remove``/``replace_one`` and the CLI's ``add-remove``/``replace``."""
     if relation is None:
         return None
@@ -655,7 +657,7 @@ class Ledger:
         return self.spend(dataset, None, note, event=event, batch=batch)
 
     def quote(self, dataset: str, event: Event, amount: Measure | None = None, *,
-              batch: bool = False) -> dict[str, Any]:
+              batch: bool = False) -> Quote:
         """What ``event`` would cost next, without charging: ``{"basic": ..., "tight": ...,
         "fits": ..., "rule": ..., "spent_after": ...}`` (basic: ``None`` when the event has no
         basic statement in the budget's measure; tight: its cost under the filter)."""
@@ -727,7 +729,7 @@ class Ledger:
         with self._tx() as con:
             return [r[0] for r in con.execute("SELECT name FROM datasets ORDER BY name")]
 
-    def run(self, dataset: str, measurement: Any, data: object, d_in: DistanceLike = 1,
+    def run(self, dataset: str, measurement: Measurement, data: object, d_in: DistanceLike = 1,
             note: str | None = None) -> Any:
         """Charge ``measurement.map(d_in)`` to ``dataset``, then run it on ``data``.
 

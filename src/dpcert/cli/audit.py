@@ -19,10 +19,16 @@ import re
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from dpcert._types import JSON
+from dpcert.cli._parsers import Subparsers
 from dpcert.cli.progress import Steps, progress_mode
 from dpcert.errors import InvalidParameter
+
+if TYPE_CHECKING:
+    from dpcert.core.measures import Measure
+    from dpcert.selfaudit.targets import TargetReport
 
 __all__ = ["register", "run"]
 
@@ -31,7 +37,7 @@ __all__ = ["register", "run"]
 SELF_CONFIDENCE = 1.0 - 1e-6
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     """Add the ``audit`` sub-command."""
     from dpcert.cli.exits import EPILOG
 
@@ -93,20 +99,21 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _parse_value(text: str) -> Any:
+def _parse_value(text: str) -> JSON:
     try:
-        return json.loads(text)
+        value: JSON = json.loads(text)
+        return value
     except json.JSONDecodeError:
         return text
 
 
-def _load(spec: str, what: str = "target") -> Any:
+def _load(spec: str, what: str = "target") -> Any:  # an imported attribute: dynamic
     if ":" not in spec:
         raise InvalidParameter(f"{what}={spec!r} must be MODULE:CALLABLE")
     mod_name, _, attr = spec.partition(":")
     sys.path.insert(0, str(Path.cwd()))
     try:
-        obj: Any = importlib.import_module(mod_name)
+        obj: object = importlib.import_module(mod_name)
     except ImportError as e:
         raise InvalidParameter(f"{what}={spec!r}: cannot import {mod_name!r}: {e}") from e
     for part in attr.split("."):
@@ -137,7 +144,7 @@ def _run_self(args: argparse.Namespace) -> int:
     rows = [["mechanism", "claimed ε", "lower bound", "verdict", "samples", "seconds",
              "sampling"]]
     violations = 0
-    records: list[dict[str, Any]] = []
+    records: list[dict[str, object]] = []
     plots = args.plot_dir is not None and matplotlib_available()
     if args.plot_dir is not None and not plots:
         print("dpcert audit: matplotlib is not installed; no plots written", file=sys.stderr)
@@ -158,8 +165,8 @@ def _run_self(args: argparse.Namespace) -> int:
     return 1 if violations else 0
 
 
-def _record(args: argparse.Namespace, rep: Any, rows: list[list[str]],
-            records: list[dict[str, Any]], plots: bool) -> int:
+def _record(args: argparse.Namespace, rep: TargetReport, rows: list[list[str]],
+            records: list[dict[str, object]], plots: bool) -> int:
     """Add one target's report to the table and the JSON records; 1 if it is a violation."""
     from dpcert.audit.plot import plot_result
 
@@ -198,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
     if not callable(mech):
         raise InvalidParameter(f"target={args.target!r} is not callable")
     sampler = one_at_a_time(mech) if args.scalar and not isinstance(mech, Measurement) else mech
-    claimed: Any = None
+    claimed: Measure | None = None
     if args.claimed_epsilon is not None and args.claimed_rho is not None:
         raise InvalidParameter("give --claimed-epsilon or --claimed-rho, not both")
     if args.claimed_epsilon is not None:

@@ -32,12 +32,21 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
-from typing import Any
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+from dpcert.cli._parsers import Subparsers
+
+if TYPE_CHECKING:
+    from dpcert.accounting.binding import Binding
+    from dpcert.accounting.filters import Point
+    from dpcert.accounting.ledger import BudgetStatus, Ledger, Spend
+    from dpcert.core.measures import Measure
 
 __all__ = ["register", "run"]
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     """Add the ``budget`` sub-command to the ``dpcert`` parser."""
     from dpcert.cli.exits import EPILOG
 
@@ -81,9 +90,7 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _num(text: str, name: str) -> Any:
-    from fractions import Fraction
-
+def _num(text: str, name: str) -> Fraction:
     from dpcert.errors import InvalidParameter
 
     try:
@@ -92,7 +99,7 @@ def _num(text: str, name: str) -> Any:
         raise InvalidParameter(f"--{name}={text!r} is not a number") from e
 
 
-def _total(args: argparse.Namespace) -> Any:
+def _total(args: argparse.Namespace) -> Measure:
     from dpcert.core.measures import ZCDP, ApproxDP, PureDP
     from dpcert.errors import InvalidParameter
 
@@ -117,7 +124,7 @@ def _types(pairs: list[str]) -> dict[str, str]:
     return out
 
 
-def _binding(args: argparse.Namespace, total: Any) -> Any:
+def _binding(args: argparse.Namespace, total: Measure) -> Binding:
     """The curator's binding of ``--data`` (every check before the ledger is touched)."""
     from dpcert.accounting.binding import Binding, accounting_rule
     from dpcert.errors import InvalidParameter
@@ -173,7 +180,7 @@ def _init(args: argparse.Namespace) -> int:
     return 0
 
 
-def _open(path: str) -> Any:
+def _open(path: str) -> Ledger:
     import os
 
     from dpcert.accounting.ledger import Ledger
@@ -223,7 +230,7 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _next(ledger: Any, dataset: str, st: Any, eps_text: str) -> dict[str, Any]:
+def _next(ledger: Ledger, dataset: str, st: BudgetStatus, eps_text: str) -> dict[str, object]:
     """What a next Laplace release of ε = ``eps_text`` would cost under the dataset's rule."""
     from dpcert.accounting.ledger import describe
     from dpcert.core.events import LaplaceEvent
@@ -239,13 +246,19 @@ def _next(ledger: Any, dataset: str, st: Any, eps_text: str) -> dict[str, Any]:
         return {"release": release, "rule": st.rule, "cost": None, "fits": False,
                 "reason": str(e)}
     spent = describe(st.measure, q["spent_after"])
-    cost = (f"{float(q['tight']):.6g} of Rényi budget at α = {st.order:g}, spent after {spent}"
+    cost = (f"{_scalar(q['tight']):.6g} of Rényi budget at α = {st.order:g}, spent after {spent}"
             if q["rule"] == "renyi" and st.order is not None else
-            f"μ² = {float(q['tight']):.6g}, spent after {spent}" if q["rule"] == "gdp" else
+            f"μ² = {_scalar(q['tight']):.6g}, spent after {spent}" if q["rule"] == "gdp" else
             describe(st.measure, q["tight"]))
     if q["rule"] == "renyi" and st.order is None:
         cost = f"spent after {spent}"
     return {"release": release, "rule": q["rule"], "cost": cost, "fits": bool(q["fits"])}
+
+
+def _scalar(point: Point) -> float:
+    """A Rényi or GDP cost, which is one number."""
+    assert not isinstance(point, tuple)
+    return float(point)
 
 
 def _history(args: argparse.Namespace) -> int:
@@ -256,11 +269,11 @@ def _history(args: argparse.Namespace) -> int:
     st = ledger.status(args.dataset)
     rows = ledger.history(args.dataset)
 
-    def event(s: Any) -> str:
+    def event(s: Spend) -> str:
         return "(amount only, recorded before events)" if s.legacy or s.event is None else (
             ("batch: " if s.batch else "") + summarize(s.event))
 
-    def when(s: Any) -> str:
+    def when(s: Spend) -> str:
         return _dt.datetime.fromtimestamp(s.time, _dt.UTC).isoformat(timespec="seconds")
 
     if args.json:

@@ -5,7 +5,7 @@ The order is the boundary of ``docs/threat_model.md``: the spec was validated fi
 (`dpcert.cli.spec`); then the curator's source is resolved and, with a ledger, checked
 against the dataset's binding (location, schema fingerprint, privacy unit); then every query is
 checked against the schema and the queries' total against the session's and the ledger's budget.
-Any refusal here leaves the ledger and the output directory untouched.
+Every refusal here leaves the ledger and the output directory untouched.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from dpcert.cli.curator import Curator
 from dpcert.cli.spec import (
@@ -29,10 +30,28 @@ from dpcert.cli.spec import (
 )
 from dpcert.errors import BindingMismatch, BudgetExceeded, DPCertError, InvalidParameter
 
+if TYPE_CHECKING:
+    from dpcert.accounting.binding import Binding
+    from dpcert.accounting.filters import Quote
+    from dpcert.core.events import Event
+    from dpcert.core.measures import Loss, Measure
+    from dpcert.frame.plan import Aggregate
+    from dpcert.frame.session import Query, Session
+
 __all__ = ["Built", "build", "over_budget", "spec_quote", "spec_total"]
 
 #: (name, query, budget) of every query of the spec, in order.
-Queries = list[tuple[str, Any, Any]]
+Queries = list[tuple[str, "Query", "Measure"]]
+
+
+class SpecQuote(TypedDict):
+    """A spec's queries as one declared batch: its event, its total by basic composition and
+    what the session's and the ledger's filters would charge for it."""
+
+    event: Event
+    basic: Loss
+    session: Quote
+    ledger: Quote | None
 
 
 @dataclass(frozen=True)
@@ -40,13 +59,13 @@ class Built:
     """A session on the curator's source (``location``, its ``binding`` or ``None``) with the
     spec's checked queries."""
 
-    sess: Any
+    sess: Session
     queries: Queries
     location: str
-    binding: Any | None
+    binding: Binding | None
 
 
-def _ledger_total(path: str, dataset: str) -> tuple[Any, Any]:
+def _ledger_total(path: str, dataset: str) -> tuple[Measure, Binding | None]:
     """The ledger dataset's total as a Measure, and its binding (``None``: unbound)."""
     from dpcert.accounting.binding import binding_of
     from dpcert.accounting.ledger import _KINDS, Ledger
@@ -64,7 +83,7 @@ def _ledger_total(path: str, dataset: str) -> tuple[Any, Any]:
     return _KINDS[st.measure](*total), binding_of(led, dataset)
 
 
-def _source(cur: Curator, unit: str | None) -> tuple[str, Any, Any]:
+def _source(cur: Curator, unit: str | None) -> tuple[str, Measure, Binding | None]:
     """The resolved source, the session's total and the binding, every check before reading."""
     from dpcert.accounting.binding import check_binding
     from dpcert.frame.source import resolve_source, schema_fingerprint
@@ -93,7 +112,7 @@ def _source(cur: Curator, unit: str | None) -> tuple[str, Any, Any]:
 
 
 def _session(cur: Curator, spec: ReleaseSpec, where: str,
-             spec_path: Path | None = None) -> tuple[Any, str, Any]:
+             spec_path: Path | None = None) -> tuple[Session, str, Binding | None]:
     import dpcert as dp
 
     unit = spec.data.privacy_unit or None
@@ -103,7 +122,7 @@ def _session(cur: Curator, spec: ReleaseSpec, where: str,
         from dpcert.frame.source import polars_types
 
         schema = polars_types(binding.types)
-    source: Any = location
+    source: object = location
     if cur.engine == "spark":
         try:
             from dpcert.backends.spark import read_table
@@ -141,7 +160,7 @@ def _session(cur: Curator, spec: ReleaseSpec, where: str,
     return sess, location, binding
 
 
-def _budget(b: BudgetSpec, where: str) -> Any:
+def _budget(b: BudgetSpec, where: str) -> Measure:
     import dpcert as dp
 
     try:
@@ -160,7 +179,7 @@ def _budget(b: BudgetSpec, where: str) -> Any:
     raise SpecError(f"{where}: a budget needs rho, or epsilon (and delta)")
 
 
-def _aggregate(a: AggregateSpec, where: str) -> Any:
+def _aggregate(a: AggregateSpec, where: str) -> Aggregate:
     import dpcert as dp
 
     need = {"sum": ("column",), "mean": ("column",), "variance": ("column",),
@@ -170,7 +189,7 @@ def _aggregate(a: AggregateSpec, where: str) -> Any:
         raise SpecError(f"{where}: aggregate {a.kind!r} needs {missing}")
     try:
         if a.kind == "count":
-            agg: Any = dp.count()
+            agg: Aggregate = dp.count()
         elif a.kind == "count_distinct":
             agg = dp.count_distinct()
         elif a.kind == "quantile":
@@ -186,9 +205,10 @@ def _aggregate(a: AggregateSpec, where: str) -> Any:
     return agg
 
 
-def _with_bounds(a: AggregateSpec, bounds: dict[str, Any]) -> AggregateSpec:
+def _with_bounds(a: AggregateSpec,
+                 bounds: Mapping[str, tuple[int | float, int | float]]) -> AggregateSpec:
     """``a`` with the metadata's bounds of its column when it gives none."""
-    if a.bounds is None and a.column in bounds:
+    if a.bounds is None and a.column is not None and a.column in bounds:
         lo, hi = bounds[a.column]
         return a.model_copy(update={"bounds": [lo, hi]})
     return a
@@ -220,7 +240,7 @@ def _error_line(text: str, span: tuple[int, int], message: str, name: str) -> in
     return span[0] + 1
 
 
-def _queries(sess: Any, spec: ReleaseSpec, text: str, path: Path) -> Queries:
+def _queries(sess: Session, spec: ReleaseSpec, text: str, path: Path) -> Queries:
     seen: set[str] = set()
     out: Queries = []
     for i, q in enumerate(spec.query):
@@ -258,8 +278,8 @@ def _queries(sess: Any, spec: ReleaseSpec, text: str, path: Path) -> Queries:
     return out
 
 
-def _plain_query(sess: Any, q: QuerySpec, where: str, text: str, path: str,
-                 span: tuple[int, int], label: str) -> tuple[Any, Any]:
+def _plain_query(sess: Session, q: QuerySpec, where: str, text: str, path: str,
+                 span: tuple[int, int], label: str) -> tuple[Query, Measure]:
     if q.aggregates is None or q.budget is None:
         raise SpecError(f"{where}: a query needs budget = {{ ... }} and aggregates = [...], or "
                         'sql = "SELECT ..."')
@@ -282,12 +302,13 @@ def _plain_query(sess: Any, q: QuerySpec, where: str, text: str, path: str,
     return qq, _budget(q.budget, f"{path}:{_line_of(text, 'budget', span)} {label}")
 
 
-def _sql_query(sess: Any, q: QuerySpec, where: str) -> tuple[Any, Any]:
+def _sql_query(sess: Session, q: QuerySpec, where: str) -> tuple[Query, Measure]:
     """A ``sql = "SELECT ..."`` query (`dpcert.Session.sql`) and its budget."""
     clash = sorted(q.model_fields_set & {"filter", "group_by", "aggregates", "max_groups",
                                          "max_rows_per_group"})
     if clash:
         raise SpecError(f"{where}: sql replaces {clash}: write them in the SQL")
+    assert q.sql is not None  # the caller dispatches on it
     bounds = {k: (v[0], v[1]) for k, v in (q.bounds or {}).items()}
     qq = sess.sql(q.sql, keys=q.keys, bounds=bounds)
     b = _budget(q.budget, where) if q.budget is not None else qq.default_budget
@@ -309,16 +330,16 @@ def build(spec_path: Path, spec: ReleaseSpec, text: str, cur: Curator, *,
     return Built(sess, queries, location, binding)
 
 
-def spec_total(sess: Any, queries: Queries) -> Any:
+def spec_total(sess: Session, queries: Queries) -> Loss:
     """The exact total that running every query would charge (reads no rows)."""
-    total = sess.budget.zero()
+    total: Loss = sess.budget.zero()
     for _, q, b in queries:
         sess.budget.check_same_kind(b, "query budget")
         total = sess.budget.compose([total, q.measurement(b, key=bytes(16)).map(1)])
     return total
 
 
-def spec_quote(sess: Any, queries: Queries) -> dict[str, Any]:
+def spec_quote(sess: Session, queries: Queries) -> SpecQuote:
     """The spec's queries as one declared batch: its event and what the session's and the
     ledger's privacy filters would charge for it (``docs/proofs/filters.md``)."""
     from dpcert.core.events import ComposedEvent
@@ -328,15 +349,16 @@ def spec_quote(sess: Any, queries: Queries) -> dict[str, Any]:
     event = ComposedEvent([q.measurement(b, key=bytes(16)).event(1) for _, q, b in queries])
     total = spec_total(sess, queries)
     m = sess.budget
-    amount = type(m)(*total) if isinstance(total, tuple) else type(m)(total)
-    out = {"event": event, "basic": total,
-           "session": sess._filter.quote(event, amount, batch=True), "ledger": None}
+    carrying: Callable[..., Measure] = type(m)  # the measure's class, given its amount
+    amount = carrying(*total) if isinstance(total, tuple) else carrying(total)
+    out: SpecQuote = {"event": event, "basic": total,
+                      "session": sess._filter.quote(event, amount, batch=True), "ledger": None}
     if sess._ledger is not None:
         out["ledger"] = sess._ledger.quote(sess.dataset, event, amount, batch=True)
     return out
 
 
-def over_budget(sess: Any, queries: Queries) -> str | None:
+def over_budget(sess: Session, queries: Queries) -> str | None:
     """Why the queries, released together as one batch, do not fit the session's or the
     ledger's budget (None if they fit); reads no rows, charges nothing."""
     m = sess.budget

@@ -29,6 +29,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from dpcert.cli._parsers import Subparsers
+
 __all__ = ["register", "run"]
 
 #: What a check without the ledger proves (printed with its result).
@@ -37,7 +39,7 @@ CONSISTENCY_ONLY = ("note: checked without --ledger: this proves the certificate
                     "confirm the charge")
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     """Add the ``certificate`` sub-command to the ``dpcert`` parser."""
     from dpcert.cli.exits import EPILOG
 

@@ -28,11 +28,15 @@ import argparse
 import os
 import tomllib
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
 from dpcert.errors import InvalidParameter
+
+if TYPE_CHECKING:
+    from dpcert.cli.spec import CuratorConfig
 
 __all__ = ["Curator", "add_curator_flags", "curator_from", "out_path"]
 
@@ -74,7 +78,7 @@ def add_curator_flags(p: argparse.ArgumentParser) -> None:
                    help=f"curator config file (or the environment variable {ENV})")
 
 
-def _config(args: argparse.Namespace) -> tuple[Any, Path | None]:
+def _config(args: argparse.Namespace) -> tuple[CuratorConfig, Path | None]:
     from pydantic import ValidationError
 
     from dpcert.cli.spec import CuratorConfig
@@ -93,16 +97,14 @@ def _config(args: argparse.Namespace) -> tuple[Any, Path | None]:
         raise InvalidParameter(f"curator config {name!r}: {bad}") from None
 
 
-def _number(value: Any, flag: str) -> Any:
-    from fractions import Fraction
-
+def _number(value: object, flag: str) -> Fraction:
     try:
         return Fraction(str(value))
     except (ValueError, ZeroDivisionError):
         raise InvalidParameter(f"{flag}={value!r} is not a number") from None
 
 
-def _total(eps: Any, delta: Any, rho: Any) -> Measure | None:
+def _total(eps: object, delta: object, rho: object) -> Measure | None:
     if rho is not None:
         if eps is not None or delta is not None:
             raise InvalidParameter("--budget-rho excludes --budget-epsilon and --budget-delta")

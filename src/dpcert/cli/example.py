@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+
+from dpcert.cli._parsers import Subparsers
 
 __all__ = ["register", "run", "framework_example"]
 
 
-def framework_example(data: list[float] | None = None) -> dict[str, Any]:
+def framework_example(data: list[float] | None = None) -> dict[str, object]:
     """The OpenDP framework example: clamp to [0, 12] → sum → Laplace(25); privacy at d_in = 1.
 
     Examples
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     """Add the ``example`` sub-command."""
     p = sub.add_parser("example", help="run a bundled worked example")
     p.add_argument("name", choices=sorted(EXAMPLES), help="which example")

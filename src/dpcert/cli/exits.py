@@ -19,7 +19,6 @@ code  meaning
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from dpcert.errors import (
     AuditFailed,
@@ -55,6 +54,6 @@ def exit_code(err: DPCertError) -> int:
 
 def error_json(err: DPCertError, code: int) -> str:
     """One JSON object describing a failed command."""
-    out: dict[str, Any] = {"ok": False, "status": _KIND[code], "exit_code": code,
+    out: dict[str, object] = {"ok": False, "status": _KIND[code], "exit_code": code,
                            "error": {"type": type(err).__name__, "message": str(err)}}
     return json.dumps(out, ensure_ascii=False)

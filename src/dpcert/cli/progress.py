@@ -30,7 +30,10 @@ from __future__ import annotations
 import importlib.util
 import sys
 from types import TracebackType
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 __all__ = ["Mode", "Steps", "progress_mode"]
 
@@ -65,8 +68,8 @@ class Steps:
         self.total, self.what, self.mode = total, what, mode
         self.stream = sys.stderr if stream is None else stream
         self.done = 0
-        self._live: Any = None
-        self._task: Any = None
+        self._live: Progress | None = None
+        self._task: TaskID | None = None
 
     def __enter__(self) -> Steps:
         if self.mode == "rich":
@@ -111,6 +114,7 @@ class Steps:
         if self.mode == "off":
             return
         if self.mode == "rich":
+            assert self._live is not None and self._task is not None  # set on entering
             self._live.update(self._task, completed=self.done,
                               description=f"{self.what}: {text}")
             return

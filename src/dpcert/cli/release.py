@@ -29,20 +29,46 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
+from dpcert.cli._parsers import Subparsers
 from dpcert.cli.curator import add_curator_flags, out_path
 from dpcert.cli.exits import EPILOG, OK, PARTIAL, REFUSED
 from dpcert.cli.progress import Steps, progress_mode
 from dpcert.errors import DPCertError
 
+if TYPE_CHECKING:
+    import polars as pl
+
+    from dpcert.cli.build import Built, Queries
+    from dpcert.cli.curator import Curator
+    from dpcert.cli.spec import ReleaseSpec
+    from dpcert.frame.session import Release, Session
+
 __all__ = ["register", "run"]
+
+
+class Written(TypedDict, total=False):
+    """What a release wrote: each query's files, the Markdown and HTML reports."""
+
+    queries: dict[str, dict[str, str]]
+    report: str
+    html: str | None
 
 #: Files every release writes besides ``<query>.csv`` / ``<query>.certificate.json``.
 FIXED_OUTPUTS = ("results.json", "certificate.json", "report.md", "report.html")
 
 
-def _prepare(args: argparse.Namespace, check_total: bool) -> tuple[Any, Any, Any]:
+class _Planned(TypedDict):
+    """A dry run's line for one query."""
+
+    name: str
+    would_spend: str
+    accuracy: list[dict[str, object]]
+
+
+def _prepare(args: argparse.Namespace,
+             check_total: bool) -> tuple[ReleaseSpec, Curator, Built]:
     """Spec, curator and the built session: every check that needs no charge."""
     from dpcert.cli.build import build
     from dpcert.cli.curator import curator_from
@@ -99,8 +125,8 @@ def run(args: argparse.Namespace) -> int:
     n = len(queries)
     t0 = time.perf_counter()
     failed: BaseException | None = None
-    written: dict[str, Any] = {}
-    shown: dict[str, Any] = {}  # the releases whose files were written, to print
+    written: Written = {}
+    shown: dict[str, Release] = {}  # the releases whose files were written, to print
     # steps: the charge and computation of the whole batch, then writing each query's files
     with Steps(n + 1, "dpcert release", progress_mode(getattr(args, "quiet", False))) as steps:
         steps.note(f"charging the spec as one batch and computing {n} quer"
@@ -119,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     return _finish(args, sess, written, failed)
 
 
-def _note_bound_defaults(spec: Any) -> None:
+def _note_bound_defaults(spec: ReleaseSpec) -> None:
     """State on stderr the contribution bounds a run takes by default (``--dry-run`` lists
     every default)."""
     from dpcert.cli.spec import applied_defaults
@@ -130,13 +156,13 @@ def _note_bound_defaults(spec: Any) -> None:
                   file=sys.stderr)
 
 
-def _write_all(args: argparse.Namespace, out: Path, sess: Any, queries: Any, rels: list[Any],
-               t0: float, steps: Steps) -> tuple[dict[str, Any], dict[str, Any]]:
+def _write_all(args: argparse.Namespace, out: Path, sess: Session, queries: Queries,
+               rels: list[Release], t0: float, steps: Steps) -> tuple[Written, dict[str, Release]]:
     """Write each query's files, then the reports; (what was written, the releases)."""
-    results: dict[str, Any] = {}
-    releases: dict[str, Any] = {}
-    certs: dict[str, Any] = {}
-    files: dict[str, Any] = {}
+    results: dict[str, pl.DataFrame] = {}
+    releases: dict[str, Release] = {}
+    certs: dict[str, object] = {}
+    files: dict[str, dict[str, str]] = {}
     for (name, _, _), rel in zip(queries, rels, strict=False):
         raw = rel.to_polars(tidy=False)  # the reports read the raw intervals
         results[name], releases[name], certs[name] = raw, rel, rel.certificate
@@ -160,8 +186,8 @@ def _write_all(args: argparse.Namespace, out: Path, sess: Any, queries: Any, rel
             releases)
 
 
-def _print_summary(args: argparse.Namespace, sess: Any, written: dict[str, Any],
-                   releases: dict[str, Any]) -> None:
+def _print_summary(args: argparse.Namespace, sess: Session, written: Written,
+                   releases: dict[str, Release]) -> None:
     """The released tables and where the reports are (after the progress display closed)."""
     _print_tables(releases, args.alpha)
     print(f"\nspent {sess.budget.describe(sess.spent)} of {sess.budget!r}; wrote "
@@ -170,7 +196,7 @@ def _print_summary(args: argparse.Namespace, sess: Any, written: dict[str, Any],
           'HTML report skipped: Jinja2 is not installed (pip install "dpcert[report]")')
 
 
-def _print_tables(releases: dict[str, Any], alpha: float) -> None:
+def _print_tables(releases: dict[str, Release], alpha: float) -> None:
     from dpcert.report.console import print_table
     from dpcert.report.tables import columns, rows
 
@@ -182,7 +208,7 @@ def _print_tables(releases: dict[str, Any], alpha: float) -> None:
                     rows(tidy, keys, values))
 
 
-def _ledger_json(sess: Any) -> dict[str, Any] | None:
+def _ledger_json(sess: Session) -> dict[str, str | None] | None:
     if sess._ledger is None:
         return None
     m = sess.budget
@@ -190,7 +216,7 @@ def _ledger_json(sess: Any) -> dict[str, Any] | None:
             "remaining": m.describe(sess._ledger.remaining(sess.dataset))}
 
 
-def _finish(args: argparse.Namespace, sess: Any, written: dict[str, Any],
+def _finish(args: argparse.Namespace, sess: Session, written: Written,
             failed: BaseException | None) -> int:
     code = OK if failed is None else PARTIAL
     done = list(written.get("queries", {}))
@@ -225,7 +251,7 @@ def _dry_run(args: argparse.Namespace, alpha_default: bool) -> int:
         args.group_size = GROUP_SIZE
         defaults.append(f"--group-size = {GROUP_SIZE} (rows per group for mean, variance and "
                         "quantile intervals)")
-    per_query = []
+    per_query: list[_Planned] = []
     for name, q, b in queries:
         spend = q.measurement(b, key=bytes(16)).map(1)
         acc = q.accuracy(args.alpha, b, n=args.group_size)
@@ -233,8 +259,8 @@ def _dry_run(args: argparse.Namespace, alpha_default: bool) -> int:
                           "accuracy": [{k: (None if isinstance(v, float) and v != v else v)
                                         for k, v in row.items()} for row in acc.to_dicts()]})
     total = spec_total(sess, queries)
-    tight = spec_quote(sess, queries)
-    tight = tight["ledger"] or tight["session"]
+    quote = spec_quote(sess, queries)
+    tight = quote["ledger"] or quote["session"]
     problem = over_budget(sess, queries)
     code = OK if problem is None else REFUSED
     if args.json:
@@ -271,7 +297,7 @@ ALPHA = 0.05
 GROUP_SIZE = 1000
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     """Add the ``release`` sub-command."""
     p = sub.add_parser(
         "release", help="DP release of the curator's table with the analyst's spec",
@@ -293,7 +319,7 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def add_quiet_flag(p: Any) -> None:
+def add_quiet_flag(p: argparse.ArgumentParser) -> None:
     """``--quiet``: no progress on stderr (progress shows a bar on a terminal, plain lines
     elsewhere; `dpcert.cli.progress`)."""
     p.add_argument("--quiet", action="store_true",

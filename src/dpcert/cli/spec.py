@@ -26,10 +26,12 @@ import difflib
 import re
 import tomllib
 import typing
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
+from pydantic_core import ErrorDetails
 
 from dpcert.errors import InvalidParameter
 
@@ -161,9 +163,9 @@ class CuratorConfig(BaseModel):
     spark_remote: str | None = None
 
 
-def json_schema() -> dict[str, Any]:
+def json_schema() -> dict[str, object]:
     """The JSON Schema of a release spec (TOML read as JSON), for editors."""
-    out = {"$schema": "https://json-schema.org/draft/2020-12/schema"}
+    out: dict[str, object] = {"$schema": "https://json-schema.org/draft/2020-12/schema"}
     out.update(ReleaseSpec.model_json_schema())
     return out
 
@@ -193,7 +195,7 @@ def parse_spec(text: str, where: str) -> ReleaseSpec:
     raise SpecError("\n".join(problems))
 
 
-def _query_names(raw: dict[str, Any]) -> list[str | None]:
+def _query_names(raw: Mapping[str, object]) -> list[str | None]:
     """The ``name`` each ``[[query]]`` of the raw TOML gives (``None`` where it gives none or
     not a string), to name a query in an error as the analyst does."""
     queries = raw.get("query")
@@ -224,13 +226,17 @@ def query_span(text: str, index: int) -> tuple[int, int]:
     return start, len(lines)
 
 
-def _drop_misspelled_missing(errors: list[Any]) -> list[Any]:
+#: Where a validation error points: keys and list indices from the spec's root.
+Loc: TypeAlias = tuple[int | str, ...]
+
+
+def _drop_misspelled_missing(errors: list[ErrorDetails]) -> list[ErrorDetails]:
     """A required key reported missing because it was misspelled is reported once: as the
     unknown key with its "did you mean"."""
     extra = {(tuple(e["loc"][:-1]), str(e["loc"][-1])) for e in errors
              if e["type"] == "extra_forbidden"}
 
-    def misspelled(e: Any) -> bool:
+    def misspelled(e: ErrorDetails) -> bool:
         parent, key = tuple(e["loc"][:-1]), str(e["loc"][-1])
         near = [k for p, k in extra if p == parent]
         return e["type"] == "missing" and bool(difflib.get_close_matches(key, near, n=1))
@@ -238,7 +244,7 @@ def _drop_misspelled_missing(errors: list[Any]) -> list[Any]:
     return [e for e in errors if not misspelled(e)]
 
 
-def _field_path(loc: tuple[Any, ...]) -> tuple[Any, ...]:
+def _field_path(loc: Loc) -> Loc:
     """``loc`` cut before the first part that is not a field (a union branch's tag)."""
     model: type[BaseModel] | None = ReleaseSpec
     for i, part in enumerate(loc):
@@ -250,11 +256,11 @@ def _field_path(loc: tuple[Any, ...]) -> tuple[Any, ...]:
     return loc
 
 
-def _merge_alternatives(errors: list[Any]) -> list[Any]:
+def _merge_alternatives(errors: list[ErrorDetails]) -> list[ErrorDetails]:
     """One error per field whose value matched none of its alternatives (a union's branches
     each report their own error): what the field expects, and the value given."""
-    out: list[Any] = []
-    groups: dict[tuple[Any, ...], list[Any]] = {}
+    out: list[ErrorDetails] = []
+    groups: dict[Loc, list[ErrorDetails]] = {}
     for e in errors:
         path = tuple(e["loc"]) if e["type"] == "extra_forbidden" else _field_path(tuple(e["loc"]))
         if path == tuple(e["loc"]):
@@ -281,7 +287,7 @@ def _line_number(message: str) -> int:
 
 # -- error messages ---------------------------------------------------------------------------
 
-def _section(loc: tuple[Any, ...], names: list[str | None] | None = None) -> str:
+def _section(loc: Loc, names: list[str | None] | None = None) -> str:
     if not loc:
         return "the spec"
     if loc[0] == "query" and len(loc) > 1 and isinstance(loc[1], int):
@@ -291,7 +297,7 @@ def _section(loc: tuple[Any, ...], names: list[str | None] | None = None) -> str
                                    for p in loc[1:])
 
 
-def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+def _model_at(loc: Loc) -> type[BaseModel] | None:
     """The model class that holds the keys at ``loc`` (list indices skipped)."""
     model: type[BaseModel] = ReleaseSpec
     for part in loc:
@@ -308,14 +314,14 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
     return model
 
 
-def _flat_args(t: Any) -> list[Any]:
+def _flat_args(t: object) -> list[object]:
     args = typing.get_args(t)
     if not args:
         return [t]
     return [x for a in args for x in _flat_args(a)]
 
 
-def _line(text: str, key: str, loc: tuple[Any, ...]) -> int:
+def _line(text: str, key: str, loc: Loc) -> int:
     """1-based line of ``key =`` inside the table of ``loc`` (its ``[[query]]``, searched up to
     the next table only: tomllib keeps no positions), or the table's header line."""
     lines = text.splitlines()
@@ -332,7 +338,7 @@ def _line(text: str, key: str, loc: tuple[Any, ...]) -> int:
     return start + 1
 
 
-def _describe(err: Any, text: str, where: str, names: list[str | None]) -> str:
+def _describe(err: ErrorDetails, text: str, where: str, names: list[str | None]) -> str:
     loc = tuple(err["loc"])
     kind = err["type"]
     if kind == "extra_forbidden":

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+
+from dpcert.cli._parsers import Subparsers
 
 __all__ = ["register", "run"]
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     """Add the ``spec-schema`` sub-command."""
     p = subparsers.add_parser("spec-schema", help="print the JSON Schema of a release spec",
                               description="Print the JSON Schema of a release spec.")

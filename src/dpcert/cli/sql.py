@@ -23,8 +23,8 @@ import json
 import re
 import tempfile
 from pathlib import Path
-from typing import Any
 
+from dpcert.cli._parsers import Subparsers
 from dpcert.cli.spec import SpecError
 
 __all__ = ["register", "spec_text"]
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
             raise SpecError(where.sub(lambda m: m.group(1) or "", str(e))) from None
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     """Add the ``sql`` sub-command."""
     from dpcert.cli.curator import add_curator_flags
     from dpcert.cli.exits import EPILOG

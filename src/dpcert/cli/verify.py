@@ -13,14 +13,15 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+
+from dpcert.cli._parsers import Subparsers
 
 __all__ = ["register", "run"]
 
 EXIT_CODES = {"PROVED": 0, "REFUTED": 1, "UNKNOWN": 1}
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     """Add the ``verify`` sub-command."""
     from dpcert.cli.exits import EPILOG
 

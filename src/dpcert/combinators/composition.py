@@ -24,10 +24,13 @@ True
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpcert._types import DistanceLike
 from dpcert.core.measurement import Measurement
+
+if TYPE_CHECKING:
+    from dpcert.core.events import Event
 from dpcert.errors import DomainMismatch, InvalidParameter, MeasureMismatch, MetricMismatch
 
 __all__ = ["check_same_space", "make_composition"]
@@ -75,20 +78,20 @@ def make_composition(measurements: Sequence[Measurement]) -> Measurement:
     first = check_same_space(ms, "make_composition")
     measure = first.output_measure
 
-    def function(data: object) -> list[Any]:
+    def function(data: object) -> list[object]:
         return [m.function(data) for m in ms]
 
     def privacy_map(d_in: DistanceLike) -> Any:
         return measure.compose([m.map(d_in) for m in ms])
 
-    def event_map(d_in: DistanceLike) -> Any:
+    def event_map(d_in: DistanceLike) -> Event:
         from dpcert.core.events import ComposedEvent
 
         return ComposedEvent([m.event(d_in) for m in ms])
 
     batches = [m.batch_map for m in ms]
 
-    def batch(data: object, n: int) -> list[list[Any]]:
+    def batch(data: object, n: int) -> list[list[object]]:
         # each part's n draws are independent of the other parts', as in n separate calls
         draws = [b(data, n) for b in batches if b is not None]
         return [[d[i] for d in draws] for i in range(n)]

@@ -34,8 +34,8 @@ Fraction(1, 8)
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 
@@ -218,7 +218,7 @@ def _log_delta_pure(eps: float, k: int, eps_prime: float) -> float:
 
 
 def optimal_composition_delta(epsilon: Number, delta: Number, k: Number,
-                              epsilon_prime: Any) -> Fraction:
+                              epsilon_prime: Number) -> Fraction:
     """δ_total for k-fold (ε, δ)-DP at ε' (Kairouz, Oh & Viswanath 2015), an upper bound."""
     e = float(check_nonnegative(epsilon, "epsilon"))
     d = check_delta(delta)
@@ -251,8 +251,12 @@ def optimal_composition_epsilon(epsilon: Number, delta: Number, k: Number,
                   midpoint=lambda a, b: Fraction(float((a + b) / 2)), steps=60)
 
 
+#: ``(ε, δ, k, δ') ↦ (ε_total, δ_total)`` of a k-fold composition theorem.
+CompositionRule = Callable[[Fraction, Fraction, int, Fraction], tuple[Fraction, Fraction]]
+
+
 def _homogeneous(measurement: Measurement, k: Number, delta_prime: Number, name: str,
-                 rule: Any) -> Measurement:
+                 rule: CompositionRule) -> Measurement:
     if not isinstance(measurement.output_measure, (PureDP, ApproxDP)):
         raise MeasureMismatch(
             f"{name} needs a PureDP or ApproxDP measurement, got "

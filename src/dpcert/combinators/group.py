@@ -27,13 +27,13 @@ from typing import Any
 from dpcert._directed import exp_up
 from dpcert._validate import check_int
 from dpcert.core.measurement import Measurement
-from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
+from dpcert.core.measures import ZCDP, ApproxDP, Loss, Measure, PureDP
 from dpcert.errors import InvalidParameter, MeasureMismatch
 
 __all__ = ["group_privacy_map", "make_group_privacy"]
 
 
-def group_privacy_map(measure: Measure, d_out_1: Any, k: int) -> Any:
+def group_privacy_map(measure: Measure, d_out_1: Loss, k: int) -> Any:
     """The loss at d_in = ``k`` implied by the loss ``d_out_1`` at d_in = 1 (upper bound)."""
     k = check_int(k, "k", minimum=0)
     d = measure.validate_distance(d_out_1, "d_out_1")

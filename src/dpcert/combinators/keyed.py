@@ -27,15 +27,15 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 
 from dpcert._numbers import Number
+from dpcert._types import Array
 from dpcert._validate import check_int, check_positive
-from dpcert.backends.base import StatSpec
+from dpcert.backends.base import GroupedStats, StatSpec
 from dpcert.core.domains import AtomDomain, Domain, VectorDomain
 from dpcert.core.frames import GroupDistance, GroupedDomain
 from dpcert.core.measurement import Measurement
@@ -49,7 +49,7 @@ from dpcert.transformations.frame.stats import make_select_stat, per_group_chang
 __all__ = ["KeyedRelease", "make_keyed_release"]
 
 #: Output: the released keys and, per part, the noisy values of those keys (same order).
-KeyedRelease = dict[str, Any]
+KeyedRelease = dict[str, list[object] | Array]
 
 
 def make_keyed_release(input_domain: Domain, input_metric: Metric, count: StatSpec,
@@ -97,17 +97,17 @@ def make_keyed_release(input_domain: Domain, input_metric: Metric, count: StatSp
     assert isinstance(selector, Measurement)
     named = {count.name: selector, **others}
 
-    def release(draws: Mapping[str, Any], keys: list[Any]) -> KeyedRelease:
+    def release(draws: Mapping[str, object], keys: Sequence[object]) -> KeyedRelease:
         keep = np.asarray(draws[count.name]) >= tau
         out: KeyedRelease = {"keys": [k for k, kp in zip(keys, keep, strict=True) if kp]}
         for name, v in draws.items():
             out[name] = np.asarray(v)[keep]
         return out
 
-    def function(grouped: Any) -> KeyedRelease:
+    def function(grouped: GroupedStats) -> KeyedRelease:
         return release({n: m.function(grouped) for n, m in named.items()}, list(grouped.keys))
 
-    def batch(grouped: Any, n: int) -> list[KeyedRelease]:
+    def batch(grouped: GroupedStats, n: int) -> list[KeyedRelease]:
         draws = {name: m.sample(grouped, n) for name, m in named.items()}
         keys = list(grouped.keys)
         return [release({name: d[i] for name, d in draws.items()}, keys) for i in range(n)]

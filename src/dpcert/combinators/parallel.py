@@ -74,7 +74,7 @@ def make_parallel_composition(input_domain: Domain, input_metric: Metric,
         )
     measure = first.output_measure
 
-    def function(parts: Any) -> list[Any]:
+    def function(parts: Sequence[object]) -> list[object]:
         return [m.function(p) for m, p in zip(ms, parts, strict=True)]
 
     def privacy_map(d_in: DistanceLike) -> Any:

@@ -34,14 +34,17 @@ dpcert.errors.BudgetExceeded: query 'count >> laplace' costs ... only ε = 0.0 r
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpcert._types import DistanceLike
 from dpcert.accounting._nesting import flat_leaves
 from dpcert.core.domains import Domain
 from dpcert.core.measurement import Measurement
-from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP, RenyiDP
+from dpcert.core.measures import ZCDP, ApproxDP, Loss, Measure, PureDP, RenyiDP
 from dpcert.core.metrics import Metric
+
+if TYPE_CHECKING:
+    from dpcert.accounting.filters import PrivacyFilter
 from dpcert.errors import (
     BudgetExceeded,
     DomainMismatch,
@@ -63,8 +66,8 @@ def _with_amount(measure: Measure, value: object) -> Measure:
 class Queryable:
     """Data behind a privacy filter (mutable: it records what was spent; thread-safe)."""
 
-    def __init__(self, data: Any, input_domain: Domain, input_metric: Metric, measure: Measure,
-                 d_in: DistanceLike = 1, budget: Any = None) -> None:
+    def __init__(self, data: object, input_domain: Domain, input_metric: Metric, measure: Measure,
+                 d_in: DistanceLike = 1, budget: Loss | None = None) -> None:
         input_domain.check_member(data)
         self._data = data
         self.input_domain = input_domain
@@ -74,8 +77,8 @@ class Queryable:
         self.budget = None if budget is None else measure.validate_distance(budget, "budget")
         self._spent = measure.zero()
         self._lock = threading.Lock()
-        self.log: list[tuple[str, Any]] = []
-        self._filter: Any = None
+        self.log: list[tuple[str, Loss]] = []
+        self._filter: PrivacyFilter | None = None
         if self.budget is not None and type(measure) in (PureDP, ApproxDP, ZCDP):
             from dpcert.accounting.filters import PrivacyFilter
 

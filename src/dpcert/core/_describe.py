@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from fractions import Fraction
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Literal
+
+from dpcert._types import JSON
 
 __all__ = ["Wiring", "frozen_params", "jsonable"]
 
@@ -20,7 +22,7 @@ __all__ = ["Wiring", "frozen_params", "jsonable"]
 Wiring = Literal["chain", "shared"]
 
 
-def frozen_params(params: Mapping[str, Any] | None) -> Mapping[str, Any]:
+def frozen_params(params: Mapping[str, object] | None) -> Mapping[str, object]:
     """A read-only copy of a constructor's parameters.
 
     Examples
@@ -32,7 +34,7 @@ def frozen_params(params: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType(dict(params or {}))
 
 
-def jsonable(v: object) -> Any:
+def jsonable(v: object) -> JSON:
     """A JSON-friendly rendering: Fractions as exact strings, sequences as lists, others as repr.
 
     Examples

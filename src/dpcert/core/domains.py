@@ -15,6 +15,7 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,7 +64,7 @@ class AtomDomain(Domain):
     """
 
     type: type
-    bounds: tuple[Any, Any] | None = None
+    bounds: tuple[float, float] | None = None
     nan: bool = False
 
     def __post_init__(self) -> None:
@@ -103,7 +104,8 @@ class AtomDomain(Domain):
                 return f"{x!r} is not a bool"
         elif not isinstance(x, str):
             return f"{x!r} is not a str"
-        if self.bounds is not None and not self.bounds[0] <= x <= self.bounds[1]:
+        if (self.bounds is not None and not isinstance(x, str)  # bounds: int and float only
+                and not self.bounds[0] <= x <= self.bounds[1]):
             return f"{x!r} is outside bounds {self.bounds}"
         return None
 
@@ -230,7 +232,8 @@ class TableDomain(Domain):
 
     columns: tuple[tuple[str, AtomDomain], ...]
 
-    def __init__(self, columns: Any) -> None:
+    def __init__(self, columns: Mapping[str, AtomDomain] | Iterable[tuple[str, AtomDomain]]
+                 ) -> None:
         items = tuple(columns.items()) if isinstance(columns, dict) else tuple(columns)
         if not items:
             raise InvalidParameter("columns={} is empty: declare at least one column")

@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Literal
 
 from dpcert._numbers import Number
 from dpcert._types import DistanceLike
@@ -64,12 +64,15 @@ __all__ = [
 
 #: The neighbouring relations an event can be stated for.
 Relation = Literal["add_remove", "replace_one"]
-_RELATIONS = ("add_remove", "replace_one")
 
 
-def _check_relation(value: Any) -> Relation | None:
-    if value is None or value in _RELATIONS:
-        return value  # type: ignore[no-any-return]
+def _check_relation(value: object) -> Relation | None:
+    if value is None:
+        return None
+    if value == "add_remove":
+        return "add_remove"
+    if value == "replace_one":
+        return "replace_one"
     raise InvalidParameter(
         f"neighbours={value!r} must be 'add_remove', 'replace_one' or None"
     )
@@ -90,7 +93,7 @@ class Event:
     # Not part of equality: the relation is checked when events nest, never changes a number.
     neighbours: Relation | None = field(default=None, kw_only=True, compare=False)
 
-    def _fields(self) -> dict[str, Any]:
+    def _fields(self) -> dict[str, object]:
         out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "neighbours"}
         if self.neighbours is not None:
             out["neighbours"] = self.neighbours
@@ -246,7 +249,7 @@ class RandomizedResponseEvent(Event):
     categories: int
     probability: Fraction | None
 
-    def __init__(self, epsilon: Number | None = None, categories: Any = 2,
+    def __init__(self, epsilon: Number | None = None, categories: int = 2,
                  probability: Number | None = None, *, neighbours: Relation | None = None) -> None:
         k = check_int(categories, "categories", minimum=2)
         if (epsilon is None) == (probability is None):
@@ -337,7 +340,7 @@ class PoissonSampledEvent(Event):
     event: Event
     rate: Fraction
 
-    def __init__(self, event: Event, rate: Any) -> None:
+    def __init__(self, event: Event, rate: Number) -> None:
         if not isinstance(event, Event):
             raise InvalidParameter(f"event={event!r} is not an accounting Event")
         if relation_of(event) == "replace_one":
@@ -362,7 +365,7 @@ class SampledWithoutReplacementEvent(Event):
     sample_size: int
     population_size: int
 
-    def __init__(self, event: Event, sample_size: Any, population_size: Any) -> None:
+    def __init__(self, event: Event, sample_size: int, population_size: int) -> None:
         if not isinstance(event, Event):
             raise InvalidParameter(f"event={event!r} is not an accounting Event")
         if relation_of(event) == "add_remove" and not isinstance(event, PoissonSampledEvent):
@@ -465,7 +468,7 @@ def with_relation(event: Event, neighbours: Relation | None) -> Event:
     return clone
 
 
-def event_from_distance(measure: Measure, distance: Any) -> Event:
+def event_from_distance(measure: Measure, distance: object) -> Event:
     """The event of a measurement that states only its privacy loss ``distance`` in ``measure``.
 
     ``PureDP`` ε → `PureEvent`, ``ApproxDP`` (ε, δ) → `ApproxEvent`, ``ZCDP`` ρ →

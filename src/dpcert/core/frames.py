@@ -38,7 +38,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from dpcert._types import DistanceLike
 from dpcert._validate import check_int
@@ -50,9 +50,11 @@ __all__ = ["FrameDomain", "GroupDistance", "GroupedDomain", "UnitDistance", "fra
 
 #: A ``GroupDistance`` value: (units, groups, rows in one group, rows in all groups).
 GroupBound = tuple[int, int, int, int]
+#: A row as a sorted tuple of (column, canonical value): equal rows have equal keys.
+RowKey = tuple[tuple[str, object], ...]
 
 
-def _canonical(v: object) -> Any:
+def _canonical(v: object) -> object:
     """One representative per value as a privacy unit or row entry: every NaN is one value,
     ``-0.0`` is ``0.0``, ``None`` is itself."""
     if isinstance(v, float):
@@ -63,7 +65,7 @@ def _canonical(v: object) -> Any:
     return v
 
 
-def frame_rows(frame: object) -> list[dict[str, Any]]:
+def frame_rows(frame: object) -> list[dict[str, object]]:
     """The rows of a small concrete frame as dicts (for adjacency checks and auditing).
 
     Accepts a Polars (Lazy)DataFrame, a pandas DataFrame, a Spark DataFrame or a mapping of
@@ -94,7 +96,7 @@ def frame_rows(frame: object) -> list[dict[str, Any]]:
     raise InvalidParameter(f"frame={type(frame).__name__}: cannot read its rows")
 
 
-def _row_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
+def _row_key(row: Mapping[str, object]) -> RowKey:
     return tuple(sorted((k, _canonical(v)) for k, v in row.items()))
 
 
@@ -116,7 +118,7 @@ class UnitDistance(Metric):
         if self.unit is not None and (not isinstance(self.unit, str) or not self.unit):
             raise InvalidParameter(f"unit={self.unit!r} must be a column name or None")
 
-    def distance(self, a: DistanceLike, b: DistanceLike) -> int:
+    def distance(self, a: object, b: object) -> int:
         ra, rb = frame_rows(a), frame_rows(b)
         if self.unit is None:
             ca, cb = Counter(map(_row_key, ra)), Counter(map(_row_key, rb))
@@ -126,8 +128,8 @@ class UnitDistance(Metric):
         changed = sum(1 for u in ua.keys() & ub.keys() if ua[u] != ub[u])
         return only + 2 * changed
 
-    def _units(self, rows: Sequence[Mapping[str, Any]]) -> dict[Any, Counter[Any]]:
-        out: dict[Any, Counter[Any]] = {}
+    def _units(self, rows: Sequence[Mapping[str, object]]) -> dict[object, Counter[RowKey]]:
+        out: dict[object, Counter[RowKey]] = {}
         unit = str(self.unit)
         for r in rows:
             if unit not in r:
@@ -163,7 +165,7 @@ class GroupDistance(Metric):
         x, y = self.validate_d_in(a, "a"), self.validate_d_in(b, "b")
         return all(p <= q for p, q in zip(x, y, strict=True))
 
-    def distance(self, a: DistanceLike, b: DistanceLike) -> Any:
+    def distance(self, a: object, b: object) -> NoReturn:
         raise InvalidParameter(
             "GroupDistance is a bound derived from UnitDistance by make_bound_contributions; "
             "it cannot be measured on two grouped results (measure the frames with "
@@ -229,7 +231,7 @@ class GroupedDomain(Domain):
 
     by: tuple[str, ...]
     stats: tuple[str, ...]
-    keys: tuple[tuple[Any, ...], ...] | None = None
+    keys: tuple[tuple[object, ...], ...] | None = None
 
     def why_not(self, x: object) -> str | None:
         keys, values = getattr(x, "keys", None), getattr(x, "values", None)

@@ -19,17 +19,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpcert._numbers import Number
-from dpcert._types import DistanceLike
+from dpcert._types import JSON, DistanceLike
 from dpcert.core._describe import Wiring, frozen_params, jsonable
 from dpcert.core.domains import Domain
+from dpcert.core.maps import BatchMap, EventMap, Function, PrivacyMap
 from dpcert.core.measures import Measure
 from dpcert.core.metrics import Metric
 from dpcert.core.partial import PartialConstructor
 from dpcert.errors import InvalidParameter
+
+if TYPE_CHECKING:
+    from dpcert.core.events import Event
+    from dpcert.core.transformation import Transformation
 
 __all__ = ["Measurement", "chain_postprocess"]
 
@@ -76,14 +82,14 @@ class Measurement:
     input_domain: Domain
     input_metric: Metric
     output_measure: Measure
-    function: Callable[[Any], Any]
-    privacy_map: Callable[[Any], Any]
+    function: Function
+    privacy_map: PrivacyMap
     name: str = "measurement"
     params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-    event_map: Callable[[Any], Any] | None = None
-    accuracy_map: Callable[[Any], Any] | None = None
-    batch_map: Callable[[Any, int], Any] | None = None
-    children: tuple[Any, ...] = ()
+    event_map: EventMap | None = None
+    accuracy_map: Callable[[Fraction], Fraction] | None = None
+    batch_map: BatchMap | None = None
+    children: tuple[Transformation | Measurement, ...] = ()
     wiring: Wiring = "shared"
     proof: str | None = None
 
@@ -91,7 +97,7 @@ class Measurement:
         object.__setattr__(self, "params", frozen_params(self.params))
         object.__setattr__(self, "children", tuple(self.children))
 
-    def __call__(self, data: Any) -> Any:
+    def __call__(self, data: object) -> Any:
         """Run the measurement, after checking ``data`` is in the input domain."""
         self.input_domain.check_member(data)
         return self.function(data)
@@ -105,7 +111,7 @@ class Measurement:
         """Whether the measurement is ``d_out``-private for inputs ``d_in`` apart."""
         return self.output_measure.compare(self.map(d_in), d_out)
 
-    def event(self, d_in: DistanceLike = 1) -> Any:
+    def event(self, d_in: DistanceLike = 1) -> Event:
         """This measurement as an accounting event at ``d_in`` (see `dpcert.accounting`)."""
         from dpcert.core.events import event_from_distance, relation_for_metric, with_relation
 
@@ -135,7 +141,7 @@ class Measurement:
             return self.batch_map(data, count)
         return [self.function(data) for _ in range(count)]
 
-    def accuracy(self, alpha: Number) -> Any:
+    def accuracy(self, alpha: Number) -> Fraction:
         """Half-width ``a`` with ``P(|noise| > a) ≤ alpha`` (additive-noise measurements only)."""
         from dpcert._validate import check_probability
 
@@ -143,10 +149,10 @@ class Measurement:
             raise InvalidParameter(f"{self.name} has no additive-noise accuracy statement")
         return self.accuracy_map(check_probability(alpha, "alpha", open_low=True, open_high=True))
 
-    def __rshift__(self, postprocess: Any) -> Measurement:
+    def __rshift__(self, postprocess: Callable[..., object]) -> Measurement:
         return chain_postprocess(self, postprocess)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, JSON]:
         """A JSON-friendly description (name, parameters, spaces)."""
         return {
             "kind": "measurement",
@@ -161,7 +167,7 @@ class Measurement:
                 f"{type(self.input_metric).__name__} -> {type(self.output_measure).__name__})")
 
 
-def chain_postprocess(meas: Measurement, post: Any) -> Measurement:
+def chain_postprocess(meas: Measurement, post: object) -> Measurement:
     """``meas >> post``: apply a data-independent function to the release (map unchanged).
 
     Privacy (``docs/proofs/chaining.md``): post-processing cannot increase the privacy loss.

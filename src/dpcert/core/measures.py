@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeAlias
 
 from dpcert._numbers import Number, as_fraction, round_up, show_up
 from dpcert._types import DistanceLike
@@ -42,6 +42,7 @@ from dpcert.errors import InvalidParameter, MeasureMismatch
 __all__ = [
     "DEFAULT_RENYI_ORDERS",
     "ApproxDP",
+    "Loss",
     "Measure",
     "PureDP",
     "RenyiCurve",
@@ -57,6 +58,10 @@ DEFAULT_RENYI_ORDERS: tuple[Fraction, ...] = tuple(
     )
 )
 
+#: A privacy loss in some measure, as a privacy map states it: ε or ρ, an (ε, δ) pair, or a Rényi
+#: curve (each measure's `Measure.validate_distance` accepts its own kind).
+Loss: TypeAlias = "DistanceLike | RenyiCurve"
+
 
 class Measure:
     """Base class of privacy measures. Subclasses are frozen dataclasses."""
@@ -64,11 +69,12 @@ class Measure:
     #: Short human name used in messages and certificates.
     name: str = "measure"
 
-    def validate_distance(self, d: DistanceLike, name: str = "d_out") -> Any:
-        """Check a distance in this measure and return it in exact form."""
+    def validate_distance(self, d: object, name: str = "d_out") -> Any:
+        """Check a distance in this measure and return it in exact form (each subclass states
+        its own: a ``Fraction``, a pair of them, a `RenyiCurve`)."""
         raise NotImplementedError
 
-    def compare(self, a: DistanceLike, b: DistanceLike) -> bool:
+    def compare(self, a: Loss, b: Loss) -> bool:
         """Whether distance ``a`` is at most ``b`` (``a`` promises at least as much privacy)."""
         raise NotImplementedError
 
@@ -76,8 +82,8 @@ class Measure:
         """The distance of a mechanism that reveals nothing."""
         raise NotImplementedError
 
-    def compose(self, distances: Sequence[Any]) -> Any:
-        """DistanceLike of the sequential composition of mechanisms with these distances."""
+    def compose(self, distances: Sequence[Loss]) -> Any:
+        """The loss of the sequential composition of mechanisms with these distances."""
         raise NotImplementedError
 
     @property
@@ -103,16 +109,16 @@ class Measure:
                 f"{what}: expected {type(self).__name__}, got {type(other).__name__}"
             )
 
-    def describe(self, d: Any) -> str:
+    def describe(self, d: object) -> str:
         """A human-readable rendering of a distance, rounded up."""
         raise NotImplementedError
 
-    def to_json(self, d: DistanceLike) -> Any:
+    def to_json(self, d: object) -> dict[str, object]:
         """A JSON-friendly rendering of a distance (exact strings and rounded-up floats)."""
         raise NotImplementedError
 
 
-def _frac_json(x: Fraction) -> dict[str, Any]:
+def _frac_json(x: Fraction) -> dict[str, str | float]:
     return {"exact": str(x), "float_up": round_up(x)}
 
 
@@ -131,20 +137,20 @@ class _ScalarMeasure(Measure):
         else:
             object.__setattr__(self, self._field, None)
 
-    def validate_distance(self, d: DistanceLike, name: str = "d_out") -> Fraction:
+    def validate_distance(self, d: object, name: str = "d_out") -> Fraction:
         if isinstance(d, tuple):
             raise InvalidParameter(
                 f"{name}={d!r}: {type(self).__name__} distances are a single {self._symbol}"
             )
         return check_nonnegative(d, name)
 
-    def compare(self, a: DistanceLike, b: DistanceLike) -> bool:
+    def compare(self, a: Loss, b: Loss) -> bool:
         return bool(self.validate_distance(a, "a") <= self.validate_distance(b, "b"))
 
     def zero(self) -> Fraction:
         return Fraction(0)
 
-    def compose(self, distances: Sequence[Any]) -> Fraction:
+    def compose(self, distances: Sequence[Loss]) -> Fraction:
         return sum((self.validate_distance(d) for d in distances), Fraction(0))
 
     @property
@@ -152,10 +158,10 @@ class _ScalarMeasure(Measure):
         v: Fraction | None = getattr(self, self._field)
         return v
 
-    def describe(self, d: Any) -> str:
+    def describe(self, d: object) -> str:
         return f"{self._symbol} = {show_up(self.validate_distance(d))}"
 
-    def to_json(self, d: DistanceLike) -> Any:
+    def to_json(self, d: object) -> dict[str, object]:
         return {self._field: _frac_json(self.validate_distance(d))}
 
     def __repr__(self) -> str:
@@ -204,7 +210,7 @@ class ApproxDP(Measure):
             object.__setattr__(self, "epsilon", None)
             object.__setattr__(self, "delta", None)
 
-    def validate_distance(self, d: DistanceLike, name: str = "d_out") -> tuple[Fraction, Fraction]:
+    def validate_distance(self, d: object, name: str = "d_out") -> tuple[Fraction, Fraction]:
         if not (isinstance(d, tuple) and len(d) == 2):
             raise InvalidParameter(f"{name}={d!r}: ApproxDP distances are pairs (epsilon, delta)")
         e = check_nonnegative(d[0], f"{name}.epsilon")
@@ -213,7 +219,7 @@ class ApproxDP(Measure):
             raise InvalidParameter(f"{name}.delta={d[1]!r} must be in [0, 1]")
         return e, dl
 
-    def compare(self, a: DistanceLike, b: DistanceLike) -> bool:
+    def compare(self, a: Loss, b: Loss) -> bool:
         ea, da = self.validate_distance(a, "a")
         eb, db = self.validate_distance(b, "b")
         return bool(ea <= eb and da <= db)
@@ -221,7 +227,7 @@ class ApproxDP(Measure):
     def zero(self) -> tuple[Fraction, Fraction]:
         return Fraction(0), Fraction(0)
 
-    def compose(self, distances: Sequence[Any]) -> tuple[Fraction, Fraction]:
+    def compose(self, distances: Sequence[Loss]) -> tuple[Fraction, Fraction]:
         e, d = Fraction(0), Fraction(0)
         for x in distances:
             xe, xd = self.validate_distance(x)
@@ -235,11 +241,11 @@ class ApproxDP(Measure):
             return None
         return self.epsilon, self.delta
 
-    def describe(self, d: Any) -> str:
+    def describe(self, d: object) -> str:
         e, dl = self.validate_distance(d)
         return f"ε = {show_up(e)}, δ = {show_up(dl)}"
 
-    def to_json(self, d: DistanceLike) -> Any:
+    def to_json(self, d: object) -> dict[str, object]:
         e, dl = self.validate_distance(d)
         return {"epsilon": _frac_json(e), "delta": _frac_json(dl)}
 
@@ -301,19 +307,19 @@ class RenyiDP(Measure):
     orders: tuple[Fraction, ...] = field(default=DEFAULT_RENYI_ORDERS)
     name = "Rényi DP"
 
-    def validate_distance(self, d: Any, name: str = "d_out") -> RenyiCurve:
+    def validate_distance(self, d: object, name: str = "d_out") -> RenyiCurve:
         if not isinstance(d, RenyiCurve):
             raise InvalidParameter(f"{name}={d!r}: RenyiDP distances are RenyiCurve objects")
         return d
 
-    def compare(self, a: DistanceLike, b: DistanceLike) -> bool:
+    def compare(self, a: Loss, b: Loss) -> bool:
         ca, cb = self.validate_distance(a, "a"), self.validate_distance(b, "b")
         return all(ca(o) <= cb(o) for o in self.orders)
 
     def zero(self) -> RenyiCurve:
         return RenyiCurve(lambda a: Fraction(0), "0")
 
-    def compose(self, distances: Sequence[Any]) -> RenyiCurve:
+    def compose(self, distances: Sequence[Loss]) -> RenyiCurve:
         total = self.zero()
         for d in distances:
             total = total + self.validate_distance(d)
@@ -323,11 +329,11 @@ class RenyiDP(Measure):
     def value(self) -> RenyiCurve | None:
         return self.curve
 
-    def describe(self, d: Any) -> str:
+    def describe(self, d: object) -> str:
         c = self.validate_distance(d)
         pts = ", ".join(f"ε({float(o):g}) = {round_up(c(o)):.4g}" for o in self.orders[:6])
         return f"Rényi curve {c.label}: {pts}, ..."
 
-    def to_json(self, d: DistanceLike) -> Any:
+    def to_json(self, d: object) -> dict[str, object]:
         c = self.validate_distance(d)
         return {"renyi": {str(o): _frac_json(c(o)) for o in self.orders}}

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from dpcert._numbers import round_up
+from dpcert._types import DistanceLike
 from dpcert.errors import InvalidParameter
 
 __all__ = [
@@ -67,7 +68,7 @@ class Metric:
     #: True for metrics between datasets (distances are integer counts of records).
     dataset_metric: bool = False
 
-    def distance(self, a: Any, b: Any) -> Distance:
+    def distance(self, a: object, b: object) -> Distance:
         """The distance between ``a`` and ``b``."""
         raise NotImplementedError
 
@@ -75,7 +76,7 @@ class Metric:
         """Whether distance ``a`` is at most ``b`` (componentwise for structured distances)."""
         return bool(a <= b)
 
-    def validate_d_in(self, d: Any, name: str = "d_in") -> Any:
+    def validate_d_in(self, d: DistanceLike, name: str = "d_in") -> Any:
         """Check an input distance bound for this metric and return it in exact form."""
         from dpcert._validate import check_int, check_nonnegative
 
@@ -84,9 +85,11 @@ class Metric:
         return check_nonnegative(d, name)
 
 
-def _elements(x: Any) -> list[Any]:
+def _elements(x: object) -> list[object]:
     if isinstance(x, np.ndarray):
         return list(x.tolist())
+    if not isinstance(x, Iterable):
+        raise TypeError(f"{type(x).__name__!r} object is not iterable")
     return list(x)
 
 
@@ -96,7 +99,7 @@ class SymmetricDistance(Metric):
 
     dataset_metric = True
 
-    def distance(self, a: Any, b: Any) -> int:
+    def distance(self, a: object, b: object) -> int:
         ca, cb = Counter(_elements(a)), Counter(_elements(b))
         return sum(((ca - cb) + (cb - ca)).values())
 
@@ -107,7 +110,7 @@ class InsertDeleteDistance(Metric):
 
     dataset_metric = True
 
-    def distance(self, a: Any, b: Any) -> int:
+    def distance(self, a: object, b: object) -> int:
         xa, xb = _elements(a), _elements(b)
         # LCS by dynamic programming, one row at a time: O(len a · len b) time, O(len b) memory.
         prev = [0] * (len(xb) + 1)
@@ -125,7 +128,7 @@ class ChangeOneDistance(Metric):
 
     dataset_metric = True
 
-    def distance(self, a: Any, b: Any) -> int | float:
+    def distance(self, a: object, b: object) -> int | float:
         xa, xb = _elements(a), _elements(b)
         if len(xa) != len(xb):
             return math.inf
@@ -138,7 +141,7 @@ class HammingDistance(Metric):
 
     dataset_metric = True
 
-    def distance(self, a: Any, b: Any) -> int | float:
+    def distance(self, a: object, b: object) -> int | float:
         xa, xb = _elements(a), _elements(b)
         if len(xa) != len(xb):
             return math.inf
@@ -151,7 +154,7 @@ class DiscreteDistance(Metric):
 
     dataset_metric = True
 
-    def distance(self, a: Any, b: Any) -> int:
+    def distance(self, a: object, b: object) -> int:
         if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
             return 0 if np.array_equal(np.asarray(a), np.asarray(b)) else 1
         return 0 if a == b else 1
@@ -172,7 +175,7 @@ def _exact(v: object, name: str) -> Fraction:
     raise InvalidParameter(f"{name}={v!r} must be a number")
 
 
-def _pairs(a: Any, b: Any) -> list[tuple[Fraction, Fraction]]:
+def _pairs(a: object, b: object) -> list[tuple[Fraction, Fraction]]:
     xa, xb = _elements(a), _elements(b)
     if len(xa) != len(xb):
         raise InvalidParameter(f"vectors have different lengths: {len(xa)} != {len(xb)}")
@@ -183,7 +186,7 @@ def _pairs(a: Any, b: Any) -> list[tuple[Fraction, Fraction]]:
 class AbsoluteDistance(Metric):
     """|a − b| between two scalars (exact)."""
 
-    def distance(self, a: Any, b: Any) -> Fraction:
+    def distance(self, a: object, b: object) -> Fraction:
         return abs(_exact(a, "a") - _exact(b, "b"))
 
 
@@ -191,7 +194,7 @@ class AbsoluteDistance(Metric):
 class L1Distance(Metric):
     """Σ|aᵢ − bᵢ| between two equal-length vectors (exact)."""
 
-    def distance(self, a: Sequence[Any], b: Sequence[Any]) -> Fraction:
+    def distance(self, a: object, b: object) -> Fraction:
         return sum((abs(u - v) for u, v in _pairs(a, b)), Fraction(0))
 
 
@@ -199,7 +202,7 @@ class L1Distance(Metric):
 class L2Distance(Metric):
     """√Σ(aᵢ − bᵢ)²: exact when the root is rational, else the float just above it."""
 
-    def distance(self, a: Sequence[Any], b: Sequence[Any]) -> Fraction | float:
+    def distance(self, a: object, b: object) -> Fraction | float:
         sq = sum(((u - v) ** 2 for u, v in _pairs(a, b)), Fraction(0))
         n, d = sq.numerator, sq.denominator
         rn, rd = math.isqrt(n), math.isqrt(d)

@@ -21,11 +21,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dpcert.core.domains import Domain
 from dpcert.core.metrics import Metric
 from dpcert.errors import DomainMismatch
+
+if TYPE_CHECKING:
+    from dpcert.core.measurement import Measurement
+    from dpcert.core.transformation import Transformation
 
 __all__ = ["PartialConstructor", "partial"]
 
@@ -34,13 +38,14 @@ __all__ = ["PartialConstructor", "partial"]
 class PartialConstructor:
     """A constructor waiting for its input space: ``(domain, metric) >> then_x(...)``."""
 
-    constructor: Callable[[Domain, Metric], Any]
+    constructor: Callable[[Domain, Metric], Transformation | Measurement]
     name: str = "partial"
 
-    def __call__(self, input_domain: Domain, input_metric: Metric) -> Any:
+    def __call__(self, input_domain: Domain,
+                 input_metric: Metric) -> Transformation | Measurement:
         return self.constructor(input_domain, input_metric)
 
-    def __rrshift__(self, other: object) -> Any:
+    def __rrshift__(self, other: object) -> Transformation | Measurement:
         if isinstance(other, tuple) and len(other) == 2:
             domain, metric = other
             if not isinstance(domain, Domain) or not isinstance(metric, Metric):
@@ -55,7 +60,7 @@ class PartialConstructor:
         )
 
 
-def partial(constructor: Callable[..., Any], name: str, *args: Any,
-            **kwargs: Any) -> PartialConstructor:
+def partial(constructor: Callable[..., Transformation | Measurement], name: str, *args: object,
+            **kwargs: object) -> PartialConstructor:
     """Build the ``then_*`` form of a ``make_*(input_domain, input_metric, ...)`` constructor."""
     return PartialConstructor(lambda d, m: constructor(d, m, *args, **kwargs), name)

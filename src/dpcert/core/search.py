@@ -17,10 +17,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dpcert._types import DistanceLike
 from dpcert.errors import DPCertError, InvalidParameter
+
+if TYPE_CHECKING:
+    from dpcert.core.measurement import Measurement
+    from dpcert.core.transformation import Transformation
 
 __all__ = ["binary_search", "binary_search_param", "bisect", "geometric", "halfway", "int_halfway"]
 
@@ -72,15 +76,15 @@ def bisect(holds: Callable[[N], bool], good: N, bad: N, *, midpoint: Callable[[N
     return good
 
 
-def _safe(pred: Callable[[Any], bool], x: object) -> bool:
+def _safe(pred: Callable[[N], bool], x: N) -> bool:
     try:
         return bool(pred(x))
     except DPCertError:
         return False
 
 
-def binary_search(predicate: Callable[[Any], bool], bounds: tuple[Any, Any] | None = None,
-                  *, T: type = float, smallest: bool | None = None) -> Any:
+def binary_search(predicate: Callable[[Any], bool], bounds: tuple[float, float] | None = None,
+                  *, T: type = float, smallest: bool | None = None) -> float:
     """Find where a monotone ``predicate`` switches, returning a value at which it *holds*.
 
     Parameters
@@ -121,7 +125,7 @@ def binary_search(predicate: Callable[[Any], bool], bounds: tuple[Any, Any] | No
                   close=lambda g, b: not math.isfinite(halfway(g, b)))
 
 
-def _find_bounds(predicate: Callable[[Any], bool], T: type) -> tuple[Any, Any]:
+def _find_bounds(predicate: Callable[[Any], bool], T: type) -> tuple[float, float]:
     start = T(1)
     p0 = _safe(predicate, start)
     for direction in (2, 0.5) if T is float else (2,):
@@ -145,7 +149,8 @@ def _find_bounds(predicate: Callable[[Any], bool], T: type) -> tuple[Any, Any]:
     raise InvalidParameter("binary_search could not find bounds where the predicate changes")
 
 
-def binary_search_param(make: Callable[[Any], Any], d_in: DistanceLike, d_out: DistanceLike, *,
-                        T: type = float, bounds: tuple[Any, Any] | None = None) -> Any:
+def binary_search_param(make: Callable[[Any], Transformation | Measurement], d_in: DistanceLike,
+                        d_out: DistanceLike, *, T: type = float,
+                        bounds: tuple[float, float] | None = None) -> float:
     """The parameter ``p`` at which ``make(p).check(d_in, d_out)`` just holds."""
     return binary_search(lambda p: make(p).check(d_in, d_out), bounds, T=T)

@@ -25,9 +25,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
-from dpcert._types import DistanceLike
+from dpcert._types import JSON, DistanceLike
 from dpcert.core._describe import jsonable
 from dpcert.core.measurement import Measurement
 from dpcert.core.transformation import Transformation
@@ -46,20 +45,20 @@ class Step:
 
     constructor: str
     kind: str  # "transformation" or "measurement"
-    params: dict[str, Any]
+    params: dict[str, JSON]
     d_in: DistanceLike
     d_out: DistanceLike
     proof: str | None
     depth: int
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, JSON]:
         """JSON-friendly: exact numbers as strings (``"1/3"``), tuples as lists."""
         return {"constructor": self.constructor, "kind": self.kind, "params": self.params,
                 "d_in": jsonable(self.d_in), "d_out": jsonable(self.d_out),
                 "proof": self.proof, "depth": self.depth}
 
 
-def _params(component: Any) -> dict[str, Any]:
+def _params(component: Transformation | Measurement) -> dict[str, JSON]:
     return {k: jsonable(v) for k, v in component.params.items()
             if k not in ("chain", "parts", "inner", "postprocess")}
 

@@ -17,14 +17,15 @@ Fraction(12, 1)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeAlias
 
-from dpcert._types import DistanceLike
+from dpcert._types import JSON, DistanceLike
 from dpcert.core._describe import Wiring, frozen_params, jsonable
 from dpcert.core.domains import Domain
+from dpcert.core.maps import BatchMap, Function, StabilityMap
 from dpcert.core.measurement import Measurement
 from dpcert.core.metrics import Metric
 from dpcert.core.partial import PartialConstructor
@@ -32,7 +33,8 @@ from dpcert.errors import DomainMismatch, MetricMismatch
 
 __all__ = ["Transformation", "chain"]
 
-Component = Any  # Transformation | Measurement (a forward reference for the chain helpers)
+#: A component of a chain.
+Component: TypeAlias = "Transformation | Measurement"
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,12 +77,12 @@ class Transformation:
     input_metric: Metric
     output_domain: Domain
     output_metric: Metric
-    function: Callable[[Any], Any]
-    stability_map: Callable[[Any], Any]
+    function: Function
+    stability_map: StabilityMap
     name: str = "transformation"
     params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     randomized: bool = False
-    children: tuple[Any, ...] = ()
+    children: tuple[Transformation | Measurement, ...] = ()
     wiring: Wiring = "shared"
     proof: str | None = None
 
@@ -88,7 +90,7 @@ class Transformation:
         object.__setattr__(self, "params", frozen_params(self.params))
         object.__setattr__(self, "children", tuple(self.children))
 
-    def __call__(self, data: Any) -> Any:
+    def __call__(self, data: object) -> Any:
         """Apply the transformation, after checking ``data`` is in the input domain."""
         self.input_domain.check_member(data)
         return self.function(data)
@@ -106,7 +108,7 @@ class Transformation:
     def __rshift__(self, other: object) -> Transformation | Measurement:
         return chain(self, other)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, JSON]:
         """A JSON-friendly description (name, parameters, spaces)."""
         return {
             "kind": "transformation",
@@ -136,7 +138,7 @@ def _check_spaces(left: Transformation, right: Component) -> None:
         )
 
 
-def chain(left: Transformation, right: Any) -> Transformation | Measurement:
+def chain(left: Transformation, right: object) -> Transformation | Measurement:
     """``left >> right`` for a transformation on the left (see ``docs/proofs/chaining.md``).
 
     If ``T`` is stable with map ``s`` and ``M`` is private with map ``p``, then ``M ∘ T`` is
@@ -181,6 +183,5 @@ def chain(left: Transformation, right: Any) -> Transformation | Measurement:
     )
 
 
-def _batch_after(f0: Callable[[Any], Any], batch: Callable[[Any, int], Any]
-                 ) -> Callable[[Any, int], Any]:
+def _batch_after(f0: Function, batch: BatchMap) -> BatchMap:
     return lambda x, n: batch(f0(x), n)

@@ -24,12 +24,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 
-from dpcert._types import Array
+from dpcert._types import Array, FloatArray
 from dpcert.core.domains import AtomDomain, Domain, VectorDomain
+from dpcert.core.maps import BatchMap, Function
 from dpcert.core.metrics import AbsoluteDistance, Metric
 from dpcert.errors import DomainMismatch, InvalidParameter, MetricMismatch
 
@@ -99,10 +99,14 @@ def mechanism_exponent(scale: Fraction, space: NoiseSpace, l2: bool) -> int:
     return floor_log2 - ALLOWANCE_BITS - extra
 
 
+#: ``lattice_noise(values, param, k=k)``: floats rounded to ``2^k·ℤ`` plus noise there.
+LatticeNoise = Callable[..., float | FloatArray]
+
+
 def noise_function(input_domain: Domain, space: NoiseSpace,
                    integer_noise: Callable[[Fraction, int], Array],
-                   lattice_noise: Callable[..., Any], param: Fraction, k: int
-                   ) -> Callable[[Any], Any]:
+                   lattice_noise: LatticeNoise, param: Fraction, k: int
+                   ) -> Function:
     """The release function of an additive-noise mechanism.
 
     ``integer_noise(param, size)`` draws exact integer noise; ``lattice_noise(values, param,
@@ -113,12 +117,12 @@ def noise_function(input_domain: Domain, space: NoiseSpace,
         assert isinstance(input_domain, VectorDomain)
         to_array = input_domain.to_array
         if space.integer:
-            def vector_int(x: object) -> Any:
+            def vector_int(x: object) -> Array:
                 arr = np.asarray(to_array(x), dtype=np.int64)
                 return arr + integer_noise(param, arr.size)
             return vector_int
 
-        def vector_float(x: object) -> Any:
+        def vector_float(x: object) -> float | FloatArray:
             arr = np.asarray(to_array(x), dtype=np.float64)
             check_length(arr.size, space)
             return lattice_noise(arr, param, k=k)
@@ -130,8 +134,8 @@ def noise_function(input_domain: Domain, space: NoiseSpace,
 
 def noise_batch(input_domain: Domain, space: NoiseSpace,
                 integer_noise: Callable[[Fraction, int], Array],
-                lattice_noise: Callable[..., Any], param: Fraction, k: int
-                ) -> Callable[[Any, int], Any]:
+                lattice_noise: LatticeNoise, param: Fraction, k: int
+                ) -> BatchMap:
     """``n`` independent releases of `noise_function` on the same input, vectorised:
     shape ``(n,)`` for scalars, ``(n, d)`` for vectors (every coordinate of every release gets
     its own independent noise, exactly as in ``n`` separate calls)."""
@@ -139,7 +143,7 @@ def noise_batch(input_domain: Domain, space: NoiseSpace,
         assert isinstance(input_domain, VectorDomain)
         to_array = input_domain.to_array
 
-        def vector_batch(x: object, n: int) -> Any:
+        def vector_batch(x: object, n: int) -> Array:
             if space.integer:
                 arr = np.asarray(to_array(x), dtype=np.int64)
                 return arr[None, :] + integer_noise(param, n * arr.size).reshape(n, arr.size)

@@ -37,9 +37,9 @@ Fraction(1, 2)
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 from statistics import NormalDist
-from typing import Any
 
 from dpcert._directed import exp_bounds, log_bounds, normal_cdf_bounds
 from dpcert._numbers import Number, round_down, round_up
@@ -192,7 +192,7 @@ def discrete_gaussian_accuracy(sigma: Number, alpha: Number) -> Fraction:
     return Fraction(_first_true(ok, guess))
 
 
-def _first_true(ok: Any, guess: int) -> int:
+def _first_true(ok: Callable[[int], bool], guess: int) -> int:
     """The smallest ``n ≥ 0`` with ``ok(n)``, for ``ok`` false then true (``ok(-1)`` counts as
     false): gallop from ``guess`` by doubling steps, then bisect, so about ``2·log2`` of the
     guess's error calls, however large ``n`` is.  The answer is always one where ``ok`` held."""

@@ -36,10 +36,10 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from dpcert._directed import exp_lower, log_bounds, normal_cdf_bounds, sqrt_bounds
-from dpcert._numbers import Number, round_up
+from dpcert._numbers import Number, as_fraction, round_up
 from dpcert._types import DistanceLike
 from dpcert._validate import check_nonnegative, check_positive, check_probability
 from dpcert.core.chaining import PartialConstructor, partial
@@ -49,6 +49,9 @@ from dpcert.core.measures import ApproxDP
 from dpcert.core.metrics import Metric
 from dpcert.core.search import bisect, geometric
 from dpcert.errors import InvalidParameter
+
+if TYPE_CHECKING:
+    from dpcert.core.events import Event
 
 __all__ = [
     "analytic_gaussian_delta",
@@ -227,12 +230,12 @@ def make_gaussian_approx(input_domain: Domain, input_metric: Metric, scale: Numb
     zmap = inner.privacy_map
 
     def privacy_map(d_in: DistanceLike) -> tuple[Fraction, Fraction]:
-        rho = Fraction(zmap(d_in))
+        rho = as_fraction(zmap(d_in), "rho")
         if rho == 0:
             return Fraction(0), Fraction(0)
         return zcdp_to_approx_epsilon(rho, dl), dl
 
-    def event_map(d_in: DistanceLike) -> Any:
+    def event_map(d_in: DistanceLike) -> Event:
         assert inner.event_map is not None
         return inner.event_map(d_in)
 

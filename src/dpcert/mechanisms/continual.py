@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -268,8 +268,8 @@ def _prefix_weights(steps: int) -> FloatArray:
     return g
 
 
-def continual_plan(input_domain: Domain, input_metric: Metric, scale: Number, method: Any,
-                   noise: Any, smooth: bool = False) -> ContinualPlan:
+def continual_plan(input_domain: Domain, input_metric: Metric, scale: Number, method: str,
+                   noise: str, smooth: bool = False) -> ContinualPlan:
     """Check the arguments of `make_continual_sum` and fix its plan (maps, noise,
     read-out); raises typed errors naming the argument."""
     steps = _check_space(input_domain, input_metric)
@@ -337,7 +337,7 @@ def make_continual_sum(input_domain: Domain, input_metric: Metric, scale: Number
     def function(x: object) -> FloatArray:
         return plan.release(np.asarray(to_array(x), dtype=np.int64))
 
-    params: dict[str, Any] = {"scale": plan.scale, "method": plan.method, "noise": plan.noise,
+    params: dict[str, object] = {"scale": plan.scale, "method": plan.method, "noise": plan.noise,
                               "steps": plan.steps, "unit_bits": plan.unit_bits}
     if plan.method == "tree":
         params["levels"] = plan.levels

@@ -33,12 +33,13 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 from fractions import Fraction
 from statistics import NormalDist
-from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from dpcert._numbers import Number
 from dpcert._types import Array
@@ -69,7 +70,7 @@ class FrequencyEstimate:
         Upper ends of the two-sided ``confidence`` normal intervals.
     """
 
-    categories: tuple[Any, ...]
+    categories: tuple[Hashable, ...]
     n: int
     frequencies: Array
     variances: Array
@@ -82,13 +83,13 @@ class FrequencyEstimate:
         """Estimated number of users per category (``n · frequencies``)."""
         return self.n * self.frequencies
 
-    def as_dict(self) -> dict[Any, float]:
+    def as_dict(self) -> dict[Hashable, float]:
         """``{category: frequency}``."""
         return dict(zip(self.categories, self.frequencies.tolist(), strict=True))
 
 
-def _observed_shares(reports: Any, mechanism: Measurement) -> tuple[tuple[Any, ...], np.ndarray[
-        Any, Any], int, Fraction, Fraction]:
+def _observed_shares(reports: npt.ArrayLike, mechanism: Measurement
+                     ) -> tuple[tuple[Hashable, ...], Array, int, Fraction, Fraction]:
     """(categories, observed shares y, n, b, c) for the mechanism's reports."""
     name = mechanism.name
     params = mechanism.params
@@ -132,7 +133,7 @@ def _observed_shares(reports: Any, mechanism: Measurement) -> tuple[tuple[Any, .
     )
 
 
-def estimate_frequencies(reports: Any, mechanism: Measurement, *,
+def estimate_frequencies(reports: npt.ArrayLike, mechanism: Measurement, *,
                          confidence: Number = 0.95) -> FrequencyEstimate:
     """Debias local-DP ``reports`` produced by ``mechanism`` into category frequencies.
 

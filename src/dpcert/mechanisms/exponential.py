@@ -51,7 +51,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -64,6 +64,9 @@ from dpcert.core.measurement import Measurement
 from dpcert.core.measures import PureDP
 from dpcert.core.metrics import Metric
 from dpcert.errors import InvalidParameter
+
+if TYPE_CHECKING:
+    from dpcert.core.events import Event
 from dpcert.mechanisms._selection import (
     exponential_index,
     exponential_indices,
@@ -81,10 +84,13 @@ __all__ = [
     "then_report_noisy_max",
 ]
 
-Scorer = Callable[[Any], Sequence[Any]]
+#: Scores as a scorer returns them: one finite number per candidate.
+Scores = Sequence[Number] | Array
+#: ``scorer(data)`` → scores; ``data`` is a member of the measurement's input domain.
+Scorer = Callable[[Any], Scores]
 
 
-def _check_candidates(candidates: Sequence[Any]) -> list[Any]:
+def _check_candidates(candidates: Sequence[object]) -> list[object]:
     if isinstance(candidates, (str, bytes)) or not hasattr(candidates, "__len__"):
         raise InvalidParameter(f"candidates={candidates!r} must be a sequence")
     cands = list(candidates)
@@ -93,7 +99,7 @@ def _check_candidates(candidates: Sequence[Any]) -> list[Any]:
     return cands
 
 
-def exact_scores(raw: Any, k: int) -> list[Fraction]:
+def exact_scores(raw: Scores, k: int) -> list[Fraction]:
     """A scorer's output as exact Fractions (floats by their exact binary value)."""
     vals = list(raw.tolist() if hasattr(raw, "tolist") else raw)
     if len(vals) != k:
@@ -123,23 +129,23 @@ def _integer_scores(scores: list[Fraction]) -> list[int]:
     return [int(u) for u in scores]
 
 
-def _pick(cands: list[Any], idx: Array) -> Array:
+def _pick(cands: list[object], idx: Array) -> Array:
     arr = np.empty(len(cands), dtype=object)
     arr[:] = cands
     out: Array = arr[idx]
     return out
 
 
-def _linear(eps: Fraction) -> Callable[[Any], Fraction]:
+def _linear(eps: Fraction) -> Callable[[int | Fraction], Fraction]:
     return lambda d_in: eps * Fraction(d_in)
 
 
-def _bounded_range_events(eps: Fraction, rounds: int) -> Callable[[Any], Any]:
+def _bounded_range_events(eps: Fraction, rounds: int) -> Callable[[int | Fraction], Event]:
     """Events of ``rounds`` adaptive ε-bounded-range selections at ``d_in`` (scores move by at
     most ``Δ·d_in``, so each round is ``ε·d_in``-bounded-range; ``docs/proofs/exponential.md``)."""
     from dpcert.core.events import BoundedRangeEvent, ComposedEvent, SelfComposedEvent
 
-    def event_map(d_in: int | Fraction) -> Any:
+    def event_map(d_in: int | Fraction) -> Event:
         d = Fraction(d_in)
         if d == 0:
             return ComposedEvent(())
@@ -148,7 +154,7 @@ def _bounded_range_events(eps: Fraction, rounds: int) -> Callable[[Any], Any]:
     return event_map
 
 
-def _gamma_selection(input_domain: Domain, input_metric: Metric, candidates: Sequence[Any],
+def _gamma_selection(input_domain: Domain, input_metric: Metric, candidates: Sequence[object],
                      scorer: Scorer, sensitivity: Number, epsilon: Number, monotonic: bool,
                      name: str,
                      draw: Callable[[list[Fraction], int], Array],
@@ -159,7 +165,7 @@ def _gamma_selection(input_domain: Domain, input_metric: Metric, candidates: Seq
     eps = check_positive(epsilon, "epsilon")
     k = len(cands)
 
-    def batch(x: object, n: int) -> Any:
+    def batch(x: object, n: int) -> Array:
         g = gammas_for(exact_scores(scorer(x), k), eps, sens, monotonic)
         return _pick(cands, draw(g, n))
 
@@ -171,7 +177,7 @@ def _gamma_selection(input_domain: Domain, input_metric: Metric, candidates: Seq
     )
 
 
-def make_exponential(input_domain: Domain, input_metric: Metric, candidates: Sequence[Any],
+def make_exponential(input_domain: Domain, input_metric: Metric, candidates: Sequence[object],
                      scorer: Scorer, sensitivity: Number, epsilon: Number, *,
                      monotonic: bool = False) -> Measurement:
     """The exponential mechanism, sampled exactly.
@@ -202,7 +208,7 @@ def make_exponential(input_domain: Domain, input_metric: Metric, candidates: Seq
 
 
 def make_permute_and_flip(input_domain: Domain, input_metric: Metric,
-                          candidates: Sequence[Any], scorer: Scorer, sensitivity: Number,
+                          candidates: Sequence[object], scorer: Scorer, sensitivity: Number,
                           epsilon: Number, *, monotonic: bool = False) -> Measurement:
     """Permute-and-flip (McKenna & Sheldon 2020), sampled exactly; parameters as
     [`make_exponential`][dpcert.mechanisms.exponential.make_exponential].  ``map(d_in) = ε·d_in``.
@@ -222,7 +228,7 @@ def make_permute_and_flip(input_domain: Domain, input_metric: Metric,
 
 
 def make_report_noisy_max(input_domain: Domain, input_metric: Metric,
-                          candidates: Sequence[Any], scorer: Scorer, sensitivity: Number,
+                          candidates: Sequence[object], scorer: Scorer, sensitivity: Number,
                           epsilon: Number, *,
                           noise: Literal["exponential", "laplace"] = "exponential", k: int = 1,
                           monotonic: bool = False) -> Measurement:
@@ -263,17 +269,17 @@ def make_report_noisy_max(input_domain: Domain, input_metric: Metric,
             return exponential_index(gammas_for(scores, eps, sens, monotonic))
         return noisy_max_index(_integer_scores(scores), scale)
 
-    def batch(x: object, count: int) -> Any:  # one round (k = 1), vectorised over draws
+    def batch(x: object, count: int) -> Array:  # one round (k = 1), vectorised over draws
         scores = exact_scores(scorer(x), n)
         if noise == "exponential":
             return _pick(cands, exponential_indices(gammas_for(scores, eps, sens, monotonic),
                                                     count))
         return _pick(cands, noisy_max_indices(_integer_scores(scores), scale, count))
 
-    def function(x: object) -> Any:
+    def function(x: object) -> object:
         scores = exact_scores(scorer(x), n)
         remaining = list(range(n))
-        chosen = []
+        chosen: list[object] = []
         for _ in range(kk):
             j = pick([scores[i] for i in remaining])
             chosen.append(cands[remaining.pop(j)])
@@ -292,7 +298,7 @@ def make_report_noisy_max(input_domain: Domain, input_metric: Metric,
     )
 
 
-def then_exponential(candidates: Sequence[Any], scorer: Scorer, sensitivity: Number,
+def then_exponential(candidates: Sequence[object], scorer: Scorer, sensitivity: Number,
                      epsilon: Number,
                      *, monotonic: bool = False) -> PartialConstructor:
     """Partial form of [`make_exponential`][dpcert.mechanisms.exponential.make_exponential]."""
@@ -300,14 +306,14 @@ def then_exponential(candidates: Sequence[Any], scorer: Scorer, sensitivity: Num
                    monotonic=monotonic)
 
 
-def then_permute_and_flip(candidates: Sequence[Any], scorer: Scorer, sensitivity: Number,
+def then_permute_and_flip(candidates: Sequence[object], scorer: Scorer, sensitivity: Number,
                           epsilon: Number, *, monotonic: bool = False) -> PartialConstructor:
     """Partial form of `make_permute_and_flip`."""
     return partial(make_permute_and_flip, "permute_and_flip", candidates, scorer, sensitivity,
                    epsilon, monotonic=monotonic)
 
 
-def then_report_noisy_max(candidates: Sequence[Any], scorer: Scorer, sensitivity: Number,
+def then_report_noisy_max(candidates: Sequence[object], scorer: Scorer, sensitivity: Number,
                           epsilon: Number, *,
                           noise: Literal["exponential", "laplace"] = "exponential", k: int = 1,
                           monotonic: bool = False) -> PartialConstructor:

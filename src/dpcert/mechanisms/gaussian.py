@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dpcert._directed import ceil_sqrt, sqrt_up
 from dpcert._numbers import Number
@@ -42,6 +42,9 @@ from dpcert.mechanisms._additive import (
     noise_space,
 )
 from dpcert.samplers import discrete_gaussian, lattice_gaussian, rounding_allowance
+
+if TYPE_CHECKING:
+    from dpcert.core.events import Event
 
 __all__ = ["gaussian_sigma", "make_gaussian", "then_gaussian"]
 
@@ -82,7 +85,7 @@ def make_gaussian(input_domain: Domain, input_metric: Metric, scale: Number, *,
     function = noise_function(input_domain, space, discrete_gaussian, lattice_gaussian, sigma, kk)
     batch = noise_batch(input_domain, space, discrete_gaussian, lattice_gaussian, sigma, kk)
 
-    def event_map(d_in: int | Fraction) -> Any:
+    def event_map(d_in: int | Fraction) -> Event:
         # Scalars: integer inputs (or lattice points) differ by an integer number of units, at
         # most floor((d_in + allowance) / unit).  Vectors: the L2 distance is not an integer, so
         # the event is the zCDP guarantee itself.
@@ -99,7 +102,7 @@ def make_gaussian(input_domain: Domain, input_metric: Metric, scale: Number, *,
             return ComposedEvent(())
         return DiscreteGaussianEvent(sigma=sigma / unit, sensitivity=shift)
 
-    def accuracy_map(alpha: Fraction) -> Any:
+    def accuracy_map(alpha: Fraction) -> Fraction:
         from dpcert.mechanisms.accuracy import discrete_gaussian_accuracy
 
         unit = Fraction(2) ** kk

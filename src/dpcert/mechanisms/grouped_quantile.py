@@ -53,7 +53,7 @@ True
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
@@ -61,7 +61,7 @@ from dpcert._directed import sqrt_up
 from dpcert._numbers import Number
 from dpcert._types import Array
 from dpcert._validate import check_positive
-from dpcert.backends.base import StatSpec
+from dpcert.backends.base import GroupedStats, StatSpec
 from dpcert.core.domains import Domain
 from dpcert.core.frames import GroupDistance, GroupedDomain
 from dpcert.core.measurement import Measurement
@@ -227,10 +227,10 @@ def make_grouped_quantile(input_domain: Domain, input_metric: Metric, spec: Stat
             return _em_indices(cum, a, b, s) if em else _indices(cum, a, b, s)
         return _em_indices(cum, a, b, s, gaps) if em else _indices(cum, a, b, s, gaps)
 
-    def function(grouped: Any) -> Array:
+    def function(grouped: GroupedStats) -> Array:
         return draw(np.asarray(grouped.values[name]), a, b, s)
 
-    def batch(grouped: Any, n: int) -> Array:
+    def batch(grouped: GroupedStats, n: int) -> Array:
         cum = np.asarray(grouped.values[name])
         k = cum.shape[0]
         return draw(np.tile(cum, (n, 1)), a, b, s).reshape(n, k)  # n independent draws

@@ -22,14 +22,14 @@ Fraction(1, 4)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
 from dpcert._numbers import Number
-from dpcert._types import Array
+from dpcert._types import Array, IntArray
 from dpcert._validate import check_positive
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import Domain, VectorDomain
@@ -43,7 +43,7 @@ from dpcert.samplers import discrete_gaussian, discrete_laplace
 __all__ = ["check_categories", "count_categories", "make_histogram", "then_histogram"]
 
 
-def count_categories(values: Array, categories: list[Any]) -> Array:
+def count_categories(values: Array, categories: list[Hashable]) -> Array:
     """Exact int64 count of each category in ``values`` (others ignored), vectorised."""
     counts = np.zeros(len(categories), dtype=np.int64)
     if values.size == 0:
@@ -57,7 +57,7 @@ def count_categories(values: Array, categories: list[Any]) -> Array:
     return counts
 
 
-def check_categories(categories: Sequence[Any]) -> list[Any]:
+def check_categories(categories: Sequence[Hashable]) -> list[Hashable]:
     """The categories as a list of distinct plain values (non-empty, not a string)."""
     if isinstance(categories, (str, bytes)):
         raise InvalidParameter(f"categories={categories!r} must be a sequence of values")
@@ -69,7 +69,7 @@ def check_categories(categories: Sequence[Any]) -> list[Any]:
     return cats
 
 
-def make_histogram(input_domain: Domain, input_metric: Metric, categories: Sequence[Any],
+def make_histogram(input_domain: Domain, input_metric: Metric, categories: Sequence[Hashable],
                    scale: Number, *, noise: Literal["laplace", "gaussian"] = "laplace"
                    ) -> Measurement:
     """Noisy counts of each of ``categories`` (int64 array in the order given).
@@ -98,7 +98,7 @@ def make_histogram(input_domain: Domain, input_metric: Metric, categories: Seque
         def privacy_map(d_in: int | Fraction) -> Fraction:
             return (2 if bounded else 1) * Fraction(d_in) / s
 
-        def sample(n: int) -> Any:
+        def sample(n: int) -> IntArray:
             return discrete_laplace(s, n)
 
         measure: PureDP | ZCDP = PureDP()
@@ -106,18 +106,18 @@ def make_histogram(input_domain: Domain, input_metric: Metric, categories: Seque
         def privacy_map(d_in: int | Fraction) -> Fraction:
             return (2 if bounded else 1) * Fraction(d_in) ** 2 / (2 * s * s)
 
-        def sample(n: int) -> Any:
+        def sample(n: int) -> IntArray:
             return discrete_gaussian(s, n)
 
         measure = ZCDP()
     else:
         raise InvalidParameter(f"noise={noise!r} must be 'laplace' or 'gaussian'")
 
-    def function(x: object) -> Any:
+    def function(x: object) -> IntArray:
         counts = count_categories(np.asarray(to_array(x)), cats)
         return counts + np.asarray(sample(len(cats)), dtype=np.int64)
 
-    def accuracy_map(alpha: Fraction) -> Any:
+    def accuracy_map(alpha: Fraction) -> Fraction:
         from dpcert.mechanisms.accuracy import (
             discrete_gaussian_accuracy,
             discrete_laplace_accuracy,
@@ -135,7 +135,7 @@ def make_histogram(input_domain: Domain, input_metric: Metric, categories: Seque
     )
 
 
-def then_histogram(categories: Sequence[Any], scale: Number, *,
+def then_histogram(categories: Sequence[Hashable], scale: Number, *,
                    noise: Literal["laplace", "gaussian"] = "laplace") -> PartialConstructor:
     """Partial form of [`make_histogram`][dpcert.mechanisms.histogram.make_histogram]."""
     return partial(make_histogram, "histogram", categories, scale, noise=noise)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dpcert._numbers import Number
 from dpcert._validate import check_int, check_positive
@@ -43,6 +43,9 @@ from dpcert.mechanisms._additive import (
     noise_space,
 )
 from dpcert.samplers import discrete_laplace, lattice_laplace, rounding_allowance
+
+if TYPE_CHECKING:
+    from dpcert.core.events import Event
 
 __all__ = ["laplace_scale", "make_laplace", "then_laplace"]
 
@@ -85,7 +88,7 @@ def make_laplace(input_domain: Domain, input_metric: Metric, scale: Number, *,
     function = noise_function(input_domain, space, discrete_laplace, lattice_laplace, b, kk)
     batch = noise_batch(input_domain, space, discrete_laplace, lattice_laplace, b, kk)
 
-    def event_map(d_in: int | Fraction) -> Any:
+    def event_map(d_in: int | Fraction) -> Event:
         # In lattice units the two noisy inputs are integers whose distance is an integer at
         # most (d_in + allowance) / unit, hence at most its floor.
         from dpcert.core.events import ComposedEvent, DiscreteLaplaceEvent
@@ -97,7 +100,7 @@ def make_laplace(input_domain: Domain, input_metric: Metric, scale: Number, *,
             return ComposedEvent(())
         return DiscreteLaplaceEvent(scale=b / unit, sensitivity=shift)
 
-    def accuracy_map(alpha: Fraction) -> Any:
+    def accuracy_map(alpha: Fraction) -> Fraction:
         from dpcert.mechanisms.accuracy import discrete_laplace_accuracy
 
         unit = Fraction(2) ** kk

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 
-from dpcert._numbers import as_fraction
+from dpcert._numbers import Number, as_fraction
+from dpcert._types import Array
 from dpcert._validate import check_positive
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import Domain, VectorDomain
@@ -44,14 +44,14 @@ __all__ = ["make_quantile", "make_quantiles", "quantile_scores", "then_quantile"
            "then_quantiles"]
 
 
-def _alpha(alpha: Any) -> Fraction:
+def _alpha(alpha: Number) -> Fraction:
     a = as_fraction(alpha, "alpha")
     if not 0 <= a <= 1:
         raise InvalidParameter(f"alpha={alpha!r} must be in [0, 1]")
     return a
 
 
-def _candidates(candidates: Sequence[Any]) -> np.ndarray[Any, Any]:
+def _candidates(candidates: Sequence[float]) -> Array:
     arr = np.asarray(list(candidates))
     if arr.ndim != 1 or arr.size == 0:
         raise InvalidParameter(f"candidates={candidates!r} must be a non-empty sequence")
@@ -62,14 +62,14 @@ def _candidates(candidates: Sequence[Any]) -> np.ndarray[Any, Any]:
     return arr
 
 
-def quantile_scores(data: np.ndarray[Any, Any], candidates: np.ndarray[Any, Any],
-                    alpha: Fraction) -> np.ndarray[Any, Any]:
+def quantile_scores(data: Array, candidates: Array,
+                    alpha: Fraction) -> Array:
     """``−|(b − a)·#{x < c} − a·#{x > c}|`` for every candidate (vectorised, exact ints)."""
     a, b = alpha.numerator, alpha.denominator
     xs = np.sort(data)
     below = np.searchsorted(xs, candidates, side="left").astype(object)
     above = (xs.size - np.searchsorted(xs, candidates, side="right")).astype(object)
-    scores: np.ndarray[Any, Any] = -np.abs((b - a) * below - a * above)
+    scores: Array = -np.abs((b - a) * below - a * above)
     return scores
 
 
@@ -85,24 +85,25 @@ def _check_space(input_domain: Domain, input_metric: Metric) -> None:
         raise InvalidParameter(f"input_domain={input_domain!r} allows NaN; impute first")
 
 
-def _many(data: np.ndarray[Any, Any], cands: np.ndarray[Any, Any], alpha: Fraction,
-          eps: Fraction, sens: Fraction, n: int) -> np.ndarray[Any, Any]:
+def _many(data: Array, cands: Array, alpha: Fraction,
+          eps: Fraction, sens: Fraction, n: int) -> Array:
     """``n`` independent exponential-mechanism draws of the quantile (same scores)."""
     scores = quantile_scores(data, cands, alpha).tolist()
     top = max(scores)
     factor = eps / (2 * sens)
-    out: np.ndarray[Any, Any] = cands[exponential_indices([(top - u) * factor for u in scores],
+    out: Array = cands[exponential_indices([(top - u) * factor for u in scores],
                                                           n)]
     return out
 
 
-def _one(data: np.ndarray[Any, Any], cands: np.ndarray[Any, Any], alpha: Fraction,
-         eps: Fraction, sens: Fraction) -> Any:
-    return _many(data, cands, alpha, eps, sens, 1)[0].item()
+def _one(data: Array, cands: Array, alpha: Fraction,
+         eps: Fraction, sens: Fraction) -> int | float:
+    value: int | float = _many(data, cands, alpha, eps, sens, 1)[0].item()
+    return value
 
 
-def make_quantile(input_domain: Domain, input_metric: Metric, candidates: Sequence[Any],
-                  alpha: Any, epsilon: Any) -> Measurement:
+def make_quantile(input_domain: Domain, input_metric: Metric, candidates: Sequence[float],
+                  alpha: Number, epsilon: Number) -> Measurement:
     """The ``alpha``-quantile of a numeric vector, chosen among ``candidates``.
 
     Parameters
@@ -126,10 +127,10 @@ def make_quantile(input_domain: Domain, input_metric: Metric, candidates: Sequen
     sens = _sensitivity(al, input_metric)
     to_array = input_domain.to_array
 
-    def function(x: Any) -> Any:
+    def function(x: object) -> int | float:
         return _one(np.asarray(to_array(x)), cands, al, eps, sens)
 
-    def batch(x: Any, n: int) -> Any:
+    def batch(x: object, n: int) -> Array:
         return _many(np.asarray(to_array(x)), cands, al, eps, sens, n)
 
     return Measurement(
@@ -142,8 +143,8 @@ def make_quantile(input_domain: Domain, input_metric: Metric, candidates: Sequen
     )
 
 
-def make_quantiles(input_domain: Domain, input_metric: Metric, candidates: Sequence[Any],
-                   alphas: Sequence[Any], epsilon: Any) -> Measurement:
+def make_quantiles(input_domain: Domain, input_metric: Metric, candidates: Sequence[float],
+                   alphas: Sequence[Number], epsilon: Number) -> Measurement:
     """Several quantiles, each by `make_quantile` with ``ε/len(alphas)``.
 
     Returns a list in the order of ``alphas``; ``map(d_in) = ε·d_in``.
@@ -159,7 +160,7 @@ def make_quantiles(input_domain: Domain, input_metric: Metric, candidates: Seque
     senses = [_sensitivity(a, input_metric) for a in als]
     to_array = input_domain.to_array
 
-    def function(x: Any) -> Any:
+    def function(x: object) -> list[int | float]:
         data = np.asarray(to_array(x))
         return [_one(data, cands, a, each, s) for a, s in zip(als, senses, strict=True)]
 
@@ -172,12 +173,13 @@ def make_quantiles(input_domain: Domain, input_metric: Metric, candidates: Seque
     )
 
 
-def then_quantile(candidates: Sequence[Any], alpha: Any, epsilon: Any) -> PartialConstructor:
+def then_quantile(candidates: Sequence[float], alpha: Number,
+                  epsilon: Number) -> PartialConstructor:
     """Partial form of [`make_quantile`][dpcert.mechanisms.quantile.make_quantile]."""
     return partial(make_quantile, "quantile", candidates, alpha, epsilon)
 
 
-def then_quantiles(candidates: Sequence[Any], alphas: Sequence[Any],
-                   epsilon: Any) -> PartialConstructor:
+def then_quantiles(candidates: Sequence[float], alphas: Sequence[Number],
+                   epsilon: Number) -> PartialConstructor:
     """Partial form of [`make_quantiles`][dpcert.mechanisms.quantile.make_quantiles]."""
     return partial(make_quantiles, "quantiles", candidates, alphas, epsilon)

@@ -34,15 +34,15 @@ Fraction(1, 1)
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, SupportsInt, TypeAlias, cast
 
 import numpy as np
 
 from dpcert._directed import exp_bounds, exp_lower
 from dpcert._numbers import Number
-from dpcert._types import Array
+from dpcert._types import Array, BoolArray
 from dpcert._validate import check_int, check_positive
 from dpcert.core.domains import AtomDomain, Domain, VectorDomain
 from dpcert.core.measurement import Measurement
@@ -50,6 +50,9 @@ from dpcert.core.measures import PureDP
 from dpcert.core.metrics import DiscreteDistance, HammingDistance, Metric
 from dpcert.errors import DomainMismatch, InvalidParameter, OutOfDomain
 from dpcert.samplers import bernoulli, uniform_below
+
+if TYPE_CHECKING:
+    from dpcert.core.events import Event
 
 __all__ = [
     "RR_DENOMINATOR_BITS",
@@ -62,6 +65,9 @@ __all__ = [
 RR_DENOMINATOR_BITS = 48
 _DEN = 1 << RR_DENOMINATOR_BITS
 
+
+#: A value randomized response reports: categories are all of one of these types.
+Category: TypeAlias = bool | int | float | str
 
 def _floor_dyadic(x: Fraction) -> Fraction:
     return Fraction(math.floor(x * _DEN), _DEN)
@@ -87,15 +93,15 @@ def _local_space(input_domain: Domain | None, atom: AtomDomain,
     )
 
 
-def _linear_map(epsilon: Fraction) -> Any:
+def _linear_map(epsilon: Fraction) -> Callable[[int | Fraction], Fraction]:
     def privacy_map(d_in: int | Fraction) -> Fraction:
         return epsilon * Fraction(d_in)
     return privacy_map
 
 
-def _rr_event_map(epsilon: Fraction, per_record: int = 1) -> Any:
+def _rr_event_map(epsilon: Fraction, per_record: int = 1) -> Callable[[int | Fraction], Event]:
     """Accounting event: ``per_record·d_in`` randomized-response steps of level ``epsilon``."""
-    def event_map(d_in: int | Fraction) -> Any:
+    def event_map(d_in: int | Fraction) -> Event:
         from dpcert.core.events import RandomizedResponseEvent, SelfComposedEvent
 
         count = int(d_in) * per_record
@@ -149,11 +155,11 @@ def make_randomized_response_bool(epsilon: Number, *,
         assert isinstance(domain, VectorDomain)
         to_array = domain.to_array
 
-        def function(x: object) -> Any:
+        def function(x: object) -> BoolArray | bool:
             arr = np.asarray(to_array(x), dtype=np.bool_)
             return arr ^ bernoulli(p_flip, arr.size)
     else:
-        def function(x: object) -> Any:
+        def function(x: object) -> BoolArray | bool:
             return bool(x) ^ bool(bernoulli(p_flip, 1)[0])
 
     return Measurement(
@@ -170,7 +176,7 @@ def krr_other_probability(epsilon: Fraction, k: int) -> Fraction:
     return min(_ceil_dyadic(1 / (e_lo + k - 1)), Fraction(1, k))
 
 
-def _categories(categories: Sequence[Any]) -> tuple[list[Any], AtomDomain]:
+def _categories(categories: Sequence[Category]) -> tuple[list[Category], AtomDomain]:
     if isinstance(categories, (str, bytes)) or not isinstance(categories, (Sequence, np.ndarray)):
         raise InvalidParameter(f"categories={categories!r} must be a sequence of values")
     cats = [c.item() if isinstance(c, np.generic) else c for c in categories]
@@ -188,8 +194,8 @@ def _categories(categories: Sequence[Any]) -> tuple[list[Any], AtomDomain]:
     return cats, AtomDomain(next(iter(types)))
 
 
-def _index_of(values: Array, lookup: dict[Any, int],
-              cats: list[Any]) -> Array:
+def _index_of(values: Array, lookup: dict[Category, int],
+              cats: list[Category]) -> Array:
     """Vectorised category → index (OutOfDomain naming a value outside ``categories``)."""
     uniq, inverse = np.unique(values, return_inverse=True)
     idx = np.empty(len(uniq), dtype=np.int64)
@@ -200,7 +206,7 @@ def _index_of(values: Array, lookup: dict[Any, int],
     return idx[inverse.reshape(-1)]
 
 
-def make_randomized_response(categories: Sequence[Any], epsilon: Number, *,
+def make_randomized_response(categories: Sequence[Category], epsilon: Number, *,
                              input_domain: Domain | None = None) -> Measurement:
     """k-ary randomized response over known ``categories`` (the DP-proofs post's, corrected).
 
@@ -251,7 +257,7 @@ def make_randomized_response(categories: Sequence[Any], epsilon: Number, *,
         assert isinstance(domain, VectorDomain)
         to_array = domain.to_array
 
-        def function(x: object) -> Any:
+        def function(x: object) -> object:
             arr = to_array(x)
             idx = _index_of(np.asarray(arr), lookup, cats)
             replace = bernoulli(p_replace, idx.size)
@@ -259,7 +265,7 @@ def make_randomized_response(categories: Sequence[Any], epsilon: Number, *,
             out = out_values[np.where(replace, fresh, idx)]
             return out if atom.type is str else out.astype(type(cats[0]))
     else:
-        def function(x: object) -> Any:
+        def function(x: object) -> object:
             if x not in lookup:
                 raise OutOfDomain(f"value {x!r} is not one of categories={cats!r}")
             if bool(bernoulli(p_replace, 1)[0]):
@@ -280,7 +286,7 @@ def rappor_flip_probability(epsilon: Fraction) -> Fraction:
     return min(_ceil_dyadic(1 / (1 + e_lo)), Fraction(1, 2))
 
 
-def make_rappor(domain_size: Any, epsilon: Number, *,
+def make_rappor(domain_size: int, epsilon: Number, *,
                 input_domain: Domain | None = None) -> Measurement:
     """Basic one-hot RAPPOR (Erlingsson, Pihur & Korolova 2014; the DP-proofs post).
 
@@ -320,16 +326,16 @@ def make_rappor(domain_size: Any, epsilon: Number, *,
         assert isinstance(domain, VectorDomain)
         to_array = domain.to_array
 
-        def function(x: Any) -> Any:
+        def function(x: object) -> Array:
             idx = np.asarray(to_array(x), dtype=np.int64)
             n = idx.size
             out = bernoulli(r, n * k).reshape(n, k).astype(np.uint8)
             out[np.arange(n), idx] ^= 1
             return out
     else:
-        def function(x: Any) -> Any:
+        def function(x: object) -> Array:
             out = bernoulli(r, k).astype(np.uint8)
-            out[int(x)] ^= 1
+            out[int(cast("SupportsInt", x))] ^= 1  # the domain admits only ints
             return out
 
     return Measurement(

@@ -46,9 +46,9 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -58,6 +58,7 @@ from dpcert._validate import check_int, check_probability
 from dpcert.core.domains import AtomDomain, Domain, VectorDomain
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import PureDP
+from dpcert.core.metrics import Metric
 from dpcert.errors import InvalidParameter, OutOfDomain
 from dpcert.mechanisms.randomized_response import _linear_map, _local_space
 from dpcert.samplers import EntropySource, bernoulli, uniform_below
@@ -128,9 +129,9 @@ class RapporBloomParams:
     num_bits: int = 128
     num_hashes: int = 2
     num_cohorts: int = 64
-    f: Any = Fraction(1, 2)
-    p: Any = Fraction(1, 2)
-    q: Any = Fraction(3, 4)
+    f: Fraction | float = Fraction(1, 2)
+    p: Fraction | float = Fraction(1, 2)
+    q: Fraction | float = Fraction(3, 4)
     key: bytes = field(default=b"dpcert-rappor-v1", repr=False)
 
     def __post_init__(self) -> None:
@@ -204,7 +205,7 @@ class RapporBloomParams:
         return tuple(int.from_bytes(digest[8 * j:8 * j + 8], "big") % self.num_bits
                      for j in range(self.num_hashes))
 
-    def bloom_filters(self, values: object, cohorts: Any) -> U8:
+    def bloom_filters(self, values: object, cohorts: npt.ArrayLike) -> U8:
         """The ``(n, num_bits)`` 0/1 Bloom filters of ``values`` in ``cohorts``.
 
         Factorises the (value, cohort) pairs with NumPy, hashes each distinct pair once, then
@@ -262,7 +263,7 @@ class RapporReports:
         return int(self.cohorts.size)
 
     @staticmethod
-    def concatenate(parts: Any) -> RapporReports:
+    def concatenate(parts: Iterable[RapporReports]) -> RapporReports:
         """One `RapporReports` from several (e.g. collected one client at a time)."""
         items = list(parts)
         if not items:
@@ -300,7 +301,9 @@ def _respond(bits: U8, if_one: Fraction, if_zero: Fraction,
 
 
 def _builder(params: RapporBloomParams, input_domain: Domain | None, who: str,
-             source: EntropySource | None, randomize: Any) -> tuple[Domain, Any, Any]:
+             source: EntropySource | None, randomize: Callable[[U8], U8]
+             ) -> tuple[Domain, Metric, tuple[Callable[[object], RapporReports],
+                                             Callable[[object, int], I64]]]:
     if not isinstance(params, RapporBloomParams):
         raise InvalidParameter(f"params={params!r} must be a RapporBloomParams")
     domain, metric, vector = _local_space(input_domain, AtomDomain(str), who)
@@ -421,7 +424,7 @@ def instantaneous_report(permanent: RapporReports, params: RapporBloomParams, *,
     return RapporReports(permanent.cohorts, bits)
 
 
-def _describe(params: RapporBloomParams, eps: Fraction, stage: str) -> dict[str, Any]:
+def _describe(params: RapporBloomParams, eps: Fraction, stage: str) -> dict[str, object]:
     return {"epsilon": eps, "stage": stage, "num_bits": params.num_bits,
             "num_hashes": params.num_hashes, "num_cohorts": params.num_cohorts,
             "f": params.f, "p": params.p, "q": params.q,

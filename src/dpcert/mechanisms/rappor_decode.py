@@ -40,9 +40,9 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -80,7 +80,7 @@ class BitCountEstimate:
     variances: F64
 
 
-def _check(reports: Any, params: Any) -> RapporReports:
+def _check(reports: object, params: object) -> RapporReports:
     if not isinstance(params, RapporBloomParams):
         raise InvalidParameter(f"params={params!r} must be a RapporBloomParams")
     if not isinstance(reports, RapporReports):
@@ -230,7 +230,7 @@ def _design(params: RapporBloomParams, candidates: tuple[str, ...],
 
 
 def decode_rappor_bloom(reports: RapporReports, params: RapporBloomParams,
-                        candidates: Any, *, confidence: Number = 0.95,
+                        candidates: Sequence[str], *, confidence: Number = 0.95,
                         alpha: Number = 0.05) -> RapporDecoding:
     """Estimate how many clients hold each candidate string (steps 1–3 above).
 

@@ -47,7 +47,10 @@ from dpcert.samplers import discrete_laplace
 
 __all__ = ["make_sparse_vector", "svt_budget_split", "then_sparse_vector"]
 
-Query = Callable[[Any], Any]
+#: ``query(data)`` → an integer answer; ``data`` is a member of the input domain.
+Query = Callable[[Any], Number]
+#: One query's output: above/below the threshold, or the noisy answer (``None`` below it).
+Answer = bool | int | None
 
 
 def svt_budget_split(epsilon: Fraction, c: int, monotonic: bool) -> tuple[Fraction, Fraction]:
@@ -58,9 +61,9 @@ def svt_budget_split(epsilon: Fraction, c: int, monotonic: bool) -> tuple[Fracti
     return e1, epsilon - e1
 
 
-def _int_answer(v: Any) -> int:
-    if not is_real_number(v) or (isinstance(v, float) and not math.isfinite(v)) or \
-            Fraction(v).denominator != 1:
+def _int_answer(v: Number) -> int:
+    finite = not isinstance(v, (float, np.floating)) or math.isfinite(v)
+    if not is_real_number(v) or not finite or as_fraction(v, "answer").denominator != 1:
         raise InvalidParameter(f"query returned {v!r}: the sparse vector needs integer answers")
     return int(v)
 
@@ -122,11 +125,11 @@ def make_sparse_vector(input_domain: Domain, input_metric: Metric, queries: Sequ
     scale_num = None if eps3 is None else cc * sens / eps3
     total = eps + (eps3 or 0)
 
-    def function(x: object) -> list[Any]:
+    def function(x: object) -> list[Answer]:
         noisy_t = t + int(discrete_laplace(scale_rho, 1)[0])
         nus = discrete_laplace(scale_nu, len(qs)).tolist()
         fresh = [] if scale_num is None else discrete_laplace(scale_num, cc).tolist()
-        out: list[Any] = []
+        out: list[Answer] = []
         positives = 0
         for q, nu in zip(qs, nus, strict=True):
             ans = _int_answer(q(x))
@@ -139,7 +142,7 @@ def make_sparse_vector(input_domain: Domain, input_metric: Metric, queries: Sequ
                 out.append(False if scale_num is None else None)
         return out
 
-    def batch(x: object, n: int) -> list[list[Any]]:
+    def batch(x: object, n: int) -> list[list[Answer]]:
         # n independent runs at once: the same noise draws per run as ``function`` (threshold
         # noise, one noise per query, fresh noise per positive); answers are deterministic.
         k = len(qs)
@@ -149,9 +152,9 @@ def make_sparse_vector(input_domain: Domain, input_metric: Metric, queries: Sequ
         above = (answers[None, :] + nus) >= noisy_t[:, None]
         fresh = (None if scale_num is None
                  else np.asarray(discrete_laplace(scale_num, n * cc)).reshape(n, cc))
-        runs: list[list[Any]] = []
+        runs: list[list[Answer]] = []
         for r in range(n):
-            out: list[Any] = []
+            out: list[Answer] = []
             positives = 0
             for i in range(k):
                 if above[r, i]:

@@ -26,8 +26,8 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 
@@ -143,7 +143,7 @@ def make_partition_selection(input_domain: Domain, input_metric: Metric, epsilon
     scale = 1 / eps
     to_array = input_domain.to_array
 
-    def batch(x: object, n: int) -> list[dict[Any, int]]:
+    def batch(x: object, n: int) -> list[dict[Hashable, int]]:
         arr = np.asarray(to_array(x))
         if arr.size == 0:
             return [{} for _ in range(n)]
@@ -155,7 +155,7 @@ def make_partition_selection(input_domain: Domain, input_metric: Metric, epsilon
         return [{key_list[j]: int(row[j]) for j in np.flatnonzero(k)}
                 for row, k in zip(noisy, keep, strict=True)]
 
-    def function(x: object) -> dict[Any, int]:
+    def function(x: object) -> dict[Hashable, int]:
         return batch(x, 1)[0]
 
     def privacy_map(d_in: int | Fraction) -> tuple[Fraction, Fraction]:

@@ -31,7 +31,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from fractions import Fraction
 from functools import partial
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -155,7 +154,7 @@ def lattice_indices(values: object, k: int) -> npt.NDArray[np.int64]:
 
 
 def _finish(x: npt.NDArray[np.float64], noise: Callable[[int], npt.NDArray[np.int64]], k: int,
-            scalar: bool) -> Any:
+            scalar: bool) -> float | npt.NDArray[np.float64]:
     y = np.empty(x.size, dtype=np.float64)
     for start in range(0, x.size, _CHUNK):  # chunks keep the temporaries in cache
         part = x[start:start + _CHUNK]
@@ -167,7 +166,8 @@ def _finish(x: npt.NDArray[np.float64], noise: Callable[[int], npt.NDArray[np.in
 
 
 def lattice_laplace(values: object, scale: object, *, k: int | None = None,
-                    source: EntropySource | None = None) -> Any:
+                    source: EntropySource | None = None
+                   ) -> float | npt.NDArray[np.float64]:
     """Add exact Laplace noise of ``scale`` to floats, on the lattice ``2**k ℤ``.
 
     Parameters
@@ -198,7 +198,8 @@ def lattice_laplace(values: object, scale: object, *, k: int | None = None,
 
 
 def lattice_gaussian(values: object, sigma: object, *, k: int | None = None,
-                     source: EntropySource | None = None) -> Any:
+                     source: EntropySource | None = None
+                   ) -> float | npt.NDArray[np.float64]:
     """Add exact Gaussian noise of standard deviation ``sigma`` to floats, on ``2**k ℤ``.
 
     Same contract as `lattice_laplace`; the integer noise is the discrete Gaussian with

@@ -38,7 +38,7 @@ __all__ = ["make_cast", "then_cast"]
 _INT64 = 2**63 - 1
 
 
-def _to_float(v: Any) -> float:
+def _to_float(v: str | float) -> float:
     try:
         f = float(v)
     except (TypeError, ValueError, OverflowError):
@@ -46,7 +46,7 @@ def _to_float(v: Any) -> float:
     return f if math.isfinite(f) else math.nan
 
 
-def _to_int(v: Any, default: int) -> int:
+def _to_int(v: str | int | float, default: int) -> int:
     if isinstance(v, str):
         try:
             return int(v.strip())

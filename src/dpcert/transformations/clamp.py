@@ -15,8 +15,6 @@ VectorDomain(AtomDomain(float, bounds=(0.0, 12.0)))
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from dpcert._numbers import Number
@@ -58,8 +56,8 @@ def make_clamp(input_domain: Domain, input_metric: Metric, lower: Number, upper:
         for v, n in ((lower, "lower"), (upper, "upper")):
             if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
                 raise InvalidParameter(f"{n}={v!r} must be an int to clamp an int vector")
-        lo_c: Any = int(lower)
-        hi_c: Any = int(upper)
+        lo_c: int | float = int(lower)
+        hi_c: int | float = int(upper)
     else:
         lo_c, hi_c = float(lower), float(upper)
     out_element = AtomDomain(element.type, bounds=(lo_c, hi_c))

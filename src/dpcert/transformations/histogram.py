@@ -19,9 +19,8 @@ Fraction(1, 1)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 
@@ -41,7 +40,7 @@ SQRT2_UP = Fraction(1414213563, 10**9)
 
 
 def make_count_by_categories(input_domain: Domain, input_metric: Metric,
-                             categories: Sequence[Any], *,
+                             categories: Sequence[Hashable], *,
                              output_metric: Metric | None = None) -> Transformation:
     """Counts of each category, an int64 vector of known size under L1 (default) or L2."""
     vector_space("make_count_by_categories", input_domain, input_metric,
@@ -66,7 +65,7 @@ def make_count_by_categories(input_domain: Domain, input_metric: Metric,
     )
 
 
-def then_count_by_categories(categories: Sequence[Any], *,
+def then_count_by_categories(categories: Sequence[Hashable], *,
                              output_metric: Metric | None = None) -> PartialConstructor:
     """Partial form of `make_count_by_categories`."""
     return partial(make_count_by_categories, "count_by_categories", categories,

@@ -15,11 +15,10 @@ Examples
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
-from dpcert._numbers import is_real_number
+from dpcert._numbers import Number, is_real_number
 from dpcert._types import Array
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import AtomDomain, Domain, VectorDomain
@@ -32,7 +31,7 @@ __all__ = ["make_impute_constant", "then_impute_constant"]
 
 
 def make_impute_constant(input_domain: Domain, input_metric: Metric,
-                         constant: Any) -> Transformation:
+                         constant: Number) -> Transformation:
     """Replace each NaN by ``constant`` (a finite float, inside the bounds if there are any)."""
     element = vector_space("make_impute_constant", input_domain, input_metric, types=(float,))
     assert isinstance(input_domain, VectorDomain)

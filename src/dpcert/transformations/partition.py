@@ -24,12 +24,13 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from dpcert._types import Array, DistanceLike
 from dpcert._validate import check_int
@@ -99,8 +100,8 @@ class PartitionDistance(Metric):
 
 
 def make_partition(input_domain: Domain, input_metric: Metric,
-                   by: Callable[[Array], Any],
-                   keys: Sequence[Any]) -> Transformation:
+                   by: Callable[[Array], npt.ArrayLike],
+                   keys: Sequence[Hashable]) -> Transformation:
     """Partition a vector by the public ``keys`` of a vectorised key function ``by``.
 
     Parameters
@@ -145,7 +146,7 @@ def make_partition(input_domain: Domain, input_metric: Metric,
     )
 
 
-def then_partition(by: Callable[[Array], Any],
-                   keys: Sequence[Any]) -> PartialConstructor:
+def then_partition(by: Callable[[Array], npt.ArrayLike],
+                   keys: Sequence[Hashable]) -> PartialConstructor:
     """Partial form of [`make_partition`][dpcert.transformations.partition.make_partition]."""
     return partial(make_partition, "partition", by=by, keys=keys)

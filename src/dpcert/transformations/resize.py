@@ -26,8 +26,6 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from dpcert._types import Array
@@ -53,7 +51,7 @@ def random_order(n: int) -> Array:
 
 
 def make_resize(input_domain: Domain, input_metric: Metric, size: int,
-                constant: Any) -> Transformation:
+                constant: bool | int | float | str) -> Transformation:
     """Resize to exactly ``size`` records (random subset, or pad with ``constant``).
 
     Parameters

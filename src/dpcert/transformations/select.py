@@ -19,8 +19,7 @@ Fraction(1, 2)
 
 from __future__ import annotations
 
-from typing import Any
-
+from dpcert._types import Array
 from dpcert.core.chaining import PartialConstructor, partial
 from dpcert.core.domains import Domain, TableDomain, VectorDomain
 from dpcert.core.metrics import Metric
@@ -44,7 +43,7 @@ def make_select_column(input_domain: Domain, input_metric: Metric, column: str
         )
     element = input_domain.column(column)  # raises InvalidParameter for an unknown column
 
-    def function(x: object) -> Any:
+    def function(x: object) -> Array:
         return input_domain.get(x, column)
 
     return Transformation(

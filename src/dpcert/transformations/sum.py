@@ -26,7 +26,6 @@ Fraction(12, 1)
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 
@@ -78,18 +77,18 @@ def make_sum(input_domain: Domain, input_metric: Metric) -> Transformation:
     if element.type is int:
         bound = max(abs(int(lo)), abs(int(hi)))
 
-        def function(x: object) -> Any:
+        def function(x: object) -> int | float:
             return exact_int_sum(to_array(x), bound)
 
-        def stability(d_in: int | Fraction) -> Any:
+        def stability(d_in: int | Fraction) -> int | Fraction:
             return int(d_in) * int(sens)
         out = AtomDomain(int)
     else:
 
-        def function(x: object) -> Any:
+        def function(x: object) -> int | float:
             return float(exact_float_sum(np.asarray(to_array(x), dtype=np.float64)))
 
-        def stability(d_in: int | Fraction) -> Any:
+        def stability(d_in: int | Fraction) -> int | Fraction:
             return Fraction(d_in) * sens
         out = AtomDomain(float)
     return Transformation(

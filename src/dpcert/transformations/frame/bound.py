@@ -24,7 +24,6 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from dpcert._validate import check_int
 from dpcert.backends.base import BoundSpec, FrameOps
@@ -43,7 +42,7 @@ __all__ = ["KEY_BYTES", "make_bound_contributions", "then_bound_contributions"]
 KEY_BYTES = 16
 
 
-def _check_key(key: Any) -> bytes | None:
+def _check_key(key: object) -> bytes | None:
     if key is None:
         return None
     if not isinstance(key, bytes) or len(key) != KEY_BYTES:
@@ -91,7 +90,7 @@ def make_bound_contributions(input_domain: Domain, input_metric: Metric, by: Seq
     unit = metric.unit
     vals = tuple(value_columns)
 
-    def function(frame: object) -> Any:
+    def function(frame: object) -> object:
         if unit is None:
             return frame
         if backend is None:

@@ -13,7 +13,6 @@ alone, so units added or removed stay added or removed (or vanish).  Tests:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from dpcert.backends.base import FrameOps
 from dpcert.core.domains import Domain
@@ -36,7 +35,7 @@ def check_frame_space(who: str, input_domain: Domain, input_metric: Metric
     return input_domain, input_metric
 
 
-def make_frame_filter(input_domain: Domain, input_metric: Metric, predicates: Sequence[Any],
+def make_frame_filter(input_domain: Domain, input_metric: Metric, predicates: Sequence[object],
                       *, backend: FrameOps) -> Transformation:
     """Keep the rows on which every predicate holds.
 
@@ -71,6 +70,6 @@ def make_frame_filter(input_domain: Domain, input_metric: Metric, predicates: Se
     )
 
 
-def then_frame_filter(predicates: Sequence[Any], *, backend: FrameOps) -> PartialConstructor:
+def then_frame_filter(predicates: Sequence[object], *, backend: FrameOps) -> PartialConstructor:
     """Partial form of `make_frame_filter`."""
     return partial(make_frame_filter, "frame_filter", predicates, backend=backend)

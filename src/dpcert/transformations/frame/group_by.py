@@ -30,9 +30,8 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Sequence
-from typing import Any
 
-from dpcert.backends.base import FrameOps, StatSpec
+from dpcert.backends.base import FrameOps, GroupedStats, StatSpec
 from dpcert.core.domains import Domain
 from dpcert.core.frames import FrameDomain, GroupDistance, GroupedDomain
 from dpcert.core.metrics import Metric
@@ -47,7 +46,7 @@ _EXACT_TYPES: dict[str, type | tuple[type, ...]] = {
     "str": str, "bool": bool, "date": dt.date}
 
 
-def cast_key(value: object, logical: str, name: str) -> Any:
+def cast_key(value: object, logical: str, name: str) -> object:
     """``value`` as a member of the logical column type, exactly, or InvalidParameter.
 
     Examples
@@ -59,7 +58,7 @@ def cast_key(value: object, logical: str, name: str) -> Any:
     ...
     dpcert.errors.InvalidParameter: keys[0][0]=3.5 does not convert exactly to int
     """
-    ok: Any = None
+    ok: object = None
     if logical == "int" and not isinstance(value, bool):
         if isinstance(value, int):
             ok = value
@@ -67,9 +66,8 @@ def cast_key(value: object, logical: str, name: str) -> Any:
             ok = int(value)
     elif logical == "float" and not isinstance(value, bool) and isinstance(value, (int, float)):
         f = float(value)
-        ok = f if (isinstance(value, float) or int(f) == value) else None
-        if ok is not None and math.isnan(ok):
-            ok = None  # a NaN key can never be matched by equality
+        # a NaN key can never be matched by equality
+        ok = f if (isinstance(value, float) or int(f) == value) and not math.isnan(f) else None
     elif logical in ("datetime", "datetime_ntz"):
         # an instant column takes time-zone-aware keys only, a wall-clock column naive ones
         if isinstance(value, dt.datetime) and (value.utcoffset() is None) == (
@@ -84,7 +82,7 @@ def cast_key(value: object, logical: str, name: str) -> Any:
 
 
 def make_group_by(input_domain: Domain, input_metric: Metric, by: Sequence[str],
-                  keys: Sequence[Sequence[Any]] | None, stats: Sequence[StatSpec], *,
+                  keys: Sequence[object] | None, stats: Sequence[StatSpec], *,
                   backend: FrameOps | None) -> Transformation:
     """Every statistic of ``stats`` per group of ``by`` in one backend pass.
 
@@ -116,11 +114,11 @@ def make_group_by(input_domain: Domain, input_metric: Metric, by: Sequence[str],
     for s in specs:
         if s.column is not None and s.column not in cols:
             raise InvalidParameter(f"stat {s.name!r}: column {s.column!r} is not in the schema")
-    public: tuple[tuple[Any, ...], ...] | None = None
+    public: tuple[tuple[object, ...], ...] | None = None
     if keys is not None:
         types = [cols[c] for c in by_t]
-        cast: list[tuple[Any, ...]] = []
-        seen: dict[tuple[Any, ...], int] = {}
+        cast: list[tuple[object, ...]] = []
+        seen: dict[tuple[object, ...], int] = {}
         for i, k in enumerate(keys):
             kt = tuple(k) if isinstance(k, (tuple, list)) else (k,)
             if len(kt) != len(by_t):
@@ -135,7 +133,7 @@ def make_group_by(input_domain: Domain, input_metric: Metric, by: Sequence[str],
         public = tuple(cast)
     out = GroupedDomain(by_t, tuple(names), public)
 
-    def function(frame: object) -> Any:
+    def function(frame: object) -> GroupedStats:
         if backend is None:
             raise InvalidParameter("make_group_by was built without a backend")
         # no group columns: one group (the key ``()``), which backends compute as keys=None
@@ -153,7 +151,7 @@ def make_group_by(input_domain: Domain, input_metric: Metric, by: Sequence[str],
     )
 
 
-def then_group_by(by: Sequence[str], keys: Sequence[Sequence[Any]] | None,
+def then_group_by(by: Sequence[str], keys: Sequence[object] | None,
                   stats: Sequence[StatSpec], *, backend: FrameOps | None) -> PartialConstructor:
     """Partial form of `make_group_by`."""
     return partial(make_group_by, "group_by", by, keys, stats, backend=backend)

@@ -24,7 +24,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from dpcert.backends.base import FrameOps
 from dpcert.core.domains import AtomDomain, Domain, VectorDomain
@@ -87,7 +87,7 @@ def make_unit_profile(input_domain: Domain, input_metric: Metric, by: Sequence[s
         raise InvalidParameter(f"what={what!r} must be 'groups' or 'rows'")
     by_t = tuple(by)
 
-    def function(frame: Any) -> Any:
+    def function(frame: object) -> object:
         if backend is None:
             raise InvalidParameter("make_unit_profile was built without a backend")
         return backend.unit_profile(frame, unit, by_t, what)  # type: ignore[attr-defined]
@@ -111,7 +111,7 @@ def make_unit_extremes(input_domain: Domain, input_metric: Metric, column: str,
         raise InvalidParameter(f"which={which!r} must be 'max' or 'min'")
     unit = metric.unit
 
-    def function(frame: Any) -> Any:
+    def function(frame: object) -> object:
         if backend is None:
             raise InvalidParameter("make_unit_extremes was built without a backend")
         return backend.unit_extremes(frame, unit, column, which)  # type: ignore[attr-defined]

@@ -42,14 +42,14 @@ Fraction(10, 1)
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
 from dpcert._directed import sqrt_up
 from dpcert._types import Array
 from dpcert.backends._fixed import fixed_bounds
-from dpcert.backends.base import StatSpec
+from dpcert.backends.base import GroupedStats, StatSpec
 from dpcert.core.domains import AtomDomain, Domain, VectorDomain
 from dpcert.core.frames import GroupDistance, GroupedDomain
 from dpcert.core.metrics import L1Distance, L2Distance, Metric
@@ -96,7 +96,7 @@ def centre_of(spec: StatSpec) -> int:
     return (rl + rh) // 2
 
 
-def centred_values(values: object, counts: Any, centre: int) -> Array:
+def centred_values(values: object, counts: object, centre: int) -> Array:
     """``values − centre·counts`` exactly (int64 when it fits, else Python ints)."""
     big: Array = (np.asarray(values).astype(object)
                                  - centre * np.asarray(counts).astype(object))
@@ -187,8 +187,8 @@ def make_select_stat(input_domain: Domain, input_metric: Metric, spec: StatSpec,
     name = spec.name
     centre = centre_of(spec) if centred else 0
 
-    def function(grouped: Any) -> Any:
-        if centred:
+    def function(grouped: GroupedStats) -> Array:
+        if centre_with is not None:  # centred
             return centred_values(grouped.values[name], grouped.values[centre_with], centre)
         return np.asarray(grouped.values[name], dtype=np.int64)
 
