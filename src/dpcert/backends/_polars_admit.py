@@ -26,7 +26,8 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from dpcert.backends._polars_types import JSON, DType
+from dpcert._types import JSON
+from dpcert.backends._polars_types import DType
 from dpcert.backends.admission import AdmittedColumn, AdmittedType, Role, internal_name, refuse
 
 __all__ = ["admit_frame", "admitted_type", "rename_columns"]

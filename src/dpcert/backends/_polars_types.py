@@ -7,11 +7,8 @@ from typing import TypeAlias
 
 import polars as pl
 
-__all__ = ["JSON", "DType", "_canonical", "_logical"]
+__all__ = ["DType", "_canonical", "_logical"]
 
-# TODO(lead): use dpcert._types.JSON
-#: A JSON value (a serialized Polars expression tree is one).
-JSON: TypeAlias = "dict[str, JSON] | list[JSON] | str | int | float | bool | None"
 
 #: A Polars data type: an instance (``pl.Datetime("us", "UTC")``) or a class (``pl.Int64``).
 DType: TypeAlias = "pl.DataType | type[pl.DataType]"

@@ -36,8 +36,8 @@ from dpcert.errors import InvalidParameter
 from dpcert.frame.plan import QueryPlan
 
 if TYPE_CHECKING:
+    from dpcert._types import JSON
     from dpcert.accounting.filters import Amount
-    from dpcert.frame._json import JSON
 
 __all__ = ["BODY_FIELDS", "NEIGHBOURING", "canonical_json", "charge_body", "charge_body_hash",
            "filter_records", "fixed_fields"]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from dpcert.frame.binding import charge_body_hash
 
 if TYPE_CHECKING:
-    from dpcert.frame._json import JSON
+    from dpcert._types import JSON
 
 __all__ = ["release_certificate"]
 

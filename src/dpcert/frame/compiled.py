@@ -40,7 +40,7 @@ from dpcert.frame.plan import (
 )
 
 if TYPE_CHECKING:
-    from dpcert.frame._json import JSON
+    from dpcert._types import JSON
 
 __all__ = ["FORMAT", "budget_from_json", "budget_json", "compiled_certificate",
            "plan_from_json", "release_components"]

@@ -62,9 +62,8 @@ from dpcert.samplers import default_source
 
 if TYPE_CHECKING:
     from dpcert._numbers import Number
-    from dpcert._types import Array
+    from dpcert._types import JSON, Array
     from dpcert.accounting.filters import Amount
-    from dpcert.frame._json import JSON
     from dpcert.frame.aliases import KeyList, KeyValue, PublicKey
     from dpcert.frame.session import Session
 

@@ -22,9 +22,9 @@ from dpcert.core.measures import Measure
 from dpcert.errors import InvalidParameter, MeasureMismatch, ReleaseFailed
 
 if TYPE_CHECKING:
+    from dpcert._types import JSON
     from dpcert.accounting.filters import Amount
     from dpcert.accounting.ledger import Ledger
-    from dpcert.frame._json import JSON
 
 __all__ = ["BudgetMismatchWarning", "open_ledger", "release_failed"]
 

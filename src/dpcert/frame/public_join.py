@@ -40,7 +40,7 @@ from dpcert.core.transformation import Transformation
 from dpcert.errors import InvalidParameter, UnsupportedSQL
 
 if TYPE_CHECKING:
-    from dpcert.frame._json import JSON
+    from dpcert._types import JSON
     from dpcert.frame.aliases import EngineFrame, FrameLike
     from dpcert.frame.session import Session
 

@@ -51,7 +51,7 @@ import polars as pl
 from dpcert.errors import InvalidParameter
 
 if TYPE_CHECKING:
-    from dpcert.frame._json import JSON
+    from dpcert._types import JSON
     from dpcert.frame.aliases import PandasFrame
 
 __all__ = ["ReleaseMixin", "quantile_rank_error", "rank_error", "tidy_table", "upper_float"]

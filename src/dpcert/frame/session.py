@@ -52,11 +52,11 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame as SparkDataFrame
 
     from dpcert._numbers import Number
+    from dpcert._types import JSON
     from dpcert.accounting.filters import Amount
     from dpcert.accounting.ledger import Ledger
     from dpcert.backends.base import FrameOps
     from dpcert.core.events import Event
-    from dpcert.frame._json import JSON
     from dpcert.frame.aliases import (
         Bounds,
         EngineFrame,

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpcert.audit._json import JSON
+from dpcert._types import JSON
 from dpcert.audit.kernel import bounds
 from dpcert.audit.kernel.estimate import Tally, poisson_counts, ratio_lower
 from dpcert.audit.kernel.handoff import Choice

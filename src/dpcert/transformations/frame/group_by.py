@@ -30,8 +30,9 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Sequence
+from typing import cast
 
-from dpcert.backends.base import FrameOps, GroupedStats, StatSpec
+from dpcert.backends.base import FrameOps, GroupedStats, Key, KeyValue, StatSpec
 from dpcert.core.domains import Domain
 from dpcert.core.frames import FrameDomain, GroupDistance, GroupedDomain
 from dpcert.core.metrics import Metric
@@ -46,7 +47,7 @@ _EXACT_TYPES: dict[str, type | tuple[type, ...]] = {
     "str": str, "bool": bool, "date": dt.date}
 
 
-def cast_key(value: object, logical: str, name: str) -> object:
+def cast_key(value: object, logical: str, name: str) -> KeyValue:
     """``value`` as a member of the logical column type, exactly, or InvalidParameter.
 
     Examples
@@ -58,7 +59,7 @@ def cast_key(value: object, logical: str, name: str) -> object:
     ...
     dpcert.errors.InvalidParameter: keys[0][0]=3.5 does not convert exactly to int
     """
-    ok: object = None
+    ok: KeyValue = None
     if logical == "int" and not isinstance(value, bool):
         if isinstance(value, int):
             ok = value
@@ -75,7 +76,7 @@ def cast_key(value: object, logical: str, name: str) -> object:
             ok = value
     elif isinstance(value, _EXACT_TYPES.get(logical, ())) and not (
             logical == "date" and isinstance(value, dt.datetime)):
-        ok = value
+        ok = cast("KeyValue", value)  # an instance of the logical type's exact classes
     if ok is None:
         raise InvalidParameter(f"{name}={value!r} does not convert exactly to {logical}")
     return ok
@@ -114,10 +115,10 @@ def make_group_by(input_domain: Domain, input_metric: Metric, by: Sequence[str],
     for s in specs:
         if s.column is not None and s.column not in cols:
             raise InvalidParameter(f"stat {s.name!r}: column {s.column!r} is not in the schema")
-    public: tuple[tuple[object, ...], ...] | None = None
+    public: tuple[Key, ...] | None = None
     if keys is not None:
         types = [cols[c] for c in by_t]
-        cast: list[tuple[object, ...]] = []
+        cast_keys: list[Key] = []
         seen: dict[tuple[object, ...], int] = {}
         for i, k in enumerate(keys):
             kt = tuple(k) if isinstance(k, (tuple, list)) else (k,)
@@ -129,8 +130,8 @@ def make_group_by(input_domain: Domain, input_metric: Metric, by: Sequence[str],
                 raise InvalidParameter(
                     f"keys[{i}]={kt!r} repeats keys[{seen[ck]}] after the strict cast to {types}")
             seen[ck] = i
-            cast.append(ck)
-        public = tuple(cast)
+            cast_keys.append(ck)
+        public = tuple(cast_keys)
     out = GroupedDomain(by_t, tuple(names), public)
 
     def function(frame: object) -> GroupedStats:
