@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from dpcert.backends.admission import AdmittedColumn
-from dpcert.backends.base import Key
+from dpcert.backends.base import Key, KeyValue
 from dpcert.errors import InvalidParameter, OutOfDomain
 
 if TYPE_CHECKING:
@@ -35,11 +35,11 @@ def public_keys(keys: Sequence[Key], by: list[str], schema: Mapping[str, str]) -
     naive ones only: the other kind has no one meaning (it would depend on a time zone)."""
     ok = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,),
           "date": (dt.date,), "datetime": (dt.datetime,), "datetime_ntz": (dt.datetime,)}
-    out = []
+    out: list[Key] = []
     for k in keys:
         if len(k) != len(by):
             raise InvalidParameter(f"keys: every public key must have {len(by)} values for {by}")
-        row = []
+        row: list[KeyValue] = []
         for v, c in zip(k, by, strict=True):
             t = schema[c]
             if v is not None and (t not in ok or not isinstance(v, ok[t])

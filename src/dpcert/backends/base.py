@@ -37,6 +37,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from fractions import Fraction
 from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
@@ -45,9 +46,10 @@ from dpcert.backends.admission import AdmittedColumn, AdmittedType, Role
 
 __all__ = ["BoundSpec", "FrameOps", "GroupedStats", "Key", "KeyValue", "StatKind", "StatSpec"]
 
-#: One value of a group key, as the admitted key types hold it (``int``, ``float``, ``str``,
-#: ``bool``, ``date``, ``datetime``), ``None`` for null.
-KeyValue: TypeAlias = "int | float | str | bool | dt.date | dt.datetime | None"
+#: One value of a group key: as the admitted key types hold it (``int``, ``float``, ``str``,
+#: ``bool``, ``date``, ``datetime``), ``None`` for null, or as a user gives a public key
+#: (also ``Decimal``, cast strictly by `FrameOps.admit_keys`).
+KeyValue: TypeAlias = "int | float | str | bool | Decimal | dt.date | dt.datetime | None"
 #: A group key: one value per group column.
 Key: TypeAlias = "tuple[KeyValue, ...]"
 

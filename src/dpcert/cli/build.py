@@ -364,7 +364,7 @@ def over_budget(sess: Session, queries: Queries) -> str | None:
     m = sess.budget
     quote = spec_quote(sess, queries)
     limits = [("the release's total budget", quote["session"], sess.remaining)]
-    if quote["ledger"] is not None:
+    if quote["ledger"] is not None and sess._ledger is not None:
         limits.insert(0, (f"what ledger dataset {sess.dataset!r} has left", quote["ledger"],
                           sess._ledger.remaining(sess.dataset)))
     for what, q, left in limits:

@@ -40,6 +40,7 @@ from dpcert.errors import DPCertError
 if TYPE_CHECKING:
     import polars as pl
 
+    from dpcert._types import JSON
     from dpcert.cli.build import Built, Queries
     from dpcert.cli.curator import Curator
     from dpcert.cli.spec import ReleaseSpec
@@ -161,7 +162,7 @@ def _write_all(args: argparse.Namespace, out: Path, sess: Session, queries: Quer
     """Write each query's files, then the reports; (what was written, the releases)."""
     results: dict[str, pl.DataFrame] = {}
     releases: dict[str, Release] = {}
-    certs: dict[str, object] = {}
+    certs: dict[str, dict[str, JSON]] = {}
     files: dict[str, dict[str, str]] = {}
     for (name, _, _), rel in zip(queries, rels, strict=False):
         raw = rel.to_polars(tidy=False)  # the reports read the raw intervals

@@ -35,7 +35,7 @@ from fractions import Fraction
 from typing import Any, TypeAlias
 
 from dpcert._numbers import Number, as_fraction, round_up, show_up
-from dpcert._types import DistanceLike
+from dpcert._types import JSON, DistanceLike
 from dpcert._validate import check_nonnegative
 from dpcert.errors import InvalidParameter, MeasureMismatch
 
@@ -113,12 +113,12 @@ class Measure:
         """A human-readable rendering of a distance, rounded up."""
         raise NotImplementedError
 
-    def to_json(self, d: object) -> dict[str, object]:
+    def to_json(self, d: object) -> dict[str, JSON]:
         """A JSON-friendly rendering of a distance (exact strings and rounded-up floats)."""
         raise NotImplementedError
 
 
-def _frac_json(x: Fraction) -> dict[str, str | float]:
+def _frac_json(x: Fraction) -> dict[str, JSON]:
     return {"exact": str(x), "float_up": round_up(x)}
 
 
@@ -161,7 +161,7 @@ class _ScalarMeasure(Measure):
     def describe(self, d: object) -> str:
         return f"{self._symbol} = {show_up(self.validate_distance(d))}"
 
-    def to_json(self, d: object) -> dict[str, object]:
+    def to_json(self, d: object) -> dict[str, JSON]:
         return {self._field: _frac_json(self.validate_distance(d))}
 
     def __repr__(self) -> str:
@@ -245,7 +245,7 @@ class ApproxDP(Measure):
         e, dl = self.validate_distance(d)
         return f"ε = {show_up(e)}, δ = {show_up(dl)}"
 
-    def to_json(self, d: object) -> dict[str, object]:
+    def to_json(self, d: object) -> dict[str, JSON]:
         e, dl = self.validate_distance(d)
         return {"epsilon": _frac_json(e), "delta": _frac_json(dl)}
 
@@ -334,6 +334,6 @@ class RenyiDP(Measure):
         pts = ", ".join(f"ε({float(o):g}) = {round_up(c(o)):.4g}" for o in self.orders[:6])
         return f"Rényi curve {c.label}: {pts}, ..."
 
-    def to_json(self, d: object) -> dict[str, object]:
+    def to_json(self, d: object) -> dict[str, JSON]:
         c = self.validate_distance(d)
         return {"renyi": {str(o): _frac_json(c(o)) for o in self.orders}}

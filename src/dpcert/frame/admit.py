@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from dpcert.backends.admission import (
     ADMITTED_TYPES,
@@ -85,8 +85,8 @@ class Admission:
         if self.backend is None:
             raise InvalidParameter("this admission was rebuilt from a certificate: it has no "
                                    "backend to run on data")
-        admitted: EngineFrame = self.backend.admit(data, self.columns)
-        return admitted
+        admitted = self.backend.admit(data, self.columns)
+        return cast("EngineFrame", admitted)  # the backend returns its own engine's frame
 
     def describe(self) -> list[dict[str, str | list[str]]]:
         """JSON-friendly rendering for certificates."""

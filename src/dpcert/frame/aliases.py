@@ -14,13 +14,13 @@ Examples
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
-from decimal import Decimal
 from os import PathLike
 from typing import TYPE_CHECKING, TypeAlias
 
 import polars as pl
+
+from dpcert.backends.base import KeyValue as KeyValue  # one definition, re-exported here
 
 if TYPE_CHECKING:
     import pandas as pd  # type: ignore[import-untyped]  # pandas ships no type information
@@ -46,12 +46,10 @@ PandasFrame: TypeAlias = "pd.DataFrame"
 EngineFrame: TypeAlias = "pl.LazyFrame | DuckTable | SparkDataFrame"
 #: A Polars data type, as an instance (``pl.Int64()``) or a class (``pl.Int64``).
 PolarsType: TypeAlias = "pl.DataType | type[pl.DataType]"
-#: One value of a public group key column.
-KeyValue: TypeAlias = "str | int | float | bool | Decimal | dt.date | dt.datetime | None"
 #: A public key: one value per group-by column.
 PublicKey: TypeAlias = "tuple[KeyValue, ...]"
 #: A list of public keys: values (one column), or key tuples or lists (one value per column).
-KeyList: TypeAlias = "Sequence[KeyValue | tuple[KeyValue, ...] | list[KeyValue]]"
+KeyList: TypeAlias = "Sequence[KeyValue | Sequence[KeyValue]]"
 #: The public keys a user gives `Query.group_by`: a `KeyList`, a mapping column → values
 #: (their cross product), or ``"private"``.
 Keys: TypeAlias = "KeyList | Mapping[str, Sequence[KeyValue]] | str"

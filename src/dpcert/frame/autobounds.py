@@ -324,9 +324,10 @@ def compile_auto(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
                                  neighbours=neighbours, admission=admission)
     fixed = fixed_choices(plan)
     if not steps:  # nothing left to choose: the release with the fixed values
-        return compile_plan(concrete_plan(plan, fixed), budget, schema=schema, backend=backend,
-                            key=key, alpha=alpha, source=source, neighbours=neighbours,
-                            admission=admission)
+        plain: Measurement = compile_plan(concrete_plan(plan, fixed), budget, schema=schema,
+                                          backend=backend, key=key, alpha=alpha, source=source,
+                                          neighbours=neighbours, admission=admission)
+        return plain
     sels = {s.name: s.measurement(zcdp) for s in steps}
     grid = value_candidates()
     # before any charge: the release compiles (limits, memory) at both ends of every choice

@@ -40,6 +40,7 @@ from __future__ import annotations
 import importlib
 import json
 import math
+from collections.abc import Mapping
 from decimal import ROUND_CEILING, Decimal
 from fractions import Fraction
 from os import PathLike
@@ -77,7 +78,7 @@ def upper_float(value: Fraction | int | float | Decimal | str, digits: int = 3) 
     return out
 
 
-def _outputs(certificate: dict[str, Any]) -> list[tuple[str, dict[str, Any], list[Any]]]:
+def _outputs(certificate: Mapping[str, Any]) -> list[tuple[str, dict[str, Any], list[Any]]]:
     """``(output name, plan aggregate, its measurements)`` in plan order."""
     plan = certificate.get("plan")
     meas = certificate.get("measurements")
@@ -92,7 +93,7 @@ def _outputs(certificate: dict[str, Any]) -> list[tuple[str, dict[str, Any], lis
             for n, a in zip(names, plan["aggregates"], strict=True)]
 
 
-def quantile_rank_error(certificate: dict[str, Any], name: str, alpha: float) -> float:
+def quantile_rank_error(certificate: Mapping[str, Any], name: str, alpha: float) -> float:
     """Rows of rank error of quantile component ``name`` at level ``alpha`` (see module doc)."""
     for _, agg, comps in _outputs(certificate):
         comp = next((m for m in comps if m.get("name") == name and m.get("kind") == "quantile"
@@ -121,14 +122,14 @@ def rank_error(level: Fraction, epsilon: Fraction, rows: int, candidates: int,
     return upper_float(t / b, 6)
 
 
-def _bounds(certificate: dict[str, Any], agg: dict[str, Any]) -> Any:
+def _bounds(certificate: Mapping[str, Any], agg: dict[str, Any]) -> Any:
     """An aggregate's bounds: given, or chosen privately (the certificate's ``chosen_bounds``)."""
     if agg.get("bounds") is not None:
         return agg["bounds"]
     return certificate["chosen_bounds"]["bounds"][agg["column"]]
 
 
-def tidy_table(table: pl.DataFrame, certificate: dict[str, Any]) -> pl.DataFrame:
+def tidy_table(table: pl.DataFrame, certificate: Mapping[str, Any]) -> pl.DataFrame:
     """Integer non-negative counts with consistent intervals, and quantile rank errors."""
     alpha = 1 - float(certificate.get("confidence_level", 0.95))
     out = table

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, TypedDict, cast
 import polars as pl
 
 from dpcert._validate import check_int, check_probability
-from dpcert.accounting.filters import PrivacyFilter
+from dpcert.accounting.filters import PrivacyFilter, Quote
 from dpcert.core.events import ComposedEvent
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import Measure
@@ -88,8 +88,8 @@ class Cost(TypedDict):
     the ledger's or None) its tight cost, whether it fits, and the filter's rule."""
 
     basic: Amount
-    session: dict[str, object]
-    ledger: dict[str, object] | None
+    session: Quote
+    ledger: Quote | None
 
 
 def require_budget(budget: object, what: str = "budget") -> Measure:
@@ -415,7 +415,7 @@ class Session:
             made = list(bodies(after, self._ledger_total)) if bodies is not None else []
             hashes = [charge_body_hash(b) for b in made]
             new_total = m.compose([self._spent, total])
-            info = None
+            info: dict[str, JSON] | None = None
             charges: list[dict[str, JSON] | None] = [None] * len(made)
             if self._ledger is not None:  # raises before revealing
                 spend = self._ledger.spend(self.dataset, amount, note=note, event=event,

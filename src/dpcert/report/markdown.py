@@ -30,7 +30,7 @@ def _md_table(header: list[str], body: list[list[str]]) -> str:
 
 
 def write_report(out_dir: Path, results: Mapping[str, pl.DataFrame],
-                 certs: Mapping[str, dict[str, Any]], session: Session) -> Path:
+                 certs: Mapping[str, Mapping[str, Any]], session: Session) -> Path:
     """Write ``report.md`` (and ``report_<query>.png`` with matplotlib) into ``out_dir``."""
     parts = ["# DP release report", "",
              f"Dataset budget: `{session.budget!r}`; spent so far: "

@@ -116,7 +116,7 @@ def _element_values(element: AtomDomain, params: Mapping[str, Any]) -> list[obje
         return cats[:2]
     if element.bounds is not None:
         lo, hi = element.bounds
-        vals = [lo, hi]
+        vals: list[object] = [lo, hi]
         if t is int and hi - lo >= 2:
             vals.append(lo + 1)
         return vals
