@@ -212,6 +212,31 @@ def test_a_session_on_duckdb_releases_from_python_and_sql() -> None:
         assert "SELECT region" in r2.certificate["plan"]["sql"]
 
 
+def _catalog(con: Any) -> list[Any]:
+    return sorted(con.execute(
+        "SELECT DISTINCT 'function', function_name FROM duckdb_functions() "
+        "UNION ALL SELECT table_type, table_name FROM information_schema.tables").fetchall())
+
+
+def test_a_release_leaves_nothing_on_the_connection() -> None:
+    """String units and keys (which need dpcert's Arrow hash function) with public and private
+    keys: after each release the connection's functions, tables and views are as before, and a
+    second release on it still runs."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE p AS SELECT 'u' || (i % 1000) AS pid, 'r' || (i % 3) AS region, "
+                "CAST(i % 97 AS DOUBLE) AS income FROM range(2000) t(i)")
+    before = _catalog(con)
+    for keys, total, budget in ((["r0", "r1", "r2"], dp.PureDP(9), dp.PureDP(1)),
+                                ("private", dp.ApproxDP(9, 0.5), dp.ApproxDP(1, 1e-6)),
+                                (["r0", "r1"], dp.PureDP(9), dp.PureDP(1))):
+        sess = dp.Session((con, "p"), "pid", budget=total)
+        r = (sess.query().group_by("region", keys=keys)
+             .agg(dp.count(), dp.sum("income", bounds=(0, 100)))
+             .bound_contributions(max_groups=1, max_rows_per_group=2).release(budget=budget))
+        assert r.table.height >= 1
+        assert _catalog(con) == before
+
+
 def test_bad_input_is_refused_before_any_charge() -> None:
     con = duckdb.connect()
     con.execute("CREATE TABLE t AS SELECT i AS pid, CAST(i AS UBIGINT) AS big, "
