@@ -143,6 +143,27 @@ def test_polars_and_duckdb_give_identical_statistics(G: int, R: int) -> None:
     same(a2, b2)
 
 
+@pytest.mark.parametrize(("G", "R"), [(1, 1), (3, 2), (40, 5)])
+def test_one_unit_with_ties_and_hostile_values_is_identical(G: int, R: int) -> None:
+    """One unit holding every row: many groups (over G), groups over R with repeated identical
+    rows (ties on the row hash and the value), ±inf, NaN, -0.0 and null values, a null group."""
+    rng = np.random.default_rng(G * 10 + R)
+    hostile = [float("inf"), -float("inf"), float("nan"), -0.0, 0.0, None, 50.0, 50.0, 1e308]
+    n = 600
+    v: list[Any] = [hostile[i] if i < len(hostile) else float(x)
+                    for i, x in enumerate(rng.integers(0, 5, n))]  # few values: many ties
+    g: list[Any] = [None if i % 17 == 0 else int(x) for i, x in enumerate(rng.integers(0, 30, n))]
+    df = pl.DataFrame({"u": [7] * n, "g": g, "v": v},
+                      schema={"u": pl.Int64, "g": pl.Int64, "v": pl.Float64})
+    bound = BoundSpec("u", ("g",), G, R, key=KEY, value_columns=("v",))
+    keys = [(i,) for i in range(30)] + [(None,)]
+    sp = specs()[:1] + specs()[2:]
+    a = PL.group_stats(PL.keyed_bound(df, bound), ["g"], keys, sp)
+    b = DB.group_stats(DB.keyed_bound(to_db(df), bound), ["g"], keys, sp)
+    same(a, b)
+    assert int(a.values["n"].sum()) == min(G, 31) * R  # every kept group is over R here
+
+
 @pytest.mark.parametrize(("unit", "by", "keys"), [
     ("iu", ("k", "day"), None),
     ("iu", ("at",), [(dt.datetime(2021, 5, 1, h, tzinfo=dt.UTC),) for h in range(4)]),
@@ -210,6 +231,31 @@ def test_a_session_on_duckdb_releases_from_python_and_sql() -> None:
                       keys=["n", "s"]).release(budget=dp.ZCDP(1))
         assert r2.table.columns[:2] == ["region", "n"]
         assert "SELECT region" in r2.certificate["plan"]["sql"]
+
+
+def _catalog(con: Any) -> list[Any]:
+    return sorted(con.execute(
+        "SELECT DISTINCT 'function', function_name FROM duckdb_functions() "
+        "UNION ALL SELECT table_type, table_name FROM information_schema.tables").fetchall())
+
+
+def test_a_release_leaves_nothing_on_the_connection() -> None:
+    """String units and keys (which need dpcert's Arrow hash function) with public and private
+    keys: after each release the connection's functions, tables and views are as before, and a
+    second release on it still runs."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE p AS SELECT 'u' || (i % 1000) AS pid, 'r' || (i % 3) AS region, "
+                "CAST(i % 97 AS DOUBLE) AS income FROM range(2000) t(i)")
+    before = _catalog(con)
+    for keys, total, budget in ((["r0", "r1", "r2"], dp.PureDP(9), dp.PureDP(1)),
+                                ("private", dp.ApproxDP(9, 0.5), dp.ApproxDP(1, 1e-6)),
+                                (["r0", "r1"], dp.PureDP(9), dp.PureDP(1))):
+        sess = dp.Session((con, "p"), "pid", budget=total)
+        r = (sess.query().group_by("region", keys=keys)
+             .agg(dp.count(), dp.sum("income", bounds=(0, 100)))
+             .bound_contributions(max_groups=1, max_rows_per_group=2).release(budget=budget))
+        assert r.table.height >= 1
+        assert _catalog(con) == before
 
 
 def test_bad_input_is_refused_before_any_charge() -> None:

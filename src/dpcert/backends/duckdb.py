@@ -19,7 +19,10 @@ to `dpcert.backends._hash`), then two windows partitioned by the unit::
     keep       = pair_rank <= max_groups and row - pair_start < max_rows_per_group
 
 (hashes ordered as signed longs, ties broken by the values, nulls last), so the kept rows and
-hence every bounded statistic equal the Polars backend's for the same key.
+hence every bounded statistic equal the Polars backend's for the same key.  The Arrow hash
+function of strings is registered on the connection while a release needs it and removed once
+`DuckDBBackend.group_stats` has read the statistics, so a release leaves nothing on the user's
+connection.
 
 Fixed-point values use ``round_even`` (half to even on doubles) and are summed as ``HUGEINT``
 (exact: 128 bits).  Datetime keys travel as microseconds since the epoch and are decoded in
@@ -312,7 +315,8 @@ class DuckDBBackend(SqlTreeOps):
         base = tab.derive(f"SELECT {select} FROM _t")
         if spec.unit is None:
             return base
-        dh.register(tab.con)
+        if any(schema[c] == "str" for c in cols):
+            dh.register(tab.con)
         return base.derive(_bound_sql(spec, schema, cols))
 
     def group_stats(self, data: Any, by: Sequence[str], keys: Sequence[tuple[Any, ...]] | None,
@@ -321,7 +325,22 @@ class DuckDBBackend(SqlTreeOps):
         from dpcert.backends._duckdb_stats import grouped_stats
 
         tab = to_duck(data)
-        return grouped_stats(tab, list(by), keys, list(specs), self.schema(tab))
+        dh.register(tab.con)  # the bounded relation calls it when it hashes strings
+        try:
+            return grouped_stats(tab, list(by), keys, list(specs), self.schema(tab))
+        finally:
+            _remove_functions(tab.con)
+
+
+def _remove_functions(con: Any) -> None:
+    """Remove dpcert's hash functions from the user's connection once the statistics are
+    read: nothing of a release is left on it (they are registered again when needed)."""
+    have = {r[0] for r in con.execute(
+        "SELECT function_name FROM duckdb_functions() WHERE function_name LIKE '__dpcert_%'"
+    ).fetchall()}
+    for name in dh.UDF_NAMES.values():
+        if name in have:
+            con.remove_function(name)
 
 
 def _check_bound(spec: BoundSpec, schema: Mapping[str, str], keys: list[str],
