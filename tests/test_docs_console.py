@@ -46,19 +46,6 @@ def test_a_transcript_is_rebuilt_from_its_commands() -> None:
         f"$ dpcert --version\ndpcert {__version__}\n$ dpcert --version | cut -c 1-6\ndpcert")
 
 
-def test_a_stale_transcript_is_found() -> None:
-    page = ROOT / "docs" / "_console_probe.md"
-    page.write_text("<!-- output -->\n```console\n$ dpcert --version | cut -c 1-6\ndpcurt\n```\n")
-    try:
-        shown = docs_outputs.run_page(page)
-        assert [s.stale for s in shown] == [True]
-        assert "-dpcurt\n+dpcert" in docs_outputs.report(page, shown)
-        assert docs_outputs.write_page(page, shown) == 1
-        assert not any(s.stale for s in docs_outputs.run_page(page))
-    finally:
-        page.unlink()
-
-
 @pytest.mark.skipif(importlib.util.find_spec("z3") is None, reason="needs the verify extra")
 def test_verify_once_answers_a_program_once(tmp_path: Path) -> None:
     import dpcert.verify as v

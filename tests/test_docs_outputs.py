@@ -20,13 +20,23 @@ from tools import docs_outputs  # noqa: E402
 PAGES = docs_outputs.pages()
 
 
-def test_a_stale_output_is_found(tmp_path: Path) -> None:
-    page = ROOT / "docs" / "_outputs_probe.md"
-    page.write_text('```python\nprint(1 + 1)\nprint("x")\n```\n\n<!-- output -->\n```\n2\ny\n```\n')
+STALE = {  # a page with one stale output block, and the diff the report must show
+    "python": ('```python\nprint(1 + 1)\nprint("x")\n```\n\n<!-- output -->\n```\n2\ny\n```\n',
+               "-y\n+x"),
+    "console": ("<!-- output -->\n```console\n$ dpcert --version | cut -c 1-6\ndpcurt\n```\n",
+                "-dpcurt\n+dpcert"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(STALE))
+def test_a_stale_output_is_found(kind: str) -> None:
+    page = ROOT / "docs" / f"_outputs_probe_{kind}.md"
+    text, diff = STALE[kind]
+    page.write_text(text)
     try:
         shown = docs_outputs.run_page(page)
         assert [s.stale for s in shown] == [True]
-        assert "-y\n+x" in docs_outputs.report(page, shown)
+        assert diff in docs_outputs.report(page, shown)
         assert docs_outputs.write_page(page, shown) == 1
         assert not any(s.stale for s in docs_outputs.run_page(page))
     finally:
