@@ -56,7 +56,8 @@ from typing import TypeAlias
 
 import polars as pl
 
-from dpcert.backends._polars_types import JSON, DType
+from dpcert._types import JSON
+from dpcert.backends._polars_types import DType
 from dpcert.errors import InvalidParameter, UnsafeExpression
 
 __all__ = ["check_predicate", "check_row_local", "polars_schema"]
