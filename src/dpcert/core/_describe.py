@@ -12,12 +12,9 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Literal
 
-import numpy as np
-
 from dpcert._types import JSON
-from dpcert.errors import InvalidParameter
 
-__all__ = ["Wiring", "frozen_params", "jsonable", "param_mapping", "param_number"]
+__all__ = ["Wiring", "frozen_params", "jsonable"]
 
 #: How a composite passes its ``d_in`` to its children: ``"chain"`` -- each child gets the
 #: previous child's ``d_out`` (transformation chains); ``"shared"`` -- every child is evaluated at
@@ -56,33 +53,3 @@ def jsonable(v: object) -> JSON:
         return {str(k): jsonable(x) for k, x in v.items()}
     return repr(v)
 
-
-def param_number(v: object, what: str) -> int | float | Fraction:
-    """A numeric parameter read back from ``params`` (NumPy scalars as Python numbers).
-
-    Examples
-    --------
-    >>> param_number({"scale": Fraction(1, 2)}["scale"], "scale")
-    Fraction(1, 2)
-    """
-    if isinstance(v, np.integer):
-        return int(v)
-    if isinstance(v, np.floating):
-        return float(v)
-    if isinstance(v, (int, float, Fraction)):
-        return v
-    raise InvalidParameter(f"{what}={v!r} is not a number")
-
-
-def param_mapping(v: object, what: str) -> Mapping[str, object]:
-    """A parameter that is a mapping (per-statistic scales, half-widths) read back from
-    ``params``.
-
-    Examples
-    --------
-    >>> param_mapping({"scales": {"count": 2}}["scales"], "scales")
-    {'count': 2}
-    """
-    if not isinstance(v, Mapping):
-        raise InvalidParameter(f"{what}={v!r} is not a mapping")
-    return v

@@ -44,12 +44,12 @@ from dpcert.backends.base import FrameOps, StatSpec
 from dpcert.combinators.composition import make_composition
 from dpcert.combinators.conversions import make_pureDP_to_approxDP
 from dpcert.combinators.keyed import make_keyed_release
-from dpcert.core._describe import param_number
 from dpcert.core.domains import AtomDomain, Domain, VectorDomain
 from dpcert.core.frames import FrameDomain, UnitDistance
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import Measure
 from dpcert.core.metrics import L1Distance, L2Distance, Metric, scalar_distance, tuple_distance
+from dpcert.core.params import param_number
 from dpcert.core.transformation import Transformation
 from dpcert.errors import BudgetExceeded, InvalidParameter
 from dpcert.frame.admit import Admission, make_admit

@@ -22,9 +22,10 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from dpcert._version import __version__
-from dpcert.core._describe import jsonable, param_mapping, param_number
+from dpcert.core._describe import jsonable
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
+from dpcert.core.params import param_mapping, param_number
 from dpcert.core.trace import trace
 from dpcert.errors import InvalidParameter
 from dpcert.frame.plan import (

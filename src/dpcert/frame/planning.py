@@ -43,8 +43,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from dpcert.core._describe import param_mapping, param_number
 from dpcert.core.measures import Measure
+from dpcert.core.params import param_mapping, param_number
 from dpcert.frame.measure_policy import measure_policy
 from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, Sum, Variance
 from dpcert.frame.postprocess import mean_interval, variance_interval

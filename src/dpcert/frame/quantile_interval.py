@@ -37,8 +37,8 @@ import numpy as np
 import numpy.typing as npt
 
 from dpcert._types import FloatArray, IntArray
-from dpcert.core._describe import param_number
 from dpcert.core.measurement import Measurement
+from dpcert.core.params import param_number
 from dpcert.errors import InvalidParameter
 from dpcert.samplers import uniform_below
 
