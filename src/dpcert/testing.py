@@ -17,6 +17,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from dpcert.core.measurement import Measurement
+from dpcert.core.metrics import scalar_distance
 from dpcert.core.transformation import Transformation
 
 if TYPE_CHECKING:  # imported lazily at run time (they need Polars): see __getattr__
@@ -48,7 +49,7 @@ def check_transformation_contract(t: Transformation, d_ins: Sequence[int | Fract
     _check_frozen(t)
     prev = None
     for d in sorted(d_ins):
-        out = t.map(d)
+        out = scalar_distance(t.map(d), "map")
         assert out >= 0, f"{t.name}: map({d}) = {out} < 0"
         if prev is not None:
             assert out >= prev, f"{t.name}: map not monotone at d_in={d}"

@@ -75,3 +75,27 @@ def test_approx_composition_adds_both_coordinates_property(parts: list[tuple[Any
         assert not m.compare((e, d + Fraction(1, 10**12)), (e, d))
         assert not m.compare((e + Fraction(1, 10**12), d), (e, d))
     assert m.compare((e, d), (e, d))
+
+
+def test_require_value_is_typed_by_the_measure_and_refuses_a_bare_one() -> None:
+    from dpcert.core.measures import basic_loss, pair_loss, scalar_loss
+
+    assert dp.PureDP(0.5).require_value() == Fraction(1, 2)
+    assert dp.ApproxDP(1, 1e-6).require_value() == (Fraction(1), Fraction(1, 10**6))
+    with pytest.raises(errors.InvalidParameter, match="carries no amount"):
+        dp.ZCDP().require_value()
+    curve = dp.RenyiDP().zero()
+    assert scalar_loss(Fraction(1)) == 1 and pair_loss((Fraction(1), Fraction(0)))[1] == 0
+    with pytest.raises(errors.InvalidParameter):
+        basic_loss(curve)
+    with pytest.raises(errors.InvalidParameter):
+        scalar_loss((Fraction(1), Fraction(0)))
+    with pytest.raises(errors.InvalidParameter):
+        pair_loss(Fraction(1))
+
+
+def test_group_privacy_map_follows_the_measure() -> None:
+    assert dp.c.group_privacy_map(dp.PureDP(), Fraction(1, 2), 3) == Fraction(3, 2)
+    e, d = dp.c.group_privacy_map(dp.ApproxDP(), (Fraction(1, 2), Fraction(0)), 2)
+    assert (e, d) == (Fraction(1), Fraction(0))
+    assert dp.c.group_privacy_map(dp.ZCDP(), Fraction(1, 8), 0) == 0

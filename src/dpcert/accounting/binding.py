@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 from dpcert._types import JSON
-from dpcert.core.measures import Measure
+from dpcert.core.measures import Measure, basic_loss
 from dpcert.errors import BindingMismatch, InvalidParameter
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ def accounting_rule(total: Measure, choice: str = "auto") -> str:
     """
     from dpcert.accounting.filters import check_choice, choose_rule
 
-    value = total.require_value("total")
+    value = basic_loss(total.require_value("total"), "total")
     kind = type(total).__name__
     check_choice(kind, value, choice)
     rule = choose_rule(kind, value, None, choice)

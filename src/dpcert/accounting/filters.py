@@ -73,7 +73,7 @@ from dpcert.core.events import (
     event_from_distance,
     relation_of,
 )
-from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
+from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP, basic_loss
 from dpcert.errors import (
     BudgetExceeded,
     InvalidParameter,
@@ -678,7 +678,7 @@ class PrivacyFilter:
     def __init__(self, budget: Measure, *, relation: str | None = None,
                  rule: str = "auto") -> None:
         self.kind = _kind(budget)
-        self.total: Amount = budget.require_value("budget")
+        self.total: Amount = basic_loss(budget.require_value("budget"), "budget")
         if relation not in (None, "add_remove", "replace_one"):
             raise InvalidParameter(
                 f"relation={relation!r} must be 'add_remove', 'replace_one' or None")
@@ -778,7 +778,7 @@ def make_release(kind: str, event: Event | None, amount: Measure | None,
     if amount is not None:
         if _kind(amount) != kind:
             raise MeasureMismatch(f"amount={amount!r} is not in the budget's measure {kind}")
-        value = amount.require_value("amount")
+        value = basic_loss(amount.require_value("amount"), "amount")
     if event is None:
         if amount is None:
             raise InvalidParameter("give an event, an amount, or both")

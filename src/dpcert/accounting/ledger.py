@@ -70,7 +70,7 @@ from dpcert.accounting.filters import (
 )
 from dpcert.core.events import Event, event_from_distance
 from dpcert.core.measurement import Measurement
-from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
+from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP, basic_loss, pair_loss, scalar_loss
 from dpcert.errors import (
     BudgetExceeded,
     DPCertError,
@@ -154,7 +154,7 @@ def _status(dataset: str, h: _Head, t: Tally) -> BudgetStatus:
 def _amount_of(m: Measure, what: str) -> tuple[str, Amount]:
     for name, cls in _KINDS.items():
         if type(m) is cls:
-            return name, m.require_value(what)
+            return name, basic_loss(m.require_value(what), what)
     raise MeasureMismatch(
         f"{what}={m!r}: the ledger keeps budgets in PureDP, ApproxDP or ZCDP"
     )
@@ -738,9 +738,9 @@ class Ledger:
         d_out = measurement.map(d_in)
         measure = measurement.output_measure
         if isinstance(measure, ApproxDP):
-            amount: Measure = ApproxDP(*d_out)
+            amount: Measure = ApproxDP(*pair_loss(d_out))
         elif isinstance(measure, (PureDP, ZCDP)):
-            amount = type(measure)(d_out)
+            amount = type(measure)(scalar_loss(d_out))
         else:
             raise MeasureMismatch(f"measurement in {type(measure).__name__} cannot be charged")
         self.spend(dataset, amount, note=note if note is not None else measurement.name,

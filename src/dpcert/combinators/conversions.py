@@ -46,7 +46,7 @@ from dpcert._validate import check_delta, check_int, check_nonnegative
 from dpcert.accounting._convert import rdp_to_epsilon, widen
 from dpcert.core.events import BoundedRangeEvent, SelfComposedEvent
 from dpcert.core.measurement import Measurement
-from dpcert.core.measures import ZCDP, ApproxDP, PureDP, RenyiDP
+from dpcert.core.measures import ZCDP, ApproxDP, PureDP, RenyiDP, pair_loss
 from dpcert.core.search import bisect
 from dpcert.errors import InvalidParameter, MeasureMismatch
 from dpcert.mechanisms.calibration import zcdp_to_approx_epsilon
@@ -182,7 +182,7 @@ def _pair(measurement: Measurement, d: DistanceLike) -> tuple[Fraction, Fraction
     out = measurement.map(d)
     if isinstance(measurement.output_measure, PureDP):
         return as_fraction(out, "d_out"), Fraction(0)
-    return out  # type: ignore[no-any-return]
+    return pair_loss(out)
 
 
 def advanced_composition(epsilon: Number, delta: Number, k: Number,

@@ -22,7 +22,7 @@ Fraction(1, 2)
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import overload
 
 from dpcert._directed import exp_up
 from dpcert._validate import check_int
@@ -33,18 +33,24 @@ from dpcert.errors import InvalidParameter, MeasureMismatch
 __all__ = ["group_privacy_map", "make_group_privacy"]
 
 
-def group_privacy_map(measure: Measure, d_out_1: Loss, k: int) -> Any:
+@overload
+def group_privacy_map(measure: PureDP | ZCDP, d_out_1: Loss, k: int) -> Fraction: ...
+@overload
+def group_privacy_map(measure: ApproxDP, d_out_1: Loss, k: int) -> tuple[Fraction, Fraction]: ...
+@overload
+def group_privacy_map(measure: Measure, d_out_1: Loss, k: int) -> Loss: ...
+def group_privacy_map(measure: Measure, d_out_1: Loss, k: int) -> Loss:
     """The loss at d_in = ``k`` implied by the loss ``d_out_1`` at d_in = 1 (upper bound)."""
     k = check_int(k, "k", minimum=0)
-    d = measure.validate_distance(d_out_1, "d_out_1")
+    measure.validate_distance(d_out_1, "d_out_1")
     if k == 0:
         return measure.zero()
     if isinstance(measure, PureDP):
-        return k * d
+        return k * measure.validate_distance(d_out_1, "d_out_1")
     if isinstance(measure, ZCDP):
-        return k * k * d
+        return k * k * measure.validate_distance(d_out_1, "d_out_1")
     if isinstance(measure, ApproxDP):
-        e, dl = d
+        e, dl = measure.validate_distance(d_out_1, "d_out_1")
         # δ Σ_{i<k} e^{iε}, each e^{iε} replaced by an upper bound.
         factor = sum((exp_up(i * e) for i in range(k)), Fraction(0))
         return k * e, min(Fraction(1), dl * factor)
@@ -62,7 +68,7 @@ def make_group_privacy(measurement: Measurement) -> Measurement:
     group_privacy_map(measure, measure.zero(), 1)  # refuse unsupported measures now
     at_one = measurement.map(1)
 
-    def privacy_map(d_in: int | Fraction) -> Any:
+    def privacy_map(d_in: int | Fraction) -> Loss:
         if isinstance(d_in, Fraction) and d_in.denominator != 1:
             raise InvalidParameter(f"d_in={d_in!r} must be an integer group size")
         return group_privacy_map(measure, at_one, int(d_in))

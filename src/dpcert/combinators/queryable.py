@@ -34,14 +34,25 @@ dpcert.errors.BudgetExceeded: query 'count >> laplace' costs ... only ε = 0.0 r
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from dpcert._types import DistanceLike
 from dpcert.accounting._nesting import flat_leaves
 from dpcert.core.domains import Domain
 from dpcert.core.measurement import Measurement
-from dpcert.core.measures import ZCDP, ApproxDP, Loss, Measure, PureDP, RenyiDP
-from dpcert.core.metrics import Metric
+from dpcert.core.measures import (
+    ZCDP,
+    ApproxDP,
+    ExactLoss,
+    Loss,
+    Measure,
+    PureDP,
+    RenyiDP,
+    pair_loss,
+    scalar_loss,
+)
+from dpcert.core.metrics import ExactDistance, Metric
 
 if TYPE_CHECKING:
     from dpcert.accounting.filters import PrivacyFilter
@@ -86,14 +97,14 @@ class Queryable:
             self._filter = PrivacyFilter(_with_amount(measure, b))
 
     @property
-    def spent(self) -> Any:
+    def spent(self) -> ExactLoss:
         """Total charged so far (exact; by the privacy filter when there is one)."""
         if self._filter is not None:
             return self._filter.spent
         return self._spent
 
     @property
-    def remaining(self) -> Any:
+    def remaining(self) -> Fraction | tuple[Fraction, Fraction] | None:
         """What is left of the budget (None for an odometer; not defined for Rényi curves)."""
         if self.budget is None or isinstance(self.measure, RenyiDP):
             return None
@@ -101,14 +112,15 @@ class Queryable:
             return self._filter.remaining
         b, s = self.budget, self._spent
         if isinstance(b, tuple):
-            return b[0] - s[0], b[1] - s[1]
-        return b - s
+            s_e, s_d = pair_loss(s, "spent")
+            return b[0] - s_e, b[1] - s_d
+        return scalar_loss(b, "budget") - scalar_loss(s, "spent")
 
-    def __call__(self, measurement: Measurement) -> Any:
+    def __call__(self, measurement: Measurement) -> object:
         """Charge ``measurement`` at ``d_in``, then run it on the data and return its output."""
         return self.submit(measurement)
 
-    def submit(self, measurement: Measurement) -> Any:
+    def submit(self, measurement: Measurement) -> object:
         """Same as calling the queryable."""
         if not isinstance(measurement, Measurement):
             raise InvalidParameter(f"measurement={measurement!r} is not a Measurement")
@@ -149,8 +161,8 @@ class Queryable:
         with self._lock:
             new = self.measure.compose([self._spent, cost])
             if self.budget is not None and not self.measure.compare(new, self.budget):
-                left = self.remaining
-                left_s = "a Rényi curve" if left is None else self.measure.describe(left)
+                rest = self.remaining
+                left_s = "a Rényi curve" if rest is None else self.measure.describe(rest)
                 raise BudgetExceeded(
                     f"query {measurement.name!r} costs {self.measure.describe(cost)} but only "
                     f"{left_s} remains of {self.measure.describe(self.budget)}"
@@ -177,8 +189,8 @@ def make_filter(input_domain: Domain, input_metric: Metric, budget: Measure,
     measure = type(budget)()
     d_in0 = input_metric.validate_d_in(d_in)
 
-    def privacy_map(d: DistanceLike) -> Any:
-        if d > d_in0:
+    def privacy_map(d: ExactDistance) -> ExactLoss:
+        if not input_metric.compare(d, d_in0):
             raise InvalidParameter(
                 f"d_in={d!r} exceeds the d_in={d_in0!r} this filter charges queries at"
             )

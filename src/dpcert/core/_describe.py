@@ -52,3 +52,4 @@ def jsonable(v: object) -> JSON:
     if isinstance(v, Mapping):
         return {str(k): jsonable(x) for k, x in v.items()}
     return repr(v)
+

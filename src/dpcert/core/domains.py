@@ -15,9 +15,9 @@ Examples
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -25,7 +25,22 @@ from dpcert._types import Array
 from dpcert._validate import check_bounds, check_int
 from dpcert.errors import InvalidParameter, OutOfDomain
 
-__all__ = ["AtomDomain", "Domain", "TableDomain", "VectorDomain"]
+__all__ = ["AtomDomain", "Domain", "SupportsColumns", "TableDomain", "VectorDomain"]
+
+
+@runtime_checkable
+class SupportsColumns(Protocol):
+    """A table whose columns are read by name: a mapping ``{name: vector}`` or a dataframe."""
+
+    def __getitem__(self, name: str, /) -> object: ...
+
+
+def _object_array(x: object) -> Array:
+    if not isinstance(x, Collection):
+        raise TypeError(f"object of type {type(x).__name__!r} has no len()")
+    arr = np.empty(len(x), dtype=object)
+    arr[:] = list(x)
+    return arr
 
 _ATOM_TYPES: tuple[type, ...] = (bool, int, float, str)
 
@@ -169,22 +184,19 @@ class VectorDomain(Domain):
         if self.size is not None:
             object.__setattr__(self, "size", check_int(self.size, "size", minimum=0))
 
-    def to_array(self, x: Any) -> Array:
-        """``x`` as a 1-D NumPy array of the element type (no membership check)."""
+    def to_array(self, x: object) -> Array:
+        """``x`` (an array, or a sequence of elements) as a 1-D NumPy array of the element type
+        (no membership check)."""
         if isinstance(x, np.ndarray):
             return x
         t = self.element.type
         if t is str:
-            arr = np.empty(len(x), dtype=object)
-            arr[:] = list(x)
-            return arr
+            return _object_array(x)
         if t is int:
             try:
                 return np.asarray(x, dtype=np.int64)
             except (OverflowError, TypeError, ValueError):
-                arr = np.empty(len(x), dtype=object)
-                arr[:] = list(x)
-                return arr
+                return _object_array(x)
         dtype = np.float64 if t is float else np.bool_
         return np.asarray(x, dtype=dtype)
 
@@ -253,8 +265,10 @@ class TableDomain(Domain):
             f"unknown column {name!r}; the table has {[n for n, _ in self.columns]}"
         )
 
-    def get(self, table: Any, name: str) -> Array:
-        """Column ``name`` of a member as a 1-D NumPy array."""
+    def get(self, table: object, name: str) -> Array:
+        """Column ``name`` of a member (a `SupportsColumns`) as a 1-D NumPy array."""
+        if not isinstance(table, SupportsColumns):
+            raise TypeError(f"{type(table).__name__!r} object is not subscriptable")
         col = table[name]
         if hasattr(col, "to_numpy"):
             col = col.to_numpy()

@@ -38,7 +38,7 @@ from typing import Literal
 from dpcert._numbers import Number
 from dpcert._types import DistanceLike
 from dpcert._validate import check_delta, check_int, check_positive, check_probability
-from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP, RenyiDP
+from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP, RenyiDP, pair_loss, scalar_loss
 from dpcert.errors import InvalidParameter, UnsupportedEvent
 
 __all__ = [
@@ -486,16 +486,16 @@ def event_from_distance(measure: Measure, distance: object) -> Event:
     """
     d = measure.validate_distance(distance)
     if isinstance(measure, PureDP):
-        return ComposedEvent(()) if d == 0 else PureEvent(d)
+        return ComposedEvent(()) if d == 0 else PureEvent(scalar_loss(d, "distance"))
     if isinstance(measure, ApproxDP):
-        e, dl = d
+        e, dl = pair_loss(d, "distance")
         if dl >= 1:
             raise UnsupportedEvent(f"distance={distance!r}: δ = 1 carries no privacy")
         if e == 0 and dl == 0:
             return ComposedEvent(())
         return ApproxEvent(e, dl)
     if isinstance(measure, ZCDP):
-        return ComposedEvent(()) if d == 0 else ZCDPEvent(d)
+        return ComposedEvent(()) if d == 0 else ZCDPEvent(scalar_loss(d, "distance"))
     if isinstance(measure, RenyiDP):
         raise UnsupportedEvent(
             "a RenyiDP measurement has no accounting event: give it an event_map or convert it "

@@ -16,16 +16,17 @@ Fraction(2, 3)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from dpcert._types import DistanceLike
+from dpcert._types import Array, DistanceLike
 from dpcert.core.measures import Loss
 
 if TYPE_CHECKING:
     from dpcert.core.events import Event
 
-__all__ = ["BatchMap", "EventMap", "Function", "Loss", "PrivacyMap", "StabilityMap"]
+__all__ = ["BatchMap", "EventMap", "Function", "Loss", "PrivacyMap", "Releases",
+           "StabilityMap"]
 
 #: ``d_in ↦ d_out`` of a transformation, from its input metric's distance.
 StabilityMap: TypeAlias = Callable[[Any], DistanceLike]
@@ -36,5 +37,7 @@ PrivacyMap: TypeAlias = Callable[[Any], Loss]
 Function: TypeAlias = Callable[[Any], object]
 #: ``d_in ↦ event`` of a measurement, for accountants that compose tightly.
 EventMap: TypeAlias = "Callable[[Any], Event]"
+#: ``n`` releases of a measurement: an array (one row or entry per release) or a sequence.
+Releases: TypeAlias = "Array | Sequence[object]"
 #: ``(data, n) ↦`` ``n`` independent releases on ``data``, vectorised.
-BatchMap: TypeAlias = Callable[[Any, int], Any]
+BatchMap: TypeAlias = "Callable[[Any, int], Releases]"

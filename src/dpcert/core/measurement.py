@@ -21,14 +21,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dpcert._numbers import Number
 from dpcert._types import JSON, DistanceLike
 from dpcert.core._describe import Wiring, frozen_params, jsonable
 from dpcert.core.domains import Domain
-from dpcert.core.maps import BatchMap, EventMap, Function, PrivacyMap
-from dpcert.core.measures import Measure
+from dpcert.core.maps import BatchMap, EventMap, Function, PrivacyMap, Releases
+from dpcert.core.measures import ExactLoss, Loss, Measure
 from dpcert.core.metrics import Metric
 from dpcert.core.partial import PartialConstructor
 from dpcert.errors import InvalidParameter
@@ -85,7 +85,7 @@ class Measurement:
     function: Function
     privacy_map: PrivacyMap
     name: str = "measurement"
-    params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    params: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
     event_map: EventMap | None = None
     accuracy_map: Callable[[Fraction], Fraction] | None = None
     batch_map: BatchMap | None = None
@@ -97,17 +97,17 @@ class Measurement:
         object.__setattr__(self, "params", frozen_params(self.params))
         object.__setattr__(self, "children", tuple(self.children))
 
-    def __call__(self, data: object) -> Any:
+    def __call__(self, data: object) -> object:
         """Run the measurement, after checking ``data`` is in the input domain."""
         self.input_domain.check_member(data)
         return self.function(data)
 
-    def map(self, d_in: DistanceLike) -> Any:
+    def map(self, d_in: DistanceLike) -> ExactLoss:
         """The privacy loss (in ``output_measure``) for inputs at most ``d_in`` apart."""
         d = self.input_metric.validate_d_in(d_in)
         return self.output_measure.validate_distance(self.privacy_map(d), "d_out")
 
-    def check(self, d_in: DistanceLike, d_out: DistanceLike) -> bool:
+    def check(self, d_in: DistanceLike, d_out: Loss) -> bool:
         """Whether the measurement is ``d_out``-private for inputs ``d_in`` apart."""
         return self.output_measure.compare(self.map(d_in), d_out)
 
@@ -122,7 +122,7 @@ class Measurement:
             ev = event_from_distance(self.output_measure, self.map(d))
         return with_relation(ev, relation_for_metric(self.input_metric, d))
 
-    def sample(self, data: object, n: int) -> Any:
+    def sample(self, data: object, n: int) -> Releases:
         """``n`` independent releases on ``data`` (each costs the map: for auditing and
         simulation, not for publishing).  Vectorised when the mechanism provides it.
 

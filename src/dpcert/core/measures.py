@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, TypeAlias
+from typing import TypeAlias, TypeVar
 
 from dpcert._numbers import Number, as_fraction, round_up, show_up
 from dpcert._types import JSON, DistanceLike
@@ -42,12 +42,16 @@ from dpcert.errors import InvalidParameter, MeasureMismatch
 __all__ = [
     "DEFAULT_RENYI_ORDERS",
     "ApproxDP",
+    "ExactLoss",
     "Loss",
     "Measure",
     "PureDP",
     "RenyiCurve",
     "RenyiDP",
     "ZCDP",
+    "basic_loss",
+    "pair_loss",
+    "scalar_loss",
 ]
 
 #: Orders on which Rényi curves are compared when nothing else is given.
@@ -61,6 +65,9 @@ DEFAULT_RENYI_ORDERS: tuple[Fraction, ...] = tuple(
 #: A privacy loss in some measure, as a privacy map states it: ε or ρ, an (ε, δ) pair, or a Rényi
 #: curve (each measure's `Measure.validate_distance` accepts its own kind).
 Loss: TypeAlias = "DistanceLike | RenyiCurve"
+#: A privacy loss in exact form, as `Measure.validate_distance` returns it: ε or ρ (a
+#: ``Fraction``), an (ε, δ) pair of ``Fraction``, or a Rényi curve.
+ExactLoss: TypeAlias = "Fraction | tuple[Fraction, Fraction] | RenyiCurve"
 
 
 class Measure:
@@ -69,7 +76,7 @@ class Measure:
     #: Short human name used in messages and certificates.
     name: str = "measure"
 
-    def validate_distance(self, d: object, name: str = "d_out") -> Any:
+    def validate_distance(self, d: object, name: str = "d_out") -> ExactLoss:
         """Check a distance in this measure and return it in exact form (each subclass states
         its own: a ``Fraction``, a pair of them, a `RenyiCurve`)."""
         raise NotImplementedError
@@ -78,20 +85,20 @@ class Measure:
         """Whether distance ``a`` is at most ``b`` (``a`` promises at least as much privacy)."""
         raise NotImplementedError
 
-    def zero(self) -> Any:
+    def zero(self) -> ExactLoss:
         """The distance of a mechanism that reveals nothing."""
         raise NotImplementedError
 
-    def compose(self, distances: Sequence[Loss]) -> Any:
+    def compose(self, distances: Sequence[Loss]) -> ExactLoss:
         """The loss of the sequential composition of mechanisms with these distances."""
         raise NotImplementedError
 
     @property
-    def value(self) -> Any:
+    def value(self) -> ExactLoss | None:
         """The amount this object carries as a budget or claim (None if bare)."""
         raise NotImplementedError
 
-    def require_value(self, name: str = "budget") -> Any:
+    def require_value(self, name: str = "budget") -> ExactLoss:
         """The carried amount, raising if this object is a bare measure."""
         v = self.value
         if v is None:
@@ -116,6 +123,55 @@ class Measure:
     def to_json(self, d: object) -> dict[str, JSON]:
         """A JSON-friendly rendering of a distance (exact strings and rounded-up floats)."""
         raise NotImplementedError
+
+
+_V = TypeVar("_V")
+
+
+def _required(measure: Measure, v: _V | None, name: str) -> _V:
+    if v is None:
+        raise InvalidParameter(f"{name}={measure!r} carries no amount; write e.g. PureDP(1.0)")
+    return v
+
+
+def scalar_loss(loss: ExactLoss, name: str = "d_out") -> Fraction:
+    """``loss`` as an ε or ρ, raising unless it is one (a pure-DP or zCDP distance).
+
+    Examples
+    --------
+    >>> scalar_loss(Fraction(1, 2))
+    Fraction(1, 2)
+    """
+    if not isinstance(loss, Fraction):
+        raise InvalidParameter(f"{name}={loss!r} must be a single epsilon or rho")
+    return loss
+
+
+def pair_loss(loss: ExactLoss, name: str = "d_out") -> tuple[Fraction, Fraction]:
+    """``loss`` as an (ε, δ) pair, raising unless it is one (an approximate-DP distance).
+
+    Examples
+    --------
+    >>> pair_loss((Fraction(1), Fraction(0)))
+    (Fraction(1, 1), Fraction(0, 1))
+    """
+    if not isinstance(loss, tuple):
+        raise InvalidParameter(f"{name}={loss!r} must be a pair (epsilon, delta)")
+    return loss
+
+
+def basic_loss(loss: ExactLoss, name: str = "d_out") -> Fraction | tuple[Fraction, Fraction]:
+    """``loss`` as an ε, ρ or (ε, δ), raising if it is a Rényi curve (which budgets, filters
+    and ledgers do not hold).
+
+    Examples
+    --------
+    >>> basic_loss(Fraction(1, 2))
+    Fraction(1, 2)
+    """
+    if isinstance(loss, RenyiCurve):
+        raise InvalidParameter(f"{name}={loss!r}: a Rényi curve is not an epsilon, rho or pair")
+    return loss
 
 
 def _frac_json(x: Fraction) -> dict[str, JSON]:
@@ -157,6 +213,9 @@ class _ScalarMeasure(Measure):
     def value(self) -> Fraction | None:
         v: Fraction | None = getattr(self, self._field)
         return v
+
+    def require_value(self, name: str = "budget") -> Fraction:
+        return _required(self, self.value, name)
 
     def describe(self, d: object) -> str:
         return f"{self._symbol} = {show_up(self.validate_distance(d))}"
@@ -240,6 +299,9 @@ class ApproxDP(Measure):
         if self.epsilon is None or self.delta is None:
             return None
         return self.epsilon, self.delta
+
+    def require_value(self, name: str = "budget") -> tuple[Fraction, Fraction]:
+        return _required(self, self.value, name)
 
     def describe(self, d: object) -> str:
         e, dl = self.validate_distance(d)
@@ -328,6 +390,9 @@ class RenyiDP(Measure):
     @property
     def value(self) -> RenyiCurve | None:
         return self.curve
+
+    def require_value(self, name: str = "budget") -> RenyiCurve:
+        return _required(self, self.value, name)
 
     def describe(self, d: object) -> str:
         c = self.validate_distance(d)

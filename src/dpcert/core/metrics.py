@@ -39,7 +39,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TypeAlias
 
 import numpy as np
 
@@ -51,15 +51,21 @@ __all__ = [
     "AbsoluteDistance",
     "ChangeOneDistance",
     "DiscreteDistance",
+    "ExactDistance",
     "HammingDistance",
     "InsertDeleteDistance",
     "L1Distance",
     "L2Distance",
     "Metric",
     "SymmetricDistance",
+    "scalar_distance",
+    "tuple_distance",
 ]
 
 Distance = int | Fraction | float
+#: A distance bound in exact form, as `Metric.validate_d_in` returns it: a count of records
+#: (``int``), a sensitivity (``Fraction``), or a structured distance's tuple of counts.
+ExactDistance: TypeAlias = int | Fraction | tuple[int, ...]
 
 
 class Metric:
@@ -72,17 +78,46 @@ class Metric:
         """The distance between ``a`` and ``b``."""
         raise NotImplementedError
 
-    def compare(self, a: Any, b: Any) -> bool:
+    def compare(self, a: DistanceLike, b: DistanceLike) -> bool:
         """Whether distance ``a`` is at most ``b`` (componentwise for structured distances)."""
+        if isinstance(a, tuple) or isinstance(b, tuple):
+            raise InvalidParameter(
+                f"{type(self).__name__} distances are single numbers, got a={a!r}, b={b!r}")
         return bool(a <= b)
 
-    def validate_d_in(self, d: DistanceLike, name: str = "d_in") -> Any:
+    def validate_d_in(self, d: DistanceLike, name: str = "d_in") -> ExactDistance:
         """Check an input distance bound for this metric and return it in exact form."""
         from dpcert._validate import check_int, check_nonnegative
 
         if self.dataset_metric:
             return check_int(d, name, minimum=0)
         return check_nonnegative(d, name)
+
+
+def scalar_distance(d: ExactDistance, name: str = "d") -> int | Fraction:
+    """``d`` as one number, raising if it is a structured distance's tuple.
+
+    Examples
+    --------
+    >>> scalar_distance(3)
+    3
+    """
+    if isinstance(d, tuple):
+        raise InvalidParameter(f"{name}={d!r} must be a single number")
+    return d
+
+
+def tuple_distance(d: ExactDistance, name: str = "d") -> tuple[int, ...]:
+    """``d`` as a structured distance's tuple of counts, raising if it is one number.
+
+    Examples
+    --------
+    >>> tuple_distance((1, 2, 3))
+    (1, 2, 3)
+    """
+    if not isinstance(d, tuple):
+        raise InvalidParameter(f"{name}={d!r} must be a tuple of counts")
+    return d
 
 
 def _elements(x: object) -> list[object]:

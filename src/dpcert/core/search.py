@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar, overload
 
 from dpcert._types import DistanceLike
 from dpcert.errors import DPCertError, InvalidParameter
@@ -83,7 +83,13 @@ def _safe(pred: Callable[[N], bool], x: N) -> bool:
         return False
 
 
-def binary_search(predicate: Callable[[Any], bool], bounds: tuple[float, float] | None = None,
+@overload
+def binary_search(predicate: Callable[[int], bool], bounds: tuple[float, float] | None = None,
+                  *, T: type[int], smallest: bool | None = None) -> int: ...
+@overload
+def binary_search(predicate: Callable[[float], bool], bounds: tuple[float, float] | None = None,
+                  *, T: type[float] = float, smallest: bool | None = None) -> float: ...
+def binary_search(predicate: Callable[..., bool], bounds: tuple[float, float] | None = None,
                   *, T: type = float, smallest: bool | None = None) -> float:
     """Find where a monotone ``predicate`` switches, returning a value at which it *holds*.
 
@@ -125,7 +131,7 @@ def binary_search(predicate: Callable[[Any], bool], bounds: tuple[float, float] 
                   close=lambda g, b: not math.isfinite(halfway(g, b)))
 
 
-def _find_bounds(predicate: Callable[[Any], bool], T: type) -> tuple[float, float]:
+def _find_bounds(predicate: Callable[..., bool], T: type) -> tuple[float, float]:
     start = T(1)
     p0 = _safe(predicate, start)
     for direction in (2, 0.5) if T is float else (2,):
@@ -149,8 +155,17 @@ def _find_bounds(predicate: Callable[[Any], bool], T: type) -> tuple[float, floa
     raise InvalidParameter("binary_search could not find bounds where the predicate changes")
 
 
-def binary_search_param(make: Callable[[Any], Transformation | Measurement], d_in: DistanceLike,
-                        d_out: DistanceLike, *, T: type = float,
+@overload
+def binary_search_param(make: Callable[[int], Transformation | Measurement], d_in: DistanceLike,
+                        d_out: DistanceLike, *, T: type[int],
+                        bounds: tuple[float, float] | None = None) -> int: ...
+@overload
+def binary_search_param(make: Callable[[float], Transformation | Measurement],
+                        d_in: DistanceLike, d_out: DistanceLike, *, T: type[float] = float,
+                        bounds: tuple[float, float] | None = None) -> float: ...
+def binary_search_param(make: Callable[..., Transformation | Measurement], d_in: DistanceLike,
+                        d_out: DistanceLike, *, T: type[float] = float,
                         bounds: tuple[float, float] | None = None) -> float:
-    """The parameter ``p`` at which ``make(p).check(d_in, d_out)`` just holds."""
+    """The parameter ``p`` at which ``make(p).check(d_in, d_out)`` just holds (an ``int`` when
+    ``T=int``)."""
     return binary_search(lambda p: make(p).check(d_in, d_out), bounds, T=T)

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from dpcert._types import JSON, DistanceLike
 from dpcert.core._describe import jsonable
 from dpcert.core.measurement import Measurement
+from dpcert.core.measures import Loss
 from dpcert.core.transformation import Transformation
 
 __all__ = ["Step", "proof_note", "trace"]
@@ -47,7 +48,7 @@ class Step:
     kind: str  # "transformation" or "measurement"
     params: dict[str, JSON]
     d_in: DistanceLike
-    d_out: DistanceLike
+    d_out: Loss
     proof: str | None
     depth: int
 

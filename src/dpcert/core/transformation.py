@@ -20,14 +20,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
 from dpcert._types import JSON, DistanceLike
 from dpcert.core._describe import Wiring, frozen_params, jsonable
 from dpcert.core.domains import Domain
 from dpcert.core.maps import BatchMap, Function, StabilityMap
 from dpcert.core.measurement import Measurement
-from dpcert.core.metrics import Metric
+from dpcert.core.metrics import ExactDistance, Metric
 from dpcert.core.partial import PartialConstructor
 from dpcert.errors import DomainMismatch, MetricMismatch
 
@@ -80,7 +80,7 @@ class Transformation:
     function: Function
     stability_map: StabilityMap
     name: str = "transformation"
-    params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    params: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
     randomized: bool = False
     children: tuple[Transformation | Measurement, ...] = ()
     wiring: Wiring = "shared"
@@ -90,12 +90,12 @@ class Transformation:
         object.__setattr__(self, "params", frozen_params(self.params))
         object.__setattr__(self, "children", tuple(self.children))
 
-    def __call__(self, data: object) -> Any:
+    def __call__(self, data: object) -> object:
         """Apply the transformation, after checking ``data`` is in the input domain."""
         self.input_domain.check_member(data)
         return self.function(data)
 
-    def map(self, d_in: DistanceLike) -> Any:
+    def map(self, d_in: DistanceLike) -> ExactDistance:
         """The output distance bound for inputs at most ``d_in`` apart."""
         d = self.input_metric.validate_d_in(d_in)
         return self.output_metric.validate_d_in(self.stability_map(d), "d_out")

@@ -69,7 +69,7 @@ from dpcert.combinators.conversions import make_pureDP_to_zCDP
 from dpcert.combinators.group import group_privacy_map
 from dpcert.core.frames import FrameDomain, UnitDistance
 from dpcert.core.measurement import Measurement
-from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
+from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP, pair_loss, scalar_loss
 from dpcert.core.transformation import Transformation
 from dpcert.errors import BackendUnavailable, InvalidParameter
 from dpcert.frame.admit import Admission, make_admit
@@ -133,12 +133,12 @@ def split_auto(plan: QueryPlan, budget: Measure) -> tuple[dict[str, Fraction], M
     part = plan.auto_share if total_w else Fraction(0)
     value = budget.require_value("budget")
     if isinstance(budget, ApproxDP):
-        eps, delta = Fraction(value[0]), Fraction(value[1])
+        eps, delta = pair_loss(value, "budget")
         main: Measure = ApproxDP(eps - eps * part, delta)
         sel = eps * part
     elif isinstance(budget, (PureDP, ZCDP)):
-        sel = Fraction(value) * part
-        main = type(budget)(Fraction(value) - sel)
+        sel = scalar_loss(value, "budget") * part
+        main = type(budget)(scalar_loss(value, "budget") - sel)
     else:
         raise InvalidParameter(f"budget={budget!r}: the engine supports PureDP, ApproxDP, ZCDP")
     return {q: sel * w / total_w if total_w else Fraction(0) for q, w in weights.items()}, main
@@ -344,7 +344,8 @@ def compile_auto(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
     def inner_map(d: Any) -> Any:
         losses = [p.map(d) for p in parts]
         if isinstance(budget, ApproxDP):
-            losses = [x if isinstance(x, tuple) else (x, Fraction(0)) for x in losses]
+            losses = [x if isinstance(x, tuple) else (scalar_loss(x), Fraction(0))
+                      for x in losses]
         return budget.compose(losses)
 
     def function(frame: Any) -> ReleaseTable:

@@ -23,10 +23,10 @@ True
 from __future__ import annotations
 
 from collections import Counter
+from fractions import Fraction
 from typing import TypedDict
 
 import numpy as np
-import numpy.typing as npt
 import polars as pl
 
 from dpcert.backends.polars import PolarsBackend
@@ -62,7 +62,7 @@ def _ends(plan: QueryPlan, end: End) -> QueryPlan:
     return concrete_plan(plan, chosen)
 
 
-def _multiset(v: npt.ArrayLike) -> Counter[float]:
+def _multiset(v: object) -> Counter[float]:
     return Counter(float(x) for x in np.asarray(v).tolist())
 
 
@@ -82,6 +82,7 @@ def check_auto_neighbours(df: pl.DataFrame, plan: QueryPlan, budget: Measure, *,
         t: Transformation | Measurement = (s.transformation if pre is None
                                             else pre >> s.transformation)
         d = t.map(1)
+        assert isinstance(d, (int, Fraction))
         base = t(df.lazy())
         sa = edge_scores(base, s.candidates, s.k, s.side)
         for what, nb in tables:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from dpcert.core._describe import jsonable
 from dpcert.core.measurement import Measurement
-from dpcert.core.measures import Measure
+from dpcert.core.measures import Measure, basic_loss
 from dpcert.core.trace import trace
 from dpcert.frame.compiled import (
     FORMAT,
@@ -81,7 +81,7 @@ def check_certificate(cert: Mapping[str, Any]) -> CheckResult:
     validate_certificate(cert)
     plan, budget, m = _recompile(cert)
     admit = _admit_steps(cert)
-    charged = m.map(1)
+    charged = basic_loss(m.map(1), "charged")
     msgs: list[str] = []
     if len(admit) > 1 or ("backend" in cert and not admit):
         msgs.append(f"steps: {len(admit)} admission steps; a release has exactly one")

@@ -48,7 +48,8 @@ from dpcert.core.domains import AtomDomain, Domain, VectorDomain
 from dpcert.core.frames import FrameDomain, UnitDistance
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import Measure
-from dpcert.core.metrics import L1Distance, L2Distance, Metric
+from dpcert.core.metrics import L1Distance, L2Distance, Metric, scalar_distance, tuple_distance
+from dpcert.core.params import param_number
 from dpcert.core.transformation import Transformation
 from dpcert.errors import BudgetExceeded, InvalidParameter
 from dpcert.frame.admit import Admission, make_admit
@@ -202,7 +203,7 @@ def _exponent(s: NoisyStat, share: Fraction, G: int, R: int, zcdp: bool,
 
 def _noise(sel: Transformation, share: Fraction, d1: tuple[int, ...], zcdp: bool
            ) -> Measurement:
-    sens = Fraction(sel.map(d1))
+    sens = Fraction(scalar_distance(sel.map(d1)))
     space = VectorDomain(AtomDomain(int), size=sel.output_domain.size)  # type: ignore[attr-defined]
     if zcdp:
         return make_gaussian(space, L2Distance(), gaussian_sigma(sens, share))
@@ -246,14 +247,14 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
     t, specs, stats, shares = pre.transformation, pre.specs, pre.stats, pre.shares
     delta = pre.delta
     private, zcdp, uses = plan.public_keys is None, pre.policy.zcdp, pre.uses
-    d1 = t.map(1)
+    d1 = tuple_distance(t.map(1))
     gdom, gmet = t.output_domain, t.output_metric
     selected = {n: make_select_stat(gdom, gmet, sp, pre.policy.norm,
                                     "count" if n in pre.centred else None)
                 for n, sp in specs.items() if sp.kind != "at_most"}
     noises = {n: _noise(sel, shares[n], d1, zcdp) for n, sel in selected.items()}
     for n, nm in noises.items():  # before any charge: the exact samplers' scale limit
-        check_scale_limit(n, Fraction(nm.params["scale"]))
+        check_scale_limit(n, Fraction(param_number(nm.params["scale"], "scale")))
     parts: dict[str, Measurement] = {n: sel >> noises[n]  # type: ignore[misc]
                                      for n, sel in selected.items()}
     a = Fraction(alpha)
@@ -265,7 +266,7 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
     if private:
         assert delta is not None
         cname = "count" if "count" in specs else "units"
-        scale = noises[cname].params["scale"]
+        scale = param_number(noises[cname].params["scale"], "scale")
         c1 = per_group_change(specs[cname], d1)
         tau = keyed_threshold(scale, c1, d1[1], delta)
         inner = make_keyed_release(gdom, gmet, specs[cname], scale, tau,
@@ -290,7 +291,8 @@ def compile_plan(plan: QueryPlan, budget: Measure, *, schema: Mapping[str, str],
                     m.privacy_map, name="query", event_map=m.event_map,
                     batch_map=m.batch_map, children=(m,), wiring="chain",
                     params={"plan": plan.describe(), "stats": names,
-                            "scales": {n: str(noises[n].params["scale"] * units[n])
+                            "scales": {n: str(param_number(noises[n].params["scale"], "scale")
+                                              * units[n])
                                        for n in noises},
                             "exponents": {n: specs[n].exponent for n in noises},
                             "half_widths": {n: half[n][1] for n in noises},

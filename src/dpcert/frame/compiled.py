@@ -25,6 +25,7 @@ from dpcert._version import __version__
 from dpcert.core._describe import jsonable
 from dpcert.core.measurement import Measurement
 from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
+from dpcert.core.params import param_mapping, param_number
 from dpcert.core.trace import trace
 from dpcert.errors import InvalidParameter
 from dpcert.frame.plan import (
@@ -139,7 +140,7 @@ def release_components(m: Measurement, plan: QueryPlan, budget: Measure) -> list
                  "mechanism": "exponential mechanism on a rank score (edge_rank)",
                  "budget": str(shares[q])} for q in quantities(plan)]
     shares, _ = _split(budget, stats, private)
-    scales = m.params.get("scales", {})
+    scales = param_mapping(m.params.get("scales", {}), "scales")
     kinds = {"count": "count", "unit_count": "count_distinct", "fixed_sum": "sum",
              "fixed_sum_sq": "sumsq", "quantile": "quantile"}
     for a in plan.aggregates:
@@ -164,8 +165,12 @@ def release_components(m: Measurement, plan: QueryPlan, budget: Measure) -> list
                 out.append(d)
     if private:
         out.append({"name": "select", "aggregate": "(partition selection)", "kind": "select",
-                    "threshold": _number(m.params.get("threshold"))})
+                    "threshold": _threshold(m.params.get("threshold"))})
     return out
+
+
+def _threshold(x: object) -> int | float | None:
+    return None if x is None else _number(param_number(x, "threshold"))
 
 
 def _number(x: Fraction | int | float | str | None) -> int | float | None:

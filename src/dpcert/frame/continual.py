@@ -53,7 +53,7 @@ from dpcert._directed import sqrt_bounds
 from dpcert._validate import check_int, check_probability
 from dpcert.core.domains import AtomDomain, VectorDomain
 from dpcert.core.events import event_from_distance, with_relation
-from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
+from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP, pair_loss, scalar_loss
 from dpcert.core.metrics import L1Distance
 from dpcert.errors import InvalidParameter, ReleaseFailed
 from dpcert.frame.checks import check_public_keys, check_unit_column, internal_prefix
@@ -188,7 +188,8 @@ class ContinualQuery:
                                    "ApproxDP(ε, δ) (discrete Laplace, δ unused) or ZCDP(ρ) "
                                    "(discrete Gaussian)")
         noise = "laplace" if pure else "gaussian"
-        target = Fraction(value[0] if isinstance(budget, ApproxDP) else value)
+        target = Fraction(pair_loss(value, "budget")[0] if isinstance(budget, ApproxDP)
+                          else scalar_loss(value, "budget"))
         if target <= 0:
             raise InvalidParameter(f"budget={budget!r}: continual releases need a positive budget")
         unit = continual_plan(*self._space(), 1, self.method, noise)

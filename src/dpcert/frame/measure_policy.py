@@ -23,7 +23,7 @@ from fractions import Fraction
 from typing import Literal
 
 from dpcert._directed import sqrt_up
-from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP
+from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP, pair_loss, scalar_loss
 from dpcert.errors import InvalidParameter, MeasureMismatch
 
 __all__ = ["MeasurePolicy", "measure_policy"]
@@ -61,9 +61,9 @@ class MeasurePolicy:
                 raise InvalidParameter(
                     f"budget={type(self.budget).__name__}(...) cannot pay for private keys "
                     "(selection needs δ): use ApproxDP(epsilon, delta) or give the public keys")
-            total, delta = Fraction(value), None
+            total, delta = scalar_loss(value, "budget"), None
         else:
-            total, delta = Fraction(value[0]), Fraction(value[1])
+            total, delta = pair_loss(value, "budget")
             if private and delta == 0:
                 raise InvalidParameter("private keys need delta > 0 in the ApproxDP budget")
         if total <= 0:

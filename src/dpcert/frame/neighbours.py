@@ -44,6 +44,7 @@ from dpcert._types import Array
 from dpcert.backends.base import GroupedStats, StatSpec
 from dpcert.backends.polars import PolarsBackend
 from dpcert.core.measures import Measure
+from dpcert.core.metrics import scalar_distance, tuple_distance
 from dpcert.frame.compile import CompiledPrefix, compile_transformation
 from dpcert.frame.plan import QueryPlan
 from dpcert.samplers import InsecureSeededSource
@@ -189,7 +190,7 @@ def _diffs(a: GroupedStats, b: GroupedStats, name: str, centre: int | None = Non
 def _check_pair(a: GroupedStats, b: GroupedStats, plan: QueryPlan, pre: CompiledPrefix,
                 what: str) -> None:
     t = pre.transformation
-    d = t.map(1)
+    d = tuple_distance(t.map(1))
     l0 = d[1]
     for spec in pre.specs.values():
         if spec.kind == "at_most":
@@ -198,8 +199,10 @@ def _check_pair(a: GroupedStats, b: GroupedStats, plan: QueryPlan, pre: Compiled
         diff = _diffs(a, b, spec.name, centre_of(spec) if centred else None)
         per_group = per_group_change(spec, d, centred)
         by = "count" if centred else None
-        l1 = make_select_stat(t.output_domain, t.output_metric, spec, "L1", by).map(d)
-        l2 = make_select_stat(t.output_domain, t.output_metric, spec, "L2", by).map(d)
+        l1 = scalar_distance(
+            make_select_stat(t.output_domain, t.output_metric, spec, "L1", by).map(d))
+        l2 = scalar_distance(
+            make_select_stat(t.output_domain, t.output_metric, spec, "L2", by).map(d))
         assert len(diff) <= l0, f"{what}: {spec.name} changed {len(diff)} groups > l0={l0}"
         assert max(diff.values(), default=0) <= per_group, (
             f"{what}: {spec.name} moved one group by {max(diff.values())} > {per_group}")
@@ -256,8 +259,11 @@ def check_neighbours(df: pl.DataFrame, plan: QueryPlan, budget: Measure, *, seed
     pre = compile_transformation(plan, budget, schema=backend.schema(df.lazy()),
                                  backend=backend, key=key)
     base = pre.transformation(df.lazy())
+    assert isinstance(base, GroupedStats)
     n = 0
     for what, nb in [*neighbours(df, plan), *(extra or [])]:
-        _check_pair(base, pre.transformation(nb.lazy()), plan, pre, what)
+        other = pre.transformation(nb.lazy())
+        assert isinstance(other, GroupedStats)
+        _check_pair(base, other, plan, pre, what)
         n += 1
     return n

@@ -44,6 +44,7 @@ import numpy as np
 import polars as pl
 
 from dpcert.core.measures import Measure
+from dpcert.core.params import param_mapping, param_number
 from dpcert.frame.measure_policy import measure_policy
 from dpcert.frame.plan import Count, CountDistinct, Mean, Quantile, Sum, Variance
 from dpcert.frame.postprocess import mean_interval, variance_interval
@@ -99,14 +100,16 @@ def accuracy_table(query: Query, budget: Measure, alpha: Fraction, n: int) -> pl
     assert rows_per_group is not None  # not auto: every bound is given
     m = query.measurement(budget, alpha=alpha, key=bytes(16))
     _, uses = plan_stats(plan)
-    half = {1: m.params["half_widths"]}
+    half = {1: _floats(m.params["half_widths"], "half_widths")}
     for lvl, cls in ((2, Mean), (3, Variance)):  # a part's half-width at α/2 or α/3
         if any(isinstance(a, cls) for a in plan.aggregates):
-            half[lvl] = query.measurement(budget, alpha=alpha / lvl,
-                                          key=bytes(16)).params["half_widths"]
+            half[lvl] = _floats(query.measurement(budget, alpha=alpha / lvl,
+                                                  key=bytes(16)).params["half_widths"],
+                                "half_widths")
     eps = {c["name"]: Fraction(c["epsilon"]) for c in release_components(m, plan, budget)
            if c.get("kind") == "quantile" and c.get("role") == "value"}
-    margins = {k.split(":", 1)[1]: Fraction(v) for k, v in m.params["quantile_margins"].items()}
+    margins = {k.split(":", 1)[1]: Fraction(str(v))
+               for k, v in param_mapping(m.params["quantile_margins"], "margins").items()}
     mech = _mechanism(budget)
     rows: list[Row] = []
     for agg in plan.aggregates:
@@ -136,6 +139,10 @@ def accuracy_table(query: Query, budget: Measure, alpha: Fraction, n: int) -> pl
                                       "mechanism": pl.String, "half_width": pl.Float64,
                                       "rank_error": pl.Float64, "n": pl.Int64,
                                       "interval": pl.String})
+
+
+def _floats(v: object, what: str) -> dict[str, float]:
+    return {k: float(param_number(x, what)) for k, x in param_mapping(v, what).items()}
 
 
 def _parts_text(u: dict[str, str], half: dict[int, dict[str, float]]) -> str:
@@ -181,9 +188,9 @@ def _quantile_row(name: str, agg: Quantile, level: Fraction, eps: Fraction, rows
 
 
 def _selection_row(m: Measurement, alpha: Fraction) -> Row:
-    tau = int(m.params["threshold"])
-    scales = m.params["scales"]
-    scale = Fraction(scales["count"] if "count" in scales else scales["units"])
+    tau = int(param_number(m.params["threshold"], "threshold"))
+    scales = param_mapping(m.params["scales"], "scales")
+    scale = Fraction(str(scales["count"] if "count" in scales else scales["units"]))
     kept = smallest_kept(scale, tau, alpha)
     return {"output": "(partition selection)", "kind": "select", "mechanism": "threshold",
             "half_width": math.nan, "rank_error": math.nan, "n": kept,

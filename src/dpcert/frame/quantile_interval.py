@@ -38,6 +38,7 @@ import numpy.typing as npt
 
 from dpcert._types import FloatArray, IntArray
 from dpcert.core.measurement import Measurement
+from dpcert.core.params import param_number
 from dpcert.errors import InvalidParameter
 from dpcert.samplers import uniform_below
 
@@ -66,8 +67,8 @@ def endpoint_shift(scale: Fraction | int, candidates: int, alpha: Fraction | int
 
 def endpoint_margin(m: Measurement) -> Fraction:
     """Rows an endpoint selection ``m`` is shifted by: ``|shift|/b``."""
-    level = Fraction(m.params["level"])
-    return Fraction(abs(int(m.params["shift"])), level.denominator)
+    level = Fraction(param_number(m.params["level"], "level"))
+    return Fraction(abs(int(param_number(m.params["shift"], "shift"))), level.denominator)
 
 
 def _jitter(grid: FloatArray, idx: IntArray) -> FloatArray:

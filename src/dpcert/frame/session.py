@@ -33,7 +33,7 @@ from dpcert._validate import check_int, check_probability
 from dpcert.accounting.filters import PrivacyFilter, Quote
 from dpcert.core.events import ComposedEvent
 from dpcert.core.measurement import Measurement
-from dpcert.core.measures import Measure
+from dpcert.core.measures import Measure, basic_loss
 from dpcert.errors import BackendUnavailable, BudgetExceeded, InvalidParameter, ReleaseFailed
 from dpcert.frame.admit import admit_plan
 from dpcert.frame.certificate import release_certificate
@@ -236,7 +236,7 @@ class Session:
             self.public = check_public_tables(public, self, privacy_unit)
         self.privacy_unit = privacy_unit
         self.budget = budget
-        self._spent: Amount = budget.zero()
+        self._spent: Amount = basic_loss(budget.zero(), "budget")
         #: The session's privacy filter: tight totals over its releases (docs/guide/accounting.md)
         self._filter = PrivacyFilter(budget, rule=rule)
         self._lock = threading.Lock()
@@ -364,7 +364,7 @@ class Session:
             checked.append((q, b))
         for _, meas, _ in prepared:
             self.budget.check_same_kind(meas.output_measure, "release budget")
-        total = self.budget.compose([meas.map(1) for _, meas, _ in prepared])
+        total = basic_loss(self.budget.compose([meas.map(1) for _, meas, _ in prepared]))
         event = ComposedEvent([meas.event(1) for _, meas, _ in prepared])
         label = "; ".join(lbl for _, _, lbl in prepared)
         n = len(prepared)
@@ -414,7 +414,7 @@ class Session:
             after = quote["spent_after"]
             made = list(bodies(after, self._ledger_total)) if bodies is not None else []
             hashes = [charge_body_hash(b) for b in made]
-            new_total = m.compose([self._spent, total])
+            new_total = basic_loss(m.compose([self._spent, total]))
             info: dict[str, JSON] | None = None
             charges: list[dict[str, JSON] | None] = [None] * len(made)
             if self._ledger is not None:  # raises before revealing
@@ -658,7 +658,7 @@ class Query:
             return [self._body(plan, m, budget, a, label, spent, ledger_total, None)]
 
         ledger_info, made, charges = self.session._charge(
-            budget, m.map(1), m.event(1), note=f"release {label}", bodies=bodies)
+            budget, basic_loss(m.map(1)), m.event(1), note=f"release {label}", bodies=bodies)
         return self._compute(plan, m, a, ledger_info, budget, made[0], charges[0])
 
     def _body(self, plan: QueryPlan, m: Measurement, budget: Measure, a: Fraction, label: str,
@@ -683,7 +683,7 @@ class Query:
         is the compiled measurement's ``map(1)``, exactly what `release` charges."""
         b = self.session.budget if budget is None else require_budget(budget)
         meas = self.check(b)  # compiled with a fixed key: the key does not change the map
-        total, event = meas.map(1), meas.event(1)
+        total, event = basic_loss(meas.map(1)), meas.event(1)
         m = self.session.budget
         amount = _as_amount(m, total)
         led = self.session._ledger
@@ -712,6 +712,8 @@ class Query:
         sess = self.session
         try:
             out = m(sess._lf)
+            if not isinstance(out, Mapping):
+                raise TypeError(f"the release is a {type(out).__name__}, not a table")
             table = _typed(pl.DataFrame(dict(out)), plan)
             if self.post is not None:  # post-processing of released values only
                 table = self.post.apply(table)
@@ -727,7 +729,7 @@ class Query:
         except BaseException as e:  # incl. Polars' PanicException, a BaseException: the cause
             cls = report_failure(e)  # goes to the dpcert.operator log, only its class below
         if result is None:  # raised outside the handler: no __context__ to leak
-            raise release_failed(budget, m.map(1), ledger_info, cls)
+            raise release_failed(budget, basic_loss(m.map(1)), ledger_info, cls)
         return result
 
 

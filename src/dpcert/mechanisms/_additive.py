@@ -154,7 +154,7 @@ def noise_batch(input_domain: Domain, space: NoiseSpace,
         return vector_batch
     if space.integer:
         return lambda x, n: int(x) + integer_noise(param, n)
-    return lambda x, n: lattice_noise(np.full(n, float(x)), param, k=k)
+    return lambda x, n: np.asarray(lattice_noise(np.full(n, float(x)), param, k=k))
 
 
 def check_length(n: int, space: NoiseSpace) -> None:

@@ -33,7 +33,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from statistics import NormalDist
@@ -43,7 +43,7 @@ import numpy.typing as npt
 
 from dpcert._numbers import Number
 from dpcert._types import Array
-from dpcert._validate import check_probability
+from dpcert._validate import check_int, check_probability
 from dpcert.core.measurement import Measurement
 from dpcert.errors import InvalidParameter, OutOfDomain
 
@@ -88,6 +88,20 @@ class FrequencyEstimate:
         return dict(zip(self.categories, self.frequencies.tolist(), strict=True))
 
 
+def _fraction(params: Mapping[str, object], key: str) -> Fraction:
+    v = params[key]
+    if not isinstance(v, Fraction):
+        raise InvalidParameter(f"{key}={v!r}: the mechanism's parameter is not exact")
+    return v
+
+
+def _categories(params: Mapping[str, object]) -> tuple[Hashable, ...]:
+    v = params["categories"]
+    if not isinstance(v, (list, tuple)):
+        raise InvalidParameter(f"categories={v!r} is not a list")
+    return tuple(v)
+
+
 def _observed_shares(reports: npt.ArrayLike, mechanism: Measurement
                      ) -> tuple[tuple[Hashable, ...], Array, int, Fraction, Fraction]:
     """(categories, observed shares y, n, b, c) for the mechanism's reports."""
@@ -100,10 +114,10 @@ def _observed_shares(reports: npt.ArrayLike, mechanism: Measurement
         n = arr.size
         ones = int(arr.sum())
         y = np.array([n - ones, ones], dtype=np.float64)
-        p = params["p_truth"]
+        p = _fraction(params, "p_truth")
         return (False, True), y, n, 1 - p, 2 * p - 1
     if name == "randomized_response":
-        cats = tuple(params["categories"])
+        cats = _categories(params)
         arr = np.asarray(reports, dtype=object if isinstance(cats[0], str) else None)
         if arr.ndim != 1:
             raise InvalidParameter("reports must be a 1-D array of categories for k-RR")
@@ -115,17 +129,17 @@ def _observed_shares(reports: npt.ArrayLike, mechanism: Measurement
             if u not in lookup:
                 raise OutOfDomain(f"report {u!r} is not one of categories={list(cats)!r}")
             y[lookup[u]] = c
-        q = params["p_other"]
+        q = _fraction(params, "p_other")
         return cats, y, n, q, 1 - len(cats) * q
     if name == "rappor":
-        k = params["domain_size"]
+        k = check_int(params["domain_size"], "domain_size")
         arr = np.asarray(reports)
         if arr.ndim != 2 or arr.shape[1] != k:
             raise InvalidParameter(f"reports must be an (n, {k}) 0/1 array for RAPPOR")
         if arr.size and not np.isin(arr, (0, 1)).all():
             raise InvalidParameter("RAPPOR reports must contain only 0 and 1")
         n = arr.shape[0]
-        r = params["p_flip"]
+        r = _fraction(params, "p_flip")
         return tuple(range(k)), arr.sum(axis=0).astype(np.float64), n, r, 1 - 2 * r
     raise InvalidParameter(
         f"mechanism={mechanism!r}: estimate_frequencies supports randomized_response_bool, "

@@ -300,14 +300,14 @@ def run_target(target: Target, *, seconds: float, confidence: float = 0.95,
 
 
 def _claim_of(m: Measurement) -> Measure:
-    from dpcert.core.measures import ZCDP, ApproxDP, PureDP
+    from dpcert.core.measures import ZCDP, ApproxDP, PureDP, pair_loss, scalar_loss
 
     d = m.map(1)
     measure = m.output_measure
     if isinstance(measure, PureDP):
-        return PureDP(d)
+        return PureDP(scalar_loss(d))
     if isinstance(measure, ApproxDP):
-        return ApproxDP(d[0], d[1])
+        return ApproxDP(*pair_loss(d))
     if isinstance(measure, ZCDP):
-        return ZCDP(d)
+        return ZCDP(scalar_loss(d))
     return measure

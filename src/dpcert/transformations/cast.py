@@ -21,7 +21,6 @@ VectorDomain(AtomDomain(float, nan=True))
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
@@ -59,7 +58,7 @@ def _to_int(v: str | int | float, default: int) -> int:
 
 
 def make_cast(input_domain: Domain, input_metric: Metric, to: type, *,
-              default: Any = None) -> Transformation:
+              default: object = None) -> Transformation:
     """Cast each element to ``to`` (``float``, ``int``, ``str`` or ``bool``).
 
     Parameters
@@ -77,6 +76,7 @@ def make_cast(input_domain: Domain, input_metric: Metric, to: type, *,
     if to is int and (default is None or isinstance(default, bool)
                       or not isinstance(default, (int, np.integer))):
         raise InvalidParameter(f"default={default!r} must be an int when casting to int")
+    d = int(default) if isinstance(default, (int, np.integer)) else 0  # used when to is int
     src = input_domain.element.type
     to_array = input_domain.to_array
     out_element = AtomDomain(float, nan=True) if to is float else AtomDomain(to)
@@ -92,7 +92,6 @@ def make_cast(input_domain: Domain, input_metric: Metric, to: type, *,
                 return out
             return np.array([_to_float(v) for v in arr.tolist()], dtype=np.float64)
         if to is int:
-            d = int(default)
             if src is float:
                 a = np.asarray(arr, dtype=np.float64)
                 ok = np.isfinite(a) & (np.abs(a) < 2.0**63)

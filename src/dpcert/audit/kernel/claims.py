@@ -29,10 +29,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from dpcert._numbers import as_fraction, is_real_number, round_up
-from dpcert._types import DistanceLike
 from dpcert.combinators.conversions import zcdp_epsilon
 from dpcert.core.measurement import Measurement
-from dpcert.core.measures import ZCDP, ApproxDP, Measure, PureDP, RenyiCurve, RenyiDP
+from dpcert.core.measures import ZCDP, ApproxDP, Loss, Measure, PureDP, RenyiCurve, RenyiDP
 from dpcert.errors import InvalidParameter
 
 __all__ = ["Claim", "resolve_claim", "zcdp_to_approx"]
@@ -64,7 +63,7 @@ def _renyi_to_approx(curve: RenyiCurve, orders: tuple[Fraction, ...], delta: flo
     return best
 
 
-def _from_distance(measure: Measure, d: DistanceLike, zcdp_delta: float) -> Claim:
+def _from_distance(measure: Measure, d: Loss, zcdp_delta: float) -> Claim:
     if isinstance(measure, PureDP):
         e = measure.validate_distance(d)
         return Claim(round_up(e), 0.0, PureDP(e) if e > 0 else measure)
