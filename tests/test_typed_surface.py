@@ -21,7 +21,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "dpcert"
 SURFACE = ("dpcert", "dpcert.mechanisms", "dpcert.transformations", "dpcert.combinators",
            "dpcert.audit", "dpcert.verify")
 #: Occurrences of the word ``Any`` in ``src/dpcert`` (1 848 when issue 43 was filed).
-CEILING = 242
+CEILING = 241
 _ANY = re.compile(r"\bAny\b")
 
 

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpcert.backends import _duckdb_hash as dh
 from dpcert.backends import _hash
@@ -55,6 +55,9 @@ from dpcert.backends.admission import AdmittedColumn, AdmittedType, Role, intern
 from dpcert.backends.base import BoundSpec, GroupedStats, StatSpec
 from dpcert.backends.duckdb_expr import quote as _q
 from dpcert.errors import InvalidParameter
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection
 
 __all__ = ["DuckDBBackend", "DuckTable", "is_duckdb", "read_table", "to_duck"]
 
@@ -77,7 +80,7 @@ _CASTS = {"UBIGINT": "to BIGINT if every value is below 2**63, else to VARCHAR",
 class DuckTable:
     """A DuckDB relation with the connection it runs on."""
 
-    con: Any
+    con: DuckDBPyConnection
     rel: Any
 
     def derive(self, sql: str) -> DuckTable:
@@ -332,7 +335,7 @@ class DuckDBBackend(SqlTreeOps):
             _remove_functions(tab.con)
 
 
-def _remove_functions(con: Any) -> None:
+def _remove_functions(con: DuckDBPyConnection) -> None:
     """Remove dpcert's hash functions from the user's connection once the statistics are
     read: nothing of a release is left on it (they are registered again when needed)."""
     have = {r[0] for r in con.execute(
