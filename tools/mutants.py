@@ -322,7 +322,8 @@ MUTANTS: list[Mutant] = [
        (T_SYM, T_INT), "wrong end of a sampler cell", "Gaussian negative cells start one step out"),
     # --- breadth: combinators -------------------------------------------------------------------
     _m("group-zcdp-linear", "combinators/group.py",
-       "        return k * k * d\n", "        return k * d\n",
+       "        return k * k * measure.validate_distance(d_out_1, \"d_out_1\")\n",
+       "        return k * measure.validate_distance(d_out_1, \"d_out_1\")\n",
        "tests/combinators", "sensitivity off by a factor", "zCDP group privacy k·ρ not k²·ρ",),
     _m("parallel-ignores-l0", "combinators/parallel.py",
        "return measure.compose([worst] * l0)", "return worst",
@@ -420,8 +421,8 @@ MUTANTS: list[Mutant] = [
        "    while tau - 1 - per_group >= 1 and laplace_tail(s, tau - 1 - per_group) <= dl:",
        (T_KEYED, *T_ENGINE), "d_in ignored", "keyed_threshold ignores the number of groups"),
     _m("engine-split-double-eps", "frame/measure_policy.py",
-       "total, delta = Fraction(value[0]), Fraction(value[1])",
-       "total, delta = 2 * Fraction(value[0]), Fraction(value[1])",
+       "total, delta = pair_loss(value, \"budget\")",
+       "total, delta = pair_loss(value, \"budget\")\n            total = 2 * total",
        T_ENGINE, "sensitivity off by a factor", "a release costing (2ε, δ) when (ε, δ) was asked",
        ci=True),
     _m("engine-split-weights-ignored", "frame/compile.py",
@@ -469,9 +470,10 @@ MUTANTS: list[Mutant] = [
        "        plan, m, label = self._prepare(budget, a, name)\n",
        T_SESSION, "charge order", "the session charges before validating the query", ci=True),
     _m("session-charges-asked-budget", "frame/session.py",
-       "            budget, m.map(1), m.event(1), note=f\"release {label}\", bodies=bodies)\n",
-       "            budget, budget.require_value(), m.event(1), note=f\"release {label}\",\n"
-       "            bodies=bodies)\n",
+       "            budget, basic_loss(m.map(1)), m.event(1), note=f\"release {label}\", "
+       "bodies=bodies)\n",
+       "            budget, basic_loss(budget.require_value()), m.event(1), "
+       "note=f\"release {label}\",\n            bodies=bodies)\n",
        T_SESSION, "charge amount",
        "the session charges the asked budget, not the compiled map m.map(1)"),
     _m("session-ledger-not-charged", "frame/session.py",
@@ -488,8 +490,8 @@ MUTANTS: list[Mutant] = [
        T_SESSION, "charge order",
        "the session's own limit is checked only after the ledger was charged"),
     _m("session-basic-total-not-added", "frame/session.py",
-       "            new_total = m.compose([self._spent, total])\n",
-       "            new_total = total\n",
+       "            new_total = basic_loss(m.compose([self._spent, total]))\n",
+       "            new_total = basic_loss(total)\n",
        T_SESSION, "charge record", "basic_spent keeps only the last release"),
     _m("session-ledger-remaining-is-session", "frame/session.py",
        "\"remaining\": m.to_json(left),",
@@ -659,8 +661,10 @@ MUTANTS: list[Mutant] = [
        "factor = Fraction(k)",
        "tests/combinators", "dropped term", "group privacy δ·k instead of δ·Σ e^{iε}"),
     _m("group-pure-ignores-k", "combinators/group.py",
-       "    if isinstance(measure, PureDP):\n        return k * d\n",
-       "    if isinstance(measure, PureDP):\n        return d\n",
+       "    if isinstance(measure, PureDP):\n"
+       "        return k * measure.validate_distance(d_out_1, \"d_out_1\")\n",
+       "    if isinstance(measure, PureDP):\n"
+       "        return measure.validate_distance(d_out_1, \"d_out_1\")\n",
        "tests/combinators", "d_in ignored", "group privacy (pure) ignores k"),
     _m("parallel-max-delta-of-first", "combinators/parallel.py",
        "return max(d[0] for d in ds), max(d[1] for d in ds)",
