@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from _names import resolves
 from dpcert.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,21 +72,6 @@ def _external_class(name: str) -> bool:
     return False
 
 
-def _resolves(dotted: str) -> bool:
-    parts = dotted.split(".")
-    for i in range(len(parts), 0, -1):
-        try:
-            obj: object = importlib.import_module(".".join(parts[:i]))
-        except ImportError:
-            continue
-        for attr in parts[i:]:
-            if not hasattr(obj, attr):
-                return False
-            obj = getattr(obj, attr)
-        return True
-    return False
-
-
 def _path_exists(token: str, doc: Path) -> bool:
     token = token.lstrip("./")
     if token.startswith("shared/"):  # the project's shared folder, beside the checkout
@@ -122,7 +108,7 @@ def _names(text: str, doc: Path) -> Iterator[tuple[str, bool]]:
     for tick in _TICKS.findall(text):
         token = tick.strip()
         if m := _DOTTED.match(token):
-            yield m.group(0), _resolves(m.group(0))
+            yield m.group(0), resolves(m.group(0))
         elif _PATH.match(token) and "*" not in token and "<" not in token:
             yield token, _path_exists(token, doc)
         elif (m := _CLASS.match(token)) and " " not in token:

@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 import dpcert as dp
+from _names import resolves
 from dpcert.core.trace import proof_note, trace
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -146,21 +147,6 @@ _DEFINED = {m.group(1) for p in SRC.rglob("*.py")
                                  re.M)}
 
 
-def _resolve_dotted(name: str) -> bool:
-    parts = name.split(".")
-    for i in range(len(parts), 0, -1):
-        try:
-            obj: object = importlib.import_module(".".join(parts[:i]))
-        except ImportError:
-            continue
-        for attr in parts[i:]:
-            if not hasattr(obj, attr):
-                return False
-            obj = getattr(obj, attr)
-        return True
-    return False
-
-
 def _code_refs(text: str) -> Iterator[tuple[str, bool]]:
     """``(reference, exists)`` for every piece of code a note names."""
     for tick in _TICKS.findall(text):
@@ -171,7 +157,7 @@ def _code_refs(text: str) -> Iterator[tuple[str, bool]]:
             yield rel, (SRC / rel).is_file() or (ROOT / token).is_file() or (
                 "/" not in rel and rel in _FILES)
         elif _DOTTED.match(token):
-            yield token, _resolve_dotted(token)
+            yield token, resolves(token)
         for c in _CONSTRUCTOR.findall(tick):
             yield c, c in _DEFINED
 
